@@ -1,0 +1,1 @@
+"""tooldeck: the tool layer for LLM agents."""

@@ -1,0 +1,1 @@
+"""Entry point: the ``tooldeck`` command."""

@@ -1,0 +1,41 @@
+"""Core: the envelope, the context, definitions and the tool base classes.
+
+Imports nothing above it (ARCHITECTURE.md, "Layers").
+"""
+
+from tooldeck.core.composite import ActionStrategy, CompositeTool
+from tooldeck.core.context import EMPTY_CONTEXT, ServiceContainer, ToolContext, ToolEvent, new_request_id
+from tooldeck.core.definition import ToolAnnotations, ToolDefinition
+from tooldeck.core.function_tool import FunctionTool, tool
+from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
+from tooldeck.core.json_schema_tool import JsonSchemaTool
+from tooldeck.core.result import Artifact, ErrorType, ResultMetadata, ToolError, ToolResult
+from tooldeck.core.tool import Arguments, BaseTool, Tool, ToolExecutor
+
+__all__ = [
+    "EMPTY_CONTEXT",
+    "ActionStrategy",
+    "Arguments",
+    "Artifact",
+    "BaseTool",
+    "CompositeTool",
+    "ErrorType",
+    "FunctionTool",
+    "Intent",
+    "IntentOutcome",
+    "IntentRouter",
+    "IntentStep",
+    "JsonSchemaTool",
+    "ResultMetadata",
+    "ServiceContainer",
+    "Tool",
+    "ToolAnnotations",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolError",
+    "ToolEvent",
+    "ToolExecutor",
+    "ToolResult",
+    "new_request_id",
+    "tool",
+]

@@ -1,0 +1,141 @@
+"""Intent dispatch (seed 004): a named intent runs one tool, or a plan of several.
+
+Example::
+
+    router = IntentRouter(registry, [
+        Intent("quotes", (IntentStep("get_quotes", params=("symbol",)),), required=("symbol",)),
+        Intent("symbol_performance", (
+            IntentStep("get_positions", params=("symbol", "account")),
+            IntentStep("get_quotes", params=("symbol",)),
+        ), required=("symbol",)),
+    ])
+    outcome = await router.dispatch("symbol_performance", {"symbol": "AAPL"})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.names import closest_names
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import ToolExecutor
+
+__all__ = ["Intent", "IntentOutcome", "IntentRouter", "IntentStep"]
+
+
+ArgumentBuilder = Callable[[Mapping[str, Any], Sequence[ToolResult]], dict[str, Any]]
+"""Builds a step's arguments from the intent's parameters and the earlier steps' results."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentStep:
+    """One tool call of an intent's plan.
+
+    Semantics:
+        The arguments are the intent parameters named in ``params`` that are present
+        and not None, merged with ``fixed``; when ``build`` is given, it computes them
+        from the parameters and the earlier results instead.
+    """
+
+    tool: str
+    """Tool to call."""
+    params: tuple[str, ...] = ()
+    """Intent parameters passed through as arguments of the same name."""
+    fixed: Mapping[str, Any] | None = None
+    """Constant arguments."""
+    build: ArgumentBuilder | None = None
+    """Computes the arguments from parameters and earlier results."""
+
+    def arguments(self, params: Mapping[str, Any], earlier: Sequence[ToolResult]) -> dict[str, Any]:
+        """The arguments of this step."""
+        if self.build is not None:
+            return self.build(params, earlier)
+        args = {k: params[k] for k in self.params if params.get(k) is not None}
+        return {**args, **(self.fixed or {})}
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """A named plan of tool calls, with the parameters it requires."""
+
+    name: str
+    """Intent name, e.g. ``positions``."""
+    steps: tuple[IntentStep, ...]
+    """Tool calls, run in order; a later step may use earlier results."""
+    required: tuple[str, ...] = ()
+    """Parameters that must be present."""
+    description: str = ""
+    """What the intent answers."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentOutcome:
+    """What a dispatch produced: the intent, its parameters and one result per step run."""
+
+    intent: str
+    params: Mapping[str, Any]
+    results: tuple[ToolResult, ...]
+
+    @property
+    def success(self) -> bool:
+        """True when every step succeeded."""
+        return all(r.success for r in self.results)
+
+    @property
+    def source_ids(self) -> list[str]:
+        """Provenance ids of the successful results, in order, without repeats."""
+        return list(dict.fromkeys(r.source_id for r in self.results if r.success and r.source_id))
+
+
+class IntentRouter:
+    """Dispatches intents to tools through any ``ToolExecutor`` (seed 004 ``call_tool``).
+
+    Semantics:
+        ``dispatch`` never raises for tool-level problems: an unknown intent gives a
+        ``not_found`` result listing the intents, a missing required parameter a
+        ``validation`` result; steps run in order and the plan stops at the first
+        failed step (later steps may depend on it).
+    """
+
+    def __init__(self, executor: ToolExecutor, intents: Sequence[Intent]) -> None:
+        self.executor = executor
+        self._intents = {i.name: i for i in intents}
+
+    @property
+    def intents(self) -> list[Intent]:
+        """The intents this router knows, in registration order."""
+        return list(self._intents.values())
+
+    async def dispatch(
+        self, intent: str, params: Mapping[str, Any], ctx: ToolContext | None = None
+    ) -> IntentOutcome:
+        """Run the plan of ``intent`` with ``params``."""
+        plan = self._intents.get(intent)
+        if plan is None:
+            names = list(self._intents)
+            near = closest_names(intent, names)
+            hint = f" Did you mean {near[0]!r}?" if near else ""
+            failure = ToolResult.fail(
+                "not_found",
+                f"Unknown intent {intent!r}.{hint} Intents: {', '.join(names)}.",
+                details={"intents": names, "closest": near},
+            )
+            return IntentOutcome(intent, params, (failure,))
+        missing = [p for p in plan.required if params.get(p) in (None, "")]
+        if missing:
+            failure = ToolResult.fail(
+                "validation",
+                f"Intent {intent!r} needs {', '.join(missing)}.",
+                details={"missing": missing},
+            )
+            return IntentOutcome(intent, params, (failure,))
+        results: list[ToolResult] = []
+        for step in plan.steps:
+            result = await self.executor.execute(step.tool, step.arguments(params, results), ctx)
+            results.append(result)
+            if not result.success:
+                break
+        return IntentOutcome(intent, params, tuple(results))

@@ -1,0 +1,111 @@
+"""Tools described by a raw JSON Schema and a callable (hand-written, MCP or OpenAPI tools)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.tool import Arguments, BaseTool
+from tooldeck.core.validation import compile_schema, from_json_schema, message_for
+from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
+
+__all__ = ["JsonSchemaTool"]
+
+
+class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
+    """A tool whose arguments are described by a JSON Schema rather than a Pydantic model.
+
+    Semantics:
+        Arguments are validated with ``jsonschema`` against ``input_schema`` (its
+        ``$schema`` draft, else 2020-12) before ``function`` is called with them as
+        keyword arguments, or as one dict when ``pass_dict=True``. Errors read like those
+        of Pydantic-model tools: each field, what was expected, the arguments that exist.
+        ``function`` may be sync or async; a parameter named ``ctx`` receives the context.
+
+    Args:
+        name: Tool name.
+        description: What the tool does, for the model.
+        input_schema: JSON Schema of the arguments; must have ``"type": "object"``.
+        function: Called with the validated arguments.
+        output_schema: JSON Schema of the data, if known.
+        pass_dict: Call ``function(arguments)`` instead of ``function(**arguments)``.
+        blocking, source_id, version, tags, annotations, requires_confirmation,
+        timeout_s: as on ``BaseTool``.
+
+    Raises:
+        RegistrationError: the schema is not a valid JSON Schema or not an object schema.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        function: Callable[..., Any],
+        output_schema: dict[str, Any] | None = None,
+        pass_dict: bool = False,
+        blocking: bool = True,
+        source_id: str | None = None,
+        version: str = "1.0.0",
+        tags: tuple[str, ...] = (),
+        annotations: ToolAnnotations | None = None,
+        requires_confirmation: bool = False,
+        timeout_s: float | None = None,
+    ) -> None:
+        if input_schema.get("type") != "object":
+            raise RegistrationError(
+                f"tool {name!r}: input_schema must have \"type\": \"object\", "
+                f"got {input_schema.get('type')!r}"
+            )
+        self._validator = compile_schema(input_schema)
+        self.name = name
+        self.description = description
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.function = function
+        self.pass_dict = pass_dict
+        self.blocking = blocking
+        self.source_id = source_id
+        self.version = version
+        self.tags = tags
+        self.annotations = annotations or ToolAnnotations()
+        self.requires_confirmation = requires_confirmation
+        self.timeout_s = timeout_s
+        self._is_async = inspect.iscoroutinefunction(function)
+        self._wants_ctx = "ctx" in inspect.signature(function).parameters
+
+    def validate_input(self, arguments: Arguments) -> dict[str, Any]:
+        """Parse JSON text if needed and validate against ``input_schema``.
+
+        Raises:
+            InvalidArgumentsError: invalid JSON or schema violations, field by field.
+        """
+        if isinstance(arguments, str | bytes):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError as exc:
+                raise InvalidArgumentsError(
+                    f"Invalid arguments for {self.name}: arguments are not valid JSON ({exc})."
+                ) from None
+        instance = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        if instance is None:
+            instance = {}
+        errors = from_json_schema(self._validator, instance)
+        if errors:
+            raise InvalidArgumentsError(
+                message_for(self.name, errors, self.input_schema),
+                details={"errors": [e.as_dict() for e in errors]},
+            )
+        return instance  # type: ignore[no-any-return]
+
+    def execute_internal(self, request: dict[str, Any], ctx: ToolContext) -> Any:
+        """Call ``function`` with the validated arguments."""
+        extra = {"ctx": ctx} if self._wants_ctx else {}
+        if self.pass_dict:
+            return self.function(request, **extra)
+        return self.function(**request, **extra)

@@ -1,0 +1,116 @@
+"""Exceptions of tooldeck.
+
+Two families, kept apart on purpose::
+
+    ToolDeckError                 programmer errors, raised to the caller at build time
+    ├── RegistrationError         a tool cannot be registered (bad name, bad schema)
+    │   └── DuplicateToolError    two tools (or an alias) claim the same name
+    ├── ConfigError               tooldeck.toml / environment cannot be used
+    ├── DataPackError             a pack's data file is missing or malformed
+    └── ServiceNotFoundError      ServiceContainer.get() for a type never registered
+
+    ToolFailure                   raised *inside* a tool to choose its error envelope;
+    ├── InvalidArgumentsError     never seen by callers, who get ToolResult(status="error")
+    ├── TransientToolError
+    ├── ToolUnavailableError
+    └── ToolDeniedError
+
+Tool-level failures never reach a caller as an exception: every layer turns them
+into ``ToolResult(status="error")`` (ARCHITECTURE.md, "One envelope").
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "ConfigError",
+    "DataPackError",
+    "DuplicateToolError",
+    "InvalidArgumentsError",
+    "RegistrationError",
+    "ServiceNotFoundError",
+    "ToolDeckError",
+    "ToolDeniedError",
+    "ToolFailure",
+    "ToolUnavailableError",
+    "TransientToolError",
+]
+
+
+class ToolDeckError(Exception):
+    """Base of the programmer errors tooldeck raises at build or start-up time."""
+
+
+class RegistrationError(ToolDeckError):
+    """A tool cannot be registered: invalid name, unusable schema or signature."""
+
+
+class DuplicateToolError(RegistrationError):
+    """Two tools, or a tool and an alias, claim the same name in one registry."""
+
+
+class ConfigError(ToolDeckError):
+    """Configuration (``tooldeck.toml`` or ``TOOLDECK_*`` variables) is invalid."""
+
+
+class DataPackError(ToolDeckError):
+    """A pack's data file is missing or does not match its schema.
+
+    The message names the file, the section and the field.
+    """
+
+
+class ServiceNotFoundError(ToolDeckError, LookupError):
+    """``ServiceContainer.get(T)`` was called for a type that was never registered."""
+
+
+class ToolFailure(Exception):
+    """Raised inside a tool to return a specific error envelope.
+
+    ``BaseTool.execute`` catches it and returns ``ToolResult(status="error")`` with
+    ``error.type = error_type``; any other exception becomes an ``execution`` error.
+
+    Args:
+        message: Text the model will read: say what was wrong and how to fix it.
+        details: JSON-able data for clients (e.g. ``{"allowed": [...]}``).
+        retryable: Whether calling again with the same arguments may succeed.
+            Defaults to the class's ``retryable``.
+    """
+
+    error_type: ClassVar[str] = "execution"
+    retryable: bool = False
+
+    def __init__(
+        self, message: str, *, details: dict[str, Any] | None = None, retryable: bool | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class InvalidArgumentsError(ToolFailure):
+    """Arguments passed the schema but are not acceptable (unknown symbol, bad range)."""
+
+    error_type = "validation"
+
+
+class TransientToolError(ToolFailure):
+    """A failure that may pass on a later attempt; the retry policy retries it."""
+
+    retryable = True
+
+
+class ToolUnavailableError(ToolFailure):
+    """A dependency of the tool (service, server, file) is unavailable right now."""
+
+    error_type = "unavailable"
+    retryable = True
+
+
+class ToolDeniedError(ToolFailure):
+    """The call is not allowed (outside allowed roots, forbidden by policy)."""
+
+    error_type = "denied"

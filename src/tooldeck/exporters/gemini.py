@@ -1,0 +1,80 @@
+"""Gemini function declarations (the OpenAPI-3 subset Gemini's ``Schema`` accepts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.names import safe_tool_name
+from tooldeck.core.schema import flatten_root_union, inline_refs
+
+__all__ = ["gemini_schema", "to_gemini"]
+
+_KEEP = {
+    "type", "format", "description", "nullable", "enum", "properties", "required", "items",
+    "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern",
+    "anyOf", "minProperties", "maxProperties",
+}  # fmt: skip
+
+
+def gemini_schema(schema: Any) -> Any:
+    """Convert a JSON Schema to Gemini's subset.
+
+    ``["T", "null"]`` types and ``anyOf`` with a null branch become ``nullable``;
+    ``const`` becomes a one-value ``enum``; keywords Gemini rejects
+    (``additionalProperties``, ``default``, ``$schema``, ``title``, ...) are dropped.
+    Refs must be inlined first.
+    """
+    if isinstance(schema, list):
+        return [gemini_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = dict(schema)
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
+    kind = node.get("type")
+    if isinstance(kind, list):
+        rest = [k for k in kind if k != "null"]
+        if len(rest) < len(kind):
+            node["nullable"] = True
+        node["type"] = rest[0] if len(rest) == 1 else "string"
+    branches = node.get("anyOf") or node.pop("oneOf", None)
+    if isinstance(branches, list):
+        real = [b for b in branches if b.get("type") != "null"]
+        if len(real) < len(branches):
+            node["nullable"] = True
+        if len(real) == 1:
+            node.pop("anyOf", None)
+            node = {**real[0], **{k: v for k, v in node.items() if k != "anyOf"}}
+        else:
+            node["anyOf"] = real
+    if "enum" in node and "type" not in node:
+        node["type"] = "string"
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key not in _KEEP:
+            continue
+        if key == "properties":
+            out[key] = {n: gemini_schema(s) for n, s in value.items()}
+        elif key in ("items", "anyOf"):
+            out[key] = gemini_schema(value)
+        else:
+            out[key] = value
+    return out
+
+
+def to_gemini(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+    """Gemini ``function_declarations``; pass as ``tools=[{"function_declarations": ...}]``.
+
+    Raises:
+        RegistrationError: a tool's schema is recursive (Gemini has no ``$ref``).
+    """
+    declarations = []
+    for d in definitions:
+        params = gemini_schema(flatten_root_union(inline_refs(d.input_schema)))
+        declaration: dict[str, Any] = {"name": safe_tool_name(d.name), "description": d.description}
+        if params.get("properties"):
+            declaration["parameters"] = params
+        declarations.append(declaration)
+    return declarations

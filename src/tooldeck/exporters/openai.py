@@ -1,0 +1,97 @@
+"""OpenAI function calling: chat-completions and responses tool formats, tool messages.
+
+``tools = to_openai_chat(definitions)`` goes to ``client.chat.completions.create(tools=...)``;
+``await run_tool_calls(provider, message.tool_calls)`` executes the calls the model made
+(concurrently) and returns the ``role: "tool"`` messages to append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.names import safe_tool_name
+from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
+from tooldeck.core.schema import to_strict
+from tooldeck.core.tool import ToolExecutor
+from tooldeck.exporters._common import model_facing
+
+__all__ = ["openai_parameters", "run_tool_calls", "to_openai_chat", "to_openai_responses", "tool_message"]
+
+
+def openai_parameters(definition: ToolDefinition, *, strict: bool = True) -> dict[str, Any]:
+    """The ``parameters`` schema: model-facing, and in strict form when ``strict``."""
+    schema = model_facing(definition.input_schema)
+    return to_strict(schema) if strict else schema
+
+
+def to_openai_chat(definitions: Iterable[ToolDefinition], *, strict: bool = True) -> list[dict[str, Any]]:
+    """Chat-completions ``tools``: ``{"type": "function", "function": {...}}`` each.
+
+    Names are the format-safe aliases (``core.names.safe_tool_name``); strict mode makes
+    every property required, optional ones nullable (``core.schema.to_strict``).
+    """
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": safe_tool_name(d.name),
+                "description": d.description,
+                "parameters": openai_parameters(d, strict=strict),
+                **({"strict": True} if strict else {}),
+            },
+        }
+        for d in definitions
+    ]
+
+
+def to_openai_responses(definitions: Iterable[ToolDefinition], *, strict: bool = True) -> list[dict[str, Any]]:
+    """Responses-API ``tools``: ``{"type": "function", "name", "description", "parameters", "strict"}``."""
+    return [
+        {
+            "type": "function",
+            "name": safe_tool_name(d.name),
+            "description": d.description,
+            "parameters": openai_parameters(d, strict=strict),
+            "strict": strict,
+        }
+        for d in definitions
+    ]
+
+
+def tool_message(tool_call_id: str, result: ToolResult, max_chars: int = DEFAULT_MAX_LLM_CHARS) -> dict[str, Any]:
+    """The chat ``{"role": "tool", "tool_call_id", "content"}`` message for ``result``."""
+    return {"role": "tool", "tool_call_id": tool_call_id, "content": result.to_llm(max_chars)}
+
+
+def _call_parts(call: Any) -> tuple[str, str, str]:
+    if isinstance(call, dict):
+        fn = call.get("function") or {}
+        return str(call.get("id")), str(fn.get("name")), fn.get("arguments") or "{}"
+    return call.id, call.function.name, call.function.arguments or "{}"
+
+
+async def run_tool_calls(
+    executor: ToolExecutor,
+    tool_calls: Sequence[Any] | None,
+    ctx: ToolContext | None = None,
+    *,
+    max_chars: int = DEFAULT_MAX_LLM_CHARS,
+) -> list[dict[str, Any]]:
+    """Execute a chat message's ``tool_calls`` concurrently; return the tool messages, in order.
+
+    Args:
+        executor: A registry or provider stack.
+        tool_calls: ``openai`` ``ChatCompletionMessageToolCall`` objects or their dicts.
+        ctx: Base context; each call gets ``request_id = tool_call.id``.
+        max_chars: Cap on each message's content (``ToolResult.to_llm``).
+    """
+    base = ctx or ToolContext()
+    parts = [_call_parts(c) for c in tool_calls or ()]
+    results = await asyncio.gather(
+        *(executor.execute(name, args, base.derive(request_id=call_id)) for call_id, name, args in parts)
+    )
+    return [tool_message(call_id, r, max_chars) for (call_id, _, _), r in zip(parts, results, strict=True)]

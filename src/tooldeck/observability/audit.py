@@ -1,0 +1,294 @@
+"""The audit store: one row per tool call, written off the hot path.
+
+SQLite in the data directory by default; any SQLAlchemy URL (PostgreSQL) works.
+``record()`` only appends to an in-memory queue (~0.1 µs); a writer thread redacts,
+serialises and inserts in batches; ``close()`` (and interpreter exit) flushes, so
+nothing recorded is lost. A batch the database refuses is appended to
+``<fallback>.jsonl`` instead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+)
+from sqlalchemy.engine import Engine
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import Arguments
+from tooldeck.observability.redact import redact
+
+__all__ = ["AuditRecord", "AuditSink", "AuditStore", "tool_calls"]
+
+log = logging.getLogger("tooldeck.audit")
+
+metadata = MetaData()
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("tool_name", String(128), nullable=False, index=True),
+    Column("status", String(16), nullable=False, index=True),
+    Column("error_type", String(32)),
+    Column("error_message", Text),
+    Column("error_details", JSON),
+    Column("arguments", JSON),
+    Column("data", JSON),
+    Column("duration_ms", Float),
+    Column("attempts", Integer),
+    Column("source_id", String(128)),
+    Column("as_of", String(64)),
+    Column("request_id", String(128), index=True),
+    Column("session_id", String(128)),
+    Column("run_id", String(128)),
+    Column("user", String(128)),
+    Column("profile", String(64)),
+    Column("provider", String(128)),
+)
+
+
+class AuditSink(Protocol):
+    """Receives one record per call; must not block."""
+
+    def record(
+        self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
+    ) -> None:
+        """Record one finished call."""
+        ...
+
+
+class AuditRecord(BaseModel):
+    """One audited call, as read back from the store."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: int
+    created_at: datetime
+    tool_name: str
+    status: str
+    error_type: str | None
+    error_message: str | None
+    error_details: Any
+    arguments: Any
+    data: Any
+    duration_ms: float | None
+    attempts: int | None
+    source_id: str | None
+    as_of: str | None
+    request_id: str | None
+    session_id: str | None
+    run_id: str | None
+    user: str | None
+    profile: str | None
+    provider: str | None
+
+
+def _parse_arguments(arguments: Arguments) -> Any:
+    if isinstance(arguments, str | bytes):
+        try:
+            return json.loads(arguments or "{}")
+        except ValueError:
+            text = arguments.decode(errors="replace") if isinstance(arguments, bytes) else arguments
+            return {"_raw": text[:10_000]}
+    return dict(arguments) if isinstance(arguments, Mapping) else arguments
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+class AuditStore:
+    """SQL-backed audit log with a batching writer thread (ARCHITECTURE.md, embedded defaults).
+
+    Args:
+        url: SQLAlchemy URL, e.g. ``sqlite:///path/audit.db`` or a PostgreSQL URL.
+        batch_size: Records that wake the writer before its interval.
+        flush_interval_s: Longest time a record waits in memory, in seconds.
+        fallback_path: JSONL file for batches the database refuses; default beside
+            a SQLite file, else ``./audit-fallback.jsonl``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        batch_size: int = 256,
+        flush_interval_s: float = 0.2,
+        fallback_path: Path | None = None,
+    ) -> None:
+        self.url = url
+        self.engine: Engine = create_engine(url)
+        if self.engine.dialect.name == "sqlite":
+            database = self.engine.url.database
+            if database and database != ":memory:":
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+            default_fallback = Path(database or ".").with_suffix(".fallback.jsonl")
+        else:
+            default_fallback = Path("audit-fallback.jsonl")
+        self.fallback_path = fallback_path or default_fallback
+        metadata.create_all(self.engine)
+        self.batch_size = batch_size
+        self.flush_interval_s = flush_interval_s
+        self._queue: deque[tuple[float, str, Arguments, ToolContext | None, ToolResult]] = deque()
+        self._wake = threading.Event()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._writer = threading.Thread(target=self._run, name="tooldeck-audit", daemon=True)
+        self._writer.start()
+        atexit.register(self.close)
+
+    @classmethod
+    def sqlite(cls, path: Path | str, **kwargs: Any) -> AuditStore:
+        """An ``AuditStore`` on the SQLite file ``path`` (created with its directory)."""
+        return cls(f"sqlite:///{Path(path)}", **kwargs)
+
+    # -- writing ----------------------------------------------------------------------
+
+    def record(
+        self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
+    ) -> None:
+        """Queue one call for writing; never blocks, never raises."""
+        self._queue.append((time.time(), name, arguments, ctx, result))
+        if len(self._queue) >= self.batch_size:
+            self._wake.set()
+
+    def _row(self, item: tuple[float, str, Arguments, ToolContext | None, ToolResult]) -> dict[str, Any]:
+        ts, name, arguments, ctx, result = item
+        error, meta = result.error, result.metadata
+        return {
+            "created_at": datetime.fromtimestamp(ts, UTC),
+            "tool_name": meta.tool_name or name,
+            "status": result.status,
+            "error_type": error.type.value if error else None,
+            "error_message": error.message if error else None,
+            "error_details": _jsonable(redact(error.details)) if error and error.details else None,
+            "arguments": _jsonable(redact(_parse_arguments(arguments))),
+            "data": _jsonable(result.data),
+            "duration_ms": meta.duration_ms,
+            "attempts": meta.attempts,
+            "source_id": result.source_id,
+            "as_of": result.as_of,
+            "request_id": meta.request_id,
+            "session_id": ctx.session_id if ctx else None,
+            "run_id": ctx.run_id if ctx else None,
+            "user": ctx.user if ctx else None,
+            "profile": ctx.profile if ctx else None,
+            "provider": meta.provider,
+        }
+
+    def flush(self) -> int:
+        """Write everything queued so far, in the calling thread. Returns rows written."""
+        with self._write_lock:
+            items = []
+            while self._queue:
+                items.append(self._queue.popleft())
+            if not items:
+                return 0
+            rows = []
+            for item in items:
+                try:
+                    rows.append(self._row(item))
+                except Exception:  # one unserialisable record must not sink the batch
+                    log.exception("audit: cannot serialise a record of %s", item[1])
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(insert(tool_calls), rows)
+            except Exception:
+                log.exception("audit: database write failed; %d rows go to %s", len(rows), self.fallback_path)
+                with self.fallback_path.open("a", encoding="utf-8") as fh:
+                    for row in rows:
+                        fh.write(json.dumps(row, default=str) + "\n")
+            return len(rows)
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.wait(self.flush_interval_s)
+            self._wake.clear()
+            try:
+                self.flush()
+            except Exception:
+                log.exception("audit: flush failed")
+
+    def close(self) -> None:
+        """Stop the writer and flush what is queued. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._wake.set()
+        self._writer.join(timeout=10)
+        self.flush()
+        self.engine.dispose()
+        atexit.unregister(self.close)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def query(
+        self,
+        *,
+        limit: int = 50,
+        tool: str | None = None,
+        status: str | None = None,
+        error_type: str | None = None,
+        since: datetime | None = None,
+    ) -> list[AuditRecord]:
+        """Recent records, newest first, filtered by tool, status, error type and time."""
+        self.flush()
+        stmt = select(tool_calls).order_by(tool_calls.c.id.desc()).limit(max(1, limit))
+        if tool:
+            stmt = stmt.where(tool_calls.c.tool_name == tool)
+        if status:
+            stmt = stmt.where(tool_calls.c.status == status)
+        if error_type:
+            stmt = stmt.where(tool_calls.c.error_type == error_type)
+        if since:
+            stmt = stmt.where(tool_calls.c.created_at >= since)
+        with self.engine.connect() as conn:
+            return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
+
+    def count(self) -> int:
+        """Number of records in the store (after a flush)."""
+        self.flush()
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(tool_calls)).scalar_one())
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def records_as_dicts(records: Sequence[AuditRecord]) -> list[dict[str, Any]]:
+    """JSON-able dicts of ``records`` (for the CLI's ``--json`` and the REST API)."""
+    return [r.model_dump(mode="json") for r in records]

@@ -1,0 +1,1 @@
+"""Tool packs: each imports core only."""

@@ -1,0 +1,18 @@
+"""The brokerage data pack (seed 004): positions, quotes, activity, transfers, performance,
+account summary and facts from one JSON file, with provenance on every result."""
+
+from tooldeck.packs.brokerage.context import PositionPL, rank_positions, unrealized_pl
+from tooldeck.packs.brokerage.data import DEFAULT_DATA_PATH, BrokerageData, BrokerageDataSource
+from tooldeck.packs.brokerage.intents import brokerage_intents
+from tooldeck.packs.brokerage.tools import brokerage_tools
+
+__all__ = [
+    "DEFAULT_DATA_PATH",
+    "BrokerageData",
+    "BrokerageDataSource",
+    "PositionPL",
+    "brokerage_intents",
+    "brokerage_tools",
+    "rank_positions",
+    "unrealized_pl",
+]

@@ -1,0 +1,56 @@
+"""The brokerage intents of seed 004, composite ones included."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tooldeck.core.intents import Intent, IntentStep
+from tooldeck.core.result import ToolResult
+
+__all__ = ["brokerage_intents"]
+
+
+def _held_symbols(params: Mapping[str, Any], earlier: Sequence[ToolResult]) -> dict[str, Any]:
+    positions = (earlier[0].data or {}).get("positions", [])
+    return {"symbols": sorted({p["symbol"] for p in positions})}
+
+
+def brokerage_intents() -> list[Intent]:
+    """Intents → tool plans: the seed's single-tool intents plus symbol_performance,
+    portfolio_ranking (quotes for every held symbol, not only the first) and
+    performance with transfers."""
+    acct = ("account",)
+    return [
+        Intent("activity", (IntentStep("get_activity", params=("account", "symbol")),)),
+        Intent("positions", (IntentStep("get_positions", params=("symbol", *acct)),), required=("symbol",)),
+        Intent("positions_list", (IntentStep("get_positions_list", params=("asset_class", *acct)),)),
+        Intent(
+            "performance",
+            (
+                IntentStep("get_performance", params=("timeframe", *acct)),
+                IntentStep("get_transfers", params=acct),
+            ),
+            required=("timeframe",),
+        ),
+        Intent("quotes", (IntentStep("get_quotes", params=("symbol",)),), required=("symbol",)),
+        Intent("facts", (IntentStep("get_facts", params=("topic",)),), required=("topic",)),
+        Intent("transfers", (IntentStep("get_transfers", params=acct),)),
+        Intent("account_value", (IntentStep("get_account_summary", params=acct),)),
+        Intent("cash_balance", (IntentStep("get_account_summary", params=acct),)),
+        Intent(
+            "symbol_performance",
+            (
+                IntentStep("get_positions", params=("symbol", *acct)),
+                IntentStep("get_quotes", params=("symbol",)),
+            ),
+            required=("symbol",),
+        ),
+        Intent(
+            "portfolio_ranking",
+            (
+                IntentStep("get_positions_list", params=("asset_class", *acct)),
+                IntentStep("get_quotes", build=_held_symbols),
+            ),
+        ),
+    ]

@@ -1,0 +1,479 @@
+"""The brokerage tools (seed 004), with its known limitations fixed.
+
+Each tool reads the shared ``BrokerageDataSource``, answers with a typed response that
+carries ``as_of``, and a ``source_id`` of the form ``tool:<domain>:v1``. ``account``
+filters (by id or name, any case); ``symbol`` filters; unknown symbols, accounts and
+topics are ``validation`` errors that list what exists. All are pure in-memory reads:
+``blocking = False`` (no worker thread), read-only, idempotent, closed-world.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field, field_validator
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.names import closest_names
+from tooldeck.core.tool import BaseTool
+from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.brokerage.data import (
+    AccountSummary,
+    AssetClass,
+    BrokerageData,
+    BrokerageDataSource,
+    PerformancePoint,
+    Position,
+    Quote,
+    Timeframe,
+    Trade,
+    Transfer,
+)
+
+__all__ = [
+    "GetAccountSummary",
+    "GetActivity",
+    "GetFacts",
+    "GetPerformance",
+    "GetPositions",
+    "GetPositionsList",
+    "GetQuotes",
+    "GetTransfers",
+    "brokerage_tools",
+]
+
+_READ_ONLY = ToolAnnotations(read_only=True, idempotent=True, open_world=False, destructive=False)
+
+TReq = TypeVar("TReq", bound=BaseModel)
+TResp = TypeVar("TResp", bound=BaseModel)
+
+_ACCOUNT = "Account id or name (e.g. 'individual', 'Roth IRA'); omit for all accounts."
+
+
+class _Symbol(BaseModel):
+    @field_validator("symbol", "symbols", mode="before", check_fields=False)
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().upper()
+        if isinstance(value, list):
+            return [v.strip().upper() if isinstance(v, str) else v for v in value]
+        return value
+
+
+class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
+    blocking = False
+    annotations = _READ_ONLY
+    tags = ("brokerage",)
+
+    def __init__(self, source: BrokerageDataSource | None = None) -> None:
+        self.source = source or BrokerageDataSource()
+
+    def account_id(self, data: BrokerageData, account: str | None) -> str | None:
+        """The account id for an id or name (any case), None for all accounts.
+
+        Raises:
+            InvalidArgumentsError: no such account; the message lists the accounts.
+        """
+        if account is None or not account.strip():
+            return None
+        wanted = account.strip().lower()
+        for acct in data.accounts:
+            if wanted in (acct.id.lower(), acct.name.lower()):
+                return acct.id
+        listing = ", ".join(f"{a.id} ({a.name})" for a in data.accounts)
+        raise InvalidArgumentsError(
+            f"Unknown account {account!r}. Accounts: {listing}.",
+            details={"field": "account", "allowed": data.account_ids()},
+        )
+
+    def check_symbols(self, data: BrokerageData, symbols: list[str]) -> None:
+        """Raise ``InvalidArgumentsError`` for symbols the data does not know, with suggestions."""
+        known = data.symbols()
+        unknown = [s for s in symbols if s not in known]
+        if unknown:
+            hints = {s: closest_names(s, known) for s in unknown}
+            said = ", ".join(
+                f"{s!r}" + (f" (did you mean {hints[s][0]!r}?)" if hints[s] else "") for s in unknown
+            )
+            raise InvalidArgumentsError(
+                f"Unknown symbol {said}. Symbols: {', '.join(known)}.",
+                details={"field": "symbol", "unknown": unknown, "allowed": known},
+            )
+
+
+# -- positions ----------------------------------------------------------------------------
+
+
+class PositionsRequest(_Symbol):
+    """Arguments of get_positions."""
+
+    symbol: str = Field(min_length=1, description="Ticker symbol, e.g. AAPL (case-insensitive).")
+    account: str | None = Field(None, description=_ACCOUNT)
+
+
+class PositionsResponse(BaseModel):
+    """Holdings of one symbol."""
+
+    as_of: str
+    symbol: str
+    account: str | None = Field(description="The account filter applied, if any.")
+    held: bool = Field(description="Whether any account holds the symbol.")
+    positions: list[Position]
+
+
+class GetPositions(_BrokerageTool[PositionsRequest, PositionsResponse]):
+    """Holdings of one symbol: quantity, average cost basis per share and asset class, per account."""
+
+    name = "get_positions"
+    source_id = "tool:positions:v1"
+    RequestModel = PositionsRequest
+    ResponseModel = PositionsResponse
+
+    def execute_internal(self, request: PositionsRequest, ctx: ToolContext) -> PositionsResponse:
+        """Positions in ``request.symbol``, filtered by account."""
+        data = self.source.load()
+        account = self.account_id(data, request.account)
+        self.check_symbols(data, [request.symbol])
+        rows = [
+            p
+            for p in data.positions.positions
+            if p.symbol == request.symbol and (account is None or p.account == account)
+        ]
+        return PositionsResponse(
+            as_of=data.positions.as_of, symbol=request.symbol, account=account, held=bool(rows), positions=rows
+        )
+
+
+class PositionsListRequest(BaseModel):
+    """Arguments of get_positions_list."""
+
+    asset_class: AssetClass | None = Field(None, description="Only this asset class; omit for all.")
+    account: str | None = Field(None, description=_ACCOUNT)
+
+
+class PositionsListResponse(BaseModel):
+    """All holdings, optionally filtered."""
+
+    as_of: str
+    account: str | None
+    asset_class: str | None
+    positions: list[Position]
+
+
+class GetPositionsList(_BrokerageTool[PositionsListRequest, PositionsListResponse]):
+    """Every holding, optionally filtered by asset class (stocks, etf, bonds, cash) and account."""
+
+    name = "get_positions_list"
+    source_id = "tool:positions_list:v1"
+    RequestModel = PositionsListRequest
+    ResponseModel = PositionsListResponse
+
+    def execute_internal(self, request: PositionsListRequest, ctx: ToolContext) -> PositionsListResponse:
+        """All positions matching the filters."""
+        data = self.source.load()
+        account = self.account_id(data, request.account)
+        rows = [
+            p
+            for p in data.positions.positions
+            if (account is None or p.account == account)
+            and (request.asset_class is None or p.asset_class == request.asset_class)
+        ]
+        return PositionsListResponse(
+            as_of=data.positions.as_of, account=account, asset_class=request.asset_class, positions=rows
+        )
+
+
+# -- quotes ---------------------------------------------------------------------------------
+
+
+class QuotesRequest(_Symbol):
+    """Arguments of get_quotes."""
+
+    symbol: str | None = Field(None, description="One ticker symbol, e.g. AAPL.")
+    symbols: list[str] | None = Field(None, description="Several symbols; omit both for every quote.")
+
+
+class QuotesResponse(BaseModel):
+    """Market quotes."""
+
+    as_of: str
+    quotes: list[Quote]
+
+
+class GetQuotes(_BrokerageTool[QuotesRequest, QuotesResponse]):
+    """Latest price, previous close and daily change of one, several or all symbols."""
+
+    name = "get_quotes"
+    source_id = "tool:quotes:v1"
+    RequestModel = QuotesRequest
+    ResponseModel = QuotesResponse
+
+    def execute_internal(self, request: QuotesRequest, ctx: ToolContext) -> QuotesResponse:
+        """Quotes of the requested symbols (all when none is given)."""
+        data = self.source.load()
+        wanted = [*([request.symbol] if request.symbol else []), *(request.symbols or [])]
+        self.check_symbols(data, wanted)
+        quotes = data.quotes.quotes
+        if wanted:
+            order = {s: i for i, s in enumerate(dict.fromkeys(wanted))}
+            quotes = sorted((q for q in quotes if q.symbol in order), key=lambda q: order[q.symbol])
+        return QuotesResponse(as_of=data.quotes.as_of, quotes=quotes)
+
+
+# -- activity and transfers ---------------------------------------------------------------
+
+
+class ActivityRequest(_Symbol):
+    """Arguments of get_activity."""
+
+    account: str | None = Field(None, description=_ACCOUNT)
+    symbol: str | None = Field(None, description="Only trades of this symbol.")
+    limit: int = Field(20, ge=1, le=500, description="Most recent trades to return.")
+
+
+class ActivityResponse(BaseModel):
+    """Recent trades, newest first."""
+
+    as_of: str
+    account: str | None
+    trades: list[Trade]
+
+
+class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
+    """Recent buys and sells, newest first, filtered by account and symbol."""
+
+    name = "get_activity"
+    source_id = "tool:activity:v1"
+    RequestModel = ActivityRequest
+    ResponseModel = ActivityResponse
+
+    def execute_internal(self, request: ActivityRequest, ctx: ToolContext) -> ActivityResponse:
+        """Trades matching the filters, newest first, at most ``limit``."""
+        data = self.source.load()
+        account = self.account_id(data, request.account)
+        if request.symbol:
+            self.check_symbols(data, [request.symbol])
+        trades = sorted(
+            (
+                t
+                for t in data.activity.trades
+                if (account is None or t.account == account)
+                and (request.symbol is None or t.symbol == request.symbol)
+            ),
+            key=lambda t: t.timestamp,
+            reverse=True,
+        )[: request.limit]
+        return ActivityResponse(as_of=data.activity.as_of, account=account, trades=trades)
+
+
+class TransfersRequest(BaseModel):
+    """Arguments of get_transfers."""
+
+    account: str | None = Field(None, description=_ACCOUNT)
+
+
+class TransfersResponse(BaseModel):
+    """Deposits and withdrawals, newest first."""
+
+    as_of: str
+    account: str | None
+    transfers: list[Transfer]
+    total_deposits: float = Field(description="Sum of completed deposits, USD.")
+    total_withdrawals: float = Field(description="Sum of completed withdrawals, USD.")
+
+
+class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
+    """Deposits and withdrawals (method, amount, status), newest first, with completed totals."""
+
+    name = "get_transfers"
+    source_id = "tool:transfers:v1"
+    RequestModel = TransfersRequest
+    ResponseModel = TransfersResponse
+
+    def execute_internal(self, request: TransfersRequest, ctx: ToolContext) -> TransfersResponse:
+        """Transfers of the account (or all), with totals of completed ones."""
+        data = self.source.load()
+        account = self.account_id(data, request.account)
+        rows = sorted(
+            (t for t in data.transfers.transfers if account is None or t.account == account),
+            key=lambda t: t.timestamp,
+            reverse=True,
+        )
+        done = [t for t in rows if t.status == "completed"]
+        return TransfersResponse(
+            as_of=data.transfers.as_of,
+            account=account,
+            transfers=rows,
+            total_deposits=round(sum(t.amount for t in done if t.type == "deposit"), 2),
+            total_withdrawals=round(sum(t.amount for t in done if t.type == "withdrawal"), 2),
+        )
+
+
+# -- performance and summary --------------------------------------------------------------
+
+
+class PerformanceRequest(BaseModel):
+    """Arguments of get_performance."""
+
+    timeframe: Timeframe = Field(description="Period: 1D, 1W, 1M, 3M, YTD, 1Y or ALL.")
+    account: str | None = Field(None, description=_ACCOUNT)
+
+    @field_validator("timeframe", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
+class PerformanceResponse(BaseModel):
+    """Returns over one timeframe."""
+
+    as_of: str
+    timeframe: str
+    account: str | None
+    performance: list[PerformancePoint]
+
+
+class GetPerformance(_BrokerageTool[PerformanceRequest, PerformanceResponse]):
+    """Return in percent and dollars, start and end value and net contributions over a timeframe."""
+
+    name = "get_performance"
+    source_id = "tool:performance:v1"
+    RequestModel = PerformanceRequest
+    ResponseModel = PerformanceResponse
+
+    def execute_internal(self, request: PerformanceRequest, ctx: ToolContext) -> PerformanceResponse:
+        """Performance of the account (or each account) over ``timeframe``."""
+        data = self.source.load()
+        account = self.account_id(data, request.account)
+        rows = [
+            p
+            for p in data.performance.performance
+            if p.timeframe == request.timeframe and (account is None or p.account == account)
+        ]
+        return PerformanceResponse(
+            as_of=data.performance.as_of, timeframe=request.timeframe, account=account, performance=rows
+        )
+
+
+class AccountSummaryRequest(BaseModel):
+    """Arguments of get_account_summary."""
+
+    account: str | None = Field(None, description=_ACCOUNT)
+
+
+class AccountSummaryResponse(BaseModel):
+    """Account values and cash, with totals over the accounts shown."""
+
+    as_of: str
+    account: str | None
+    accounts: list[AccountSummary]
+    total_value: float = Field(description="Sum of total_value, USD.")
+    total_cash: float = Field(description="Sum of total_cash, USD.")
+
+
+class GetAccountSummary(_BrokerageTool[AccountSummaryRequest, AccountSummaryResponse]):
+    """Account value, market value, total and settled cash, per account and in total."""
+
+    name = "get_account_summary"
+    source_id = "tool:account_summary:v1"
+    RequestModel = AccountSummaryRequest
+    ResponseModel = AccountSummaryResponse
+
+    def execute_internal(self, request: AccountSummaryRequest, ctx: ToolContext) -> AccountSummaryResponse:
+        """Summary of the account (or all accounts)."""
+        data = self.source.load()
+        account = self.account_id(data, request.account)
+        rows = [s for s in data.account_summary.accounts if account is None or s.account == account]
+        return AccountSummaryResponse(
+            as_of=data.account_summary.as_of,
+            account=account,
+            accounts=rows,
+            total_value=round(sum(s.total_value for s in rows), 2),
+            total_cash=round(sum(s.total_cash for s in rows), 2),
+        )
+
+
+# -- facts ------------------------------------------------------------------------------------
+
+
+class FactsRequest(BaseModel):
+    """Arguments of get_facts."""
+
+    topic: str = Field(min_length=1, description="What to explain, e.g. 'Roth IRA', 'expense ratios'.")
+
+
+class FactsResponse(BaseModel):
+    """An educational snippet."""
+
+    as_of: str
+    topic: str
+    fact_id: str
+    title: str
+    snippet: str
+    source: str = Field(description="The fact file, relative to the data folder.")
+
+
+_WORD = re.compile(r"[a-z0-9+\-]+")
+
+
+class GetFacts(_BrokerageTool[FactsRequest, FactsResponse]):
+    """A short educational explanation of an investing topic (IRAs, ETFs, rebalancing, taxes, ...)."""
+
+    name = "get_facts"
+    source_id = "tool:facts:v1"
+    RequestModel = FactsRequest
+    ResponseModel = FactsResponse
+
+    def execute_internal(self, request: FactsRequest, ctx: ToolContext) -> FactsResponse:
+        """The best-matching fact: keyword and title overlap, tolerant of typos and plurals.
+
+        Raises:
+            InvalidArgumentsError: nothing matches; the message lists the topics.
+        """
+        data = self.source.load()
+        words = _WORD.findall(request.topic.lower())
+        best, best_score = None, 0.0
+        for fact in data.facts.facts:
+            vocabulary = {k.lower() for k in fact.keywords} | set(_WORD.findall(fact.title.lower()))
+            score = 0.0
+            for word in words:
+                similarity = max(SequenceMatcher(None, word, v).ratio() for v in vocabulary)
+                if similarity >= 0.8:
+                    score += similarity
+            if score > best_score:
+                best, best_score = fact, score
+        if best is None:
+            topics = ", ".join(f.title for f in data.facts.facts)
+            raise InvalidArgumentsError(
+                f"No fact matches topic {request.topic!r}. Topics: {topics}.",
+                details={"field": "topic", "allowed": [f.title for f in data.facts.facts]},
+            )
+        text = self.source.fact_text(best).strip()
+        snippet = text.split("\n", 1)[1].strip() if text.startswith("#") and "\n" in text else text
+        return FactsResponse(
+            as_of=data.facts.as_of,
+            topic=request.topic,
+            fact_id=best.id,
+            title=best.title,
+            snippet=snippet,
+            source=best.file,
+        )
+
+
+def brokerage_tools(source: BrokerageDataSource | None = None) -> list[BaseTool[Any, Any]]:
+    """One instance of each brokerage tool, sharing ``source`` (default: the shipped file)."""
+    source = source or BrokerageDataSource()
+    return [
+        GetPositions(source),
+        GetPositionsList(source),
+        GetQuotes(source),
+        GetActivity(source),
+        GetTransfers(source),
+        GetPerformance(source),
+        GetAccountSummary(source),
+        GetFacts(source),
+    ]

@@ -1,0 +1,291 @@
+"""``PolicyProvider``: timeout, retries, circuit breaker and concurrency cap for any provider.
+
+Policies are data (``PolicyConfig``): defaults for every tool, then the tool's own
+``timeout_s``, then a per-tool override from configuration, most specific wins::
+
+    [policy]                      # tooldeck.toml
+    timeout_s = 60
+    max_attempts = 3
+    [policy.tools.get_quotes]
+    timeout_s = 5
+    max_concurrency = 4
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from time import monotonic, perf_counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.result import ToolResult, trusted_metadata
+from tooldeck.core.tool import Arguments, error_result
+from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.breaker import CircuitBreaker
+from tooldeck.providers.deadline import DeadlineWatchdog
+from tooldeck.providers.wrapper import WrapperProvider
+
+__all__ = ["PolicyConfig", "PolicyOverride", "PolicyProvider", "ToolPolicy"]
+
+# Error types that say the tool (not the caller) is failing; they feed the breaker.
+_TOOL_FAULTS = frozenset({"execution", "timeout", "unavailable"})
+
+
+class ToolPolicy(BaseModel):
+    """The policy one tool runs under (seed 001: 60 s timeout, 3 attempts)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: float | None = Field(60.0, gt=0)
+    """Per-attempt timeout in seconds; None for none."""
+    max_attempts: int = Field(3, ge=1)
+    """Attempts for errors the tool marks retryable (never validation errors)."""
+    initial_backoff_s: float = Field(0.5, ge=0)
+    """Wait before the 2nd attempt; doubles each attempt."""
+    max_backoff_s: float = Field(8.0, ge=0)
+    """Cap on the wait between attempts."""
+    jitter_s: float = Field(0.25, ge=0)
+    """Random extra wait, uniform in [0, jitter_s]."""
+    breaker_enabled: bool = True
+    """Whether the circuit breaker guards the tool."""
+    failure_threshold: int = Field(5, ge=1)
+    """Consecutive failures (execution, timeout, unavailable) that open the breaker."""
+    reset_timeout_s: float = Field(30.0, ge=0)
+    """Seconds the breaker stays open before a trial call."""
+    max_concurrency: int | None = Field(None, ge=1)
+    """Calls of this tool running at once; None for no cap."""
+    max_queue: int = Field(100, ge=0)
+    """Calls that may wait for a slot beyond the cap; more get ``unavailable``."""
+
+    def backoff_s(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        base = min(self.max_backoff_s, self.initial_backoff_s * 2 ** (attempt - 1))
+        return base + random.uniform(0, self.jitter_s)
+
+
+class PolicyOverride(BaseModel):
+    """A per-tool override: any ``ToolPolicy`` field; unset fields inherit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float | None = Field(None, gt=0)
+    max_attempts: int | None = Field(None, ge=1)
+    initial_backoff_s: float | None = Field(None, ge=0)
+    max_backoff_s: float | None = Field(None, ge=0)
+    jitter_s: float | None = Field(None, ge=0)
+    breaker_enabled: bool | None = None
+    failure_threshold: int | None = Field(None, ge=1)
+    reset_timeout_s: float | None = Field(None, ge=0)
+    max_concurrency: int | None = Field(None, ge=1)
+    max_queue: int | None = Field(None, ge=0)
+
+
+class PolicyConfig(ToolPolicy):
+    """Default policy for every tool, plus overrides by tool name."""
+
+    tools: dict[str, PolicyOverride] = Field(default_factory=dict)
+    """Overrides keyed by tool name."""
+
+    def resolve(self, definition: ToolDefinition) -> ToolPolicy:
+        """The policy for ``definition``: defaults < the tool's ``timeout_s`` < override."""
+        values: dict[str, Any] = self.model_dump(exclude={"tools"})
+        if definition.timeout_s is not None:
+            values["timeout_s"] = definition.timeout_s
+        for name in (definition.name, *definition.aliases):
+            override = self.tools.get(name)
+            if override is not None:
+                values.update(override.model_dump(exclude_none=True))
+                break
+        return ToolPolicy(**values)
+
+
+@dataclass(slots=True)
+class _ToolState:
+    policy: ToolPolicy
+    breaker: CircuitBreaker | None
+    semaphore: asyncio.Semaphore | None = None
+    semaphore_loop: asyncio.AbstractEventLoop | None = None
+    waiting: int = 0
+    name: str = ""
+
+
+class PolicyProvider(WrapperProvider):
+    """Applies ``ToolPolicy`` to every call of the wrapped provider's tools.
+
+    Semantics:
+        Timeout: the earlier of the policy's ``timeout_s`` and ``ctx.deadline``; a
+        timed-out attempt is a ``timeout`` error (retryable, not retried automatically).
+        An async tool is cancelled; a tool running in a worker thread is abandoned (a
+        thread cannot be killed) and its result discarded. Retries: an error with
+        ``retryable=True`` (other than a timeout) is retried up to ``max_attempts`` with
+        exponential backoff and jitter; ``metadata.attempts`` and ``duration_ms`` cover
+        all attempts. Breaker: ``circuit_open`` (retryable, with ``retry_after_s``) while
+        open; only execution, timeout and unavailable errors count as failures.
+        Concurrency: beyond ``max_concurrency`` calls wait; beyond ``max_queue`` waiting
+        they get ``unavailable``. Unknown names pass through to the wrapped provider.
+    """
+
+    def __init__(self, wrapped: ToolsProvider, config: PolicyConfig | None = None) -> None:
+        super().__init__(wrapped)
+        self.config = config or PolicyConfig()
+        self._watchdog = DeadlineWatchdog()
+        self._states: dict[str, _ToolState] = {}
+
+    async def _load_state(self, name: str) -> _ToolState | None:
+        for definition in await self.wrapped.definitions():
+            if name != definition.name and name not in definition.aliases:
+                continue
+            state = self._states.get(definition.name)
+            if state is None:
+                policy = self.config.resolve(definition)
+                breaker = (
+                    CircuitBreaker(policy.failure_threshold, policy.reset_timeout_s)
+                    if policy.breaker_enabled
+                    else None
+                )
+                state = _ToolState(policy, breaker, name=definition.name)
+                self._states[definition.name] = state
+            self._states[name] = state
+            return state
+        return None
+
+    def policy_for(self, name: str) -> ToolPolicy | None:
+        """The policy in force for a tool that has been called, else None."""
+        state = self._states.get(name)
+        return state.policy if state else None
+
+    def breaker_for(self, name: str) -> CircuitBreaker | None:
+        """The breaker of a tool that has been called, else None."""
+        state = self._states.get(name)
+        return state.breaker if state else None
+
+    async def execute(
+        self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Run the call under the tool's policy; never raises for tool failures."""
+        state = self._states.get(name) or await self._load_state(name)
+        if state is None:
+            return await self.wrapped.execute(name, arguments, ctx)
+        start = perf_counter()
+        breaker = state.breaker
+        if breaker is not None and not breaker.allow():
+            return error_result(
+                "circuit_open",
+                f"{state.name} is temporarily disabled after repeated failures; "
+                f"try again in {breaker.retry_after_s:.0f} s or use another tool.",
+                self._meta(state.name, ctx, start),
+                details={"retry_after_s": round(breaker.retry_after_s, 3)},
+                retryable=True,
+            )
+        if state.semaphore is None and state.policy.max_concurrency is None:
+            result = await self._attempt(state, name, arguments, ctx)
+        else:
+            result = await self._limited(state, name, arguments, ctx)
+        error = result.error
+        if error is not None and error.retryable and error.type != "timeout" and state.policy.max_attempts > 1:
+            result = await self._retry(state, name, arguments, ctx, result, start)
+        if breaker is not None:
+            breaker.record(result.error is None or result.error.type not in _TOOL_FAULTS)
+        return result
+
+    async def _attempt(
+        self, state: _ToolState, name: str, arguments: Arguments, ctx: ToolContext | None
+    ) -> ToolResult:
+        timeout = state.policy.timeout_s
+        if ctx is not None and ctx.deadline is not None:
+            remaining = ctx.deadline - monotonic()
+            timeout = remaining if timeout is None else min(timeout, remaining)
+        if timeout is None:
+            return await self.wrapped.execute(name, arguments, ctx)
+        start = perf_counter()
+        if timeout <= 0:
+            return self._timeout(state, ctx, start, 0.0)
+        deadline = self._watchdog.arm(timeout)
+        try:
+            result = await self.wrapped.execute(name, arguments, ctx)
+        except asyncio.CancelledError:
+            if not deadline.expired or deadline.task.uncancel() > 0:
+                raise
+            return self._timeout(state, ctx, start, timeout)
+        finally:
+            self._watchdog.disarm(deadline)
+        if deadline.expired:  # the tool swallowed our cancellation: keep its result
+            deadline.task.uncancel()
+        return result
+
+    async def _limited(
+        self, state: _ToolState, name: str, arguments: Arguments, ctx: ToolContext | None
+    ) -> ToolResult:
+        loop = asyncio.get_running_loop()
+        if state.semaphore is None or state.semaphore_loop is not loop:
+            state.semaphore = asyncio.Semaphore(state.policy.max_concurrency or 1)
+            state.semaphore_loop = loop
+        semaphore = state.semaphore
+        if semaphore.locked() and state.waiting >= state.policy.max_queue:
+            return error_result(
+                "unavailable",
+                f"{state.name} is at its limit of {state.policy.max_concurrency} concurrent "
+                f"calls with {state.waiting} waiting; try again shortly.",
+                self._meta(state.name, ctx, perf_counter()),
+                retryable=True,
+            )
+        state.waiting += 1
+        try:
+            await semaphore.acquire()
+        finally:
+            state.waiting -= 1
+        try:
+            return await self._attempt(state, name, arguments, ctx)
+        finally:
+            semaphore.release()
+
+    async def _retry(
+        self,
+        state: _ToolState,
+        name: str,
+        arguments: Arguments,
+        ctx: ToolContext | None,
+        result: ToolResult,
+        start: float,
+    ) -> ToolResult:
+        ctx = (ctx or EMPTY_CONTEXT).derive(request_id=result.metadata.request_id)
+        attempts = 1
+        while attempts < state.policy.max_attempts:
+            delay = state.policy.backoff_s(attempts)
+            if ctx.deadline is not None and monotonic() + delay >= ctx.deadline:
+                break
+            await asyncio.sleep(delay)
+            attempts += 1
+            if state.semaphore is None:
+                result = await self._attempt(state, name, arguments, ctx)
+            else:
+                result = await self._limited(state, name, arguments, ctx)
+            error = result.error
+            if error is None or not error.retryable or error.type == "timeout":
+                break
+        return result.with_metadata(
+            attempts=attempts, duration_ms=round((perf_counter() - start) * 1000, 3)
+        )
+
+    def _timeout(self, state: _ToolState, ctx: ToolContext | None, start: float, limit: float) -> ToolResult:
+        return error_result(
+            "timeout",
+            f"{state.name} did not finish within {limit:g} s; try a smaller request or try later.",
+            self._meta(state.name, ctx, start),
+            details={"timeout_s": limit},
+            retryable=True,
+        )
+
+    @staticmethod
+    def _meta(name: str, ctx: ToolContext | None, start: float) -> Any:
+        return trusted_metadata(
+            name,
+            None,
+            (ctx and ctx.request_id) or new_request_id(),
+            round((perf_counter() - start) * 1000, 3),
+        )

@@ -1,0 +1,191 @@
+"""``ToolRegistry``: the local provider. Explicit registration, lookup, safe execution.
+
+Example::
+
+    registry = ToolRegistry()
+    registry.register(QuoteTool(), aliases=("quote",))
+    result = await registry.execute("get_quote", '{"symbol": "AAPL"}')
+    tools = registry.export("openai")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.function_tool import FunctionTool
+from tooldeck.core.names import closest_names, safe_tool_name
+from tooldeck.core.result import ToolResult, trusted_metadata
+from tooldeck.core.tool import Arguments, BaseTool, Tool, error_result
+from tooldeck.exceptions import DuplicateToolError, RegistrationError
+from tooldeck.providers.base import ToolsProvider
+
+__all__ = ["ToolRegistry"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    tool: Tool
+    definition: ToolDefinition
+
+
+class ToolRegistry(ToolsProvider):
+    """Local tools, registered explicitly by name (seed 000 decision 5: no auto-discovery).
+
+    Semantics:
+        A tool answers to its name, its registration aliases and its format-safe alias
+        (``crm.search`` → ``crm_search``, see ``core.names.safe_tool_name``), so a model
+        call under the exported name reaches it. ``execute`` never raises: an unknown
+        name gives ``not_found`` with the closest names, everything else is the tool's
+        own envelope (see ``BaseTool.execute``).
+
+    Args:
+        tools: Tools (or plain functions, wrapped in ``FunctionTool``) to register.
+        id: Provider id reported in definitions and result metadata.
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = (), *, id: str = "local") -> None:
+        self.id = id
+        self._entries: dict[str, _Entry] = {}
+        self._lookup: dict[str, _Entry] = {}
+        for item in tools:
+            self.register(item)
+
+    def register(
+        self, tool: Tool | Callable[..., Any], name: str | None = None, aliases: Iterable[str] = ()
+    ) -> Tool:
+        """Register ``tool`` under ``name`` (default: its own) and ``aliases``.
+
+        Returns:
+            The registered tool (a ``FunctionTool`` when a function was given).
+
+        Raises:
+            RegistrationError: the name is not 1–128 characters of ``A-Za-z0-9_.-/``, or
+                the tool's schema cannot be built.
+            DuplicateToolError: the name, an alias or the safe alias is taken; the message
+                names both tools.
+        """
+        if not isinstance(tool, Tool):
+            if not callable(tool):
+                raise RegistrationError(f"cannot register {tool!r}: not a Tool nor a function")
+            tool = FunctionTool(tool)
+        definition = tool.definition
+        canonical = name or definition.name
+        names = [canonical, *aliases]
+        for n in names:
+            if not _NAME.match(n):
+                raise RegistrationError(
+                    f"invalid tool name {n!r}: use 1-128 characters from A-Z a-z 0-9 _ . - /"
+                )
+        claimed = list(dict.fromkeys([*names, *(safe_tool_name(n) for n in names)]))
+        for n in claimed:
+            other = self._lookup.get(n)
+            if other is not None:
+                raise DuplicateToolError(
+                    f"tool name {n!r} of {type(tool).__name__} ({canonical!r}) is already taken by "
+                    f"{type(other.tool).__name__} ({other.definition.name!r}); register one of them "
+                    f"under another name or alias, e.g. name='{self.id}.{canonical}'"
+                )
+        entry = _Entry(
+            tool,
+            definition.model_copy(
+                update={
+                    "name": canonical,
+                    "provider": self.id,
+                    "aliases": tuple(n for n in claimed if n != canonical),
+                }
+            ),
+        )
+        self._entries[canonical] = entry
+        for n in claimed:
+            self._lookup[n] = entry
+        if isinstance(tool, BaseTool):
+            tool.provider_id = self.id
+            if canonical != tool.name:
+                tool.name = canonical
+                tool.__dict__.pop("_definition", None)
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool answering to ``name`` (name or alias), or None."""
+        entry = self._lookup.get(name)
+        return entry.tool if entry else None
+
+    @property
+    def names(self) -> list[str]:
+        """Canonical names, in registration order."""
+        return list(self._entries)
+
+    def list_definitions(self) -> list[ToolDefinition]:
+        """Definitions of every tool, in registration order (sync form of ``definitions``)."""
+        return [e.definition for e in self._entries.values()]
+
+    async def definitions(self) -> list[ToolDefinition]:
+        """Definitions of every tool, in registration order."""
+        return self.list_definitions()
+
+    def export(self, format: str, *, strict: bool = True) -> list[dict[str, Any]]:
+        """The tools in a wire format: ``openai``, ``openai-responses``, ``anthropic``,
+        ``gemini`` or ``mcp`` (see ``tooldeck.exporters.export``)."""
+        from tooldeck.exporters import export
+
+        return export(self.list_definitions(), format, strict=strict)
+
+    async def execute(
+        self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Run tool ``name``; never raises.
+
+        Returns:
+            The tool's ``ToolResult``; ``not_found`` with the closest names when no tool
+            answers to ``name``.
+        """
+        entry = self._lookup.get(name)
+        if entry is None:
+            return self.not_found(name, ctx)
+        try:
+            return await entry.tool.execute(arguments, ctx)
+        except Exception as exc:  # a Tool that broke the never-raise contract
+            meta = trusted_metadata(name, None, (ctx and ctx.request_id) or new_request_id(), None)
+            return error_result(
+                "execution",
+                f"{name} failed: {type(exc).__name__}: {exc}",
+                meta,
+                details={"exception": type(exc).__name__, "traceback": traceback.format_exc()},
+            )
+
+    def execute_sync(
+        self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """``execute`` for synchronous code (runs its own event loop).
+
+        Raises:
+            RuntimeError: called from a thread that is running an event loop; ``await
+                execute(...)`` there instead.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.execute(name, arguments, ctx))
+        raise RuntimeError("execute_sync() called inside a running event loop; use await execute()")
+
+    def not_found(self, name: str, ctx: ToolContext | None = None) -> ToolResult:
+        """The ``not_found`` result for ``name``, naming the closest tools."""
+        near = closest_names(name, self._lookup)
+        hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+        shown = ", ".join(self._entries) if len(self._entries) <= 30 else f"{len(self._entries)} tools"
+        meta = trusted_metadata(name, None, (ctx and ctx.request_id) or new_request_id(), 0.0)
+        return error_result(
+            "not_found",
+            f"Unknown tool {name!r}.{hint} Available: {shown}.",
+            meta,
+            details={"closest": near},
+        )

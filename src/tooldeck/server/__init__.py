@@ -1,0 +1,1 @@
+"""Entry point: the REST server (FastAPI)."""

@@ -1,0 +1,44 @@
+"""ToolResult → HTTP: the status code follows the error type; the body is always the envelope."""
+
+from __future__ import annotations
+
+from fastapi import Request, Response
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.result import ToolResult
+from tooldeck.runtime import Runtime
+
+__all__ = ["STATUS_BY_ERROR", "call_context", "result_response", "runtime_of"]
+
+STATUS_BY_ERROR = {
+    "not_found": 404,
+    "validation": 422,
+    "timeout": 504,
+    "circuit_open": 503,
+    "unavailable": 503,
+    "execution": 500,
+    "denied": 403,
+    "confirmation_required": 409,
+}
+"""HTTP status of an error result, by ``error.type``; success is 200."""
+
+
+def result_response(result: ToolResult) -> Response:
+    """The JSON response for ``result``, with the status of its error type."""
+    status = 200 if result.error is None else STATUS_BY_ERROR.get(result.error.type.value, 500)
+    return Response(content=result.model_dump_json(), status_code=status, media_type="application/json")
+
+
+def runtime_of(request: Request) -> Runtime:
+    """The application's runtime."""
+    return request.app.state.runtime  # type: ignore[no-any-return]
+
+
+def call_context(request: Request) -> ToolContext:
+    """A context for a REST call: ``X-Request-ID``, ``X-Session-ID`` and ``?profile=`` if given."""
+    headers = request.headers
+    return runtime_of(request).context(
+        request_id=headers.get("x-request-id"),
+        session_id=headers.get("x-session-id"),
+        profile=request.query_params.get("profile"),
+    )
