@@ -33,17 +33,46 @@ QUOTES = {  # symbol: (name, asset_class, price, previous_close)
 }
 
 ACCOUNTS = [
-    {"id": "individual", "name": "Individual Brokerage", "type": "taxable", "cash": 12340.10, "unsettled": 350.00},
+    {
+        "id": "individual",
+        "name": "Individual Brokerage",
+        "type": "taxable",
+        "cash": 12340.10,
+        "unsettled": 350.00,
+    },
     {"id": "roth_ira", "name": "Roth IRA", "type": "roth_ira", "cash": 2150.75, "unsettled": 0.0},
-    {"id": "joint", "name": "Joint Brokerage", "type": "joint", "cash": 8420.00, "unsettled": 1200.00},
+    {
+        "id": "joint",
+        "name": "Joint Brokerage",
+        "type": "joint",
+        "cash": 8420.00,
+        "unsettled": 1200.00,
+    },
 ]
 
 POSITIONS = {  # account: [(symbol, quantity, cost_basis per share)]
-    "individual": [("AAPL", 42, 150.25), ("MSFT", 12, 280.10), ("NVDA", 60, 48.30), ("TSLA", 15, 341.80),
-                   ("VOO", 25, 390.55), ("BND", 80, 74.90), ("SGOV", 50, 100.10)],
-    "roth_ira": [("VTI", 40, 210.40), ("QQQ", 10, 365.00), ("VXUS", 120, 57.25), ("AMZN", 20, 135.60)],
-    "joint": [("AAPL", 18, 182.40), ("GOOGL", 30, 139.75), ("JPM", 25, 168.20), ("TLT", 60, 98.35),
-              ("VOO", 8, 472.10)],
+    "individual": [
+        ("AAPL", 42, 150.25),
+        ("MSFT", 12, 280.10),
+        ("NVDA", 60, 48.30),
+        ("TSLA", 15, 341.80),
+        ("VOO", 25, 390.55),
+        ("BND", 80, 74.90),
+        ("SGOV", 50, 100.10),
+    ],
+    "roth_ira": [
+        ("VTI", 40, 210.40),
+        ("QQQ", 10, 365.00),
+        ("VXUS", 120, 57.25),
+        ("AMZN", 20, 135.60),
+    ],
+    "joint": [
+        ("AAPL", 18, 182.40),
+        ("GOOGL", 30, 139.75),
+        ("JPM", 25, 168.20),
+        ("TLT", 60, 98.35),
+        ("VOO", 8, 472.10),
+    ],
 }
 
 TRADES = [  # account, timestamp, symbol, side, quantity, price
@@ -66,30 +95,72 @@ TRANSFERS = [  # account, timestamp, type, method, amount, status
 ]
 
 RETURNS = {  # account: {timeframe: (return_pct, net_contributions)}
-    "individual": {"1D": (0.82, 0.0), "1W": (1.9, 1500.0), "1M": (3.4, 1500.0), "3M": (6.8, 2200.0),
-                   "YTD": (14.6, 6200.0), "1Y": (17.9, 7400.0), "ALL": (61.3, 42000.0)},
-    "roth_ira": {"1D": (0.47, 0.0), "1W": (1.1, 0.0), "1M": (2.6, 0.0), "3M": (5.2, 0.0),
-                 "YTD": (12.3, 7000.0), "1Y": (15.8, 7000.0), "ALL": (48.7, 28000.0)},
-    "joint": {"1D": (0.21, 0.0), "1W": (0.6, 0.0), "1M": (1.8, 0.0), "3M": (4.1, 2500.0),
-              "YTD": (9.7, 2500.0), "1Y": (11.2, 2500.0), "ALL": (35.4, 30000.0)},
+    "individual": {
+        "1D": (0.82, 0.0),
+        "1W": (1.9, 1500.0),
+        "1M": (3.4, 1500.0),
+        "3M": (6.8, 2200.0),
+        "YTD": (14.6, 6200.0),
+        "1Y": (17.9, 7400.0),
+        "ALL": (61.3, 42000.0),
+    },
+    "roth_ira": {
+        "1D": (0.47, 0.0),
+        "1W": (1.1, 0.0),
+        "1M": (2.6, 0.0),
+        "3M": (5.2, 0.0),
+        "YTD": (12.3, 7000.0),
+        "1Y": (15.8, 7000.0),
+        "ALL": (48.7, 28000.0),
+    },
+    "joint": {
+        "1D": (0.21, 0.0),
+        "1W": (0.6, 0.0),
+        "1M": (1.8, 0.0),
+        "3M": (4.1, 2500.0),
+        "YTD": (9.7, 2500.0),
+        "1Y": (11.2, 2500.0),
+        "ALL": (35.4, 30000.0),
+    },
 }
 
 FACTS = [
     ("roth_ira", "Roth IRA", ["roth", "ira", "retirement", "after-tax", "tax-free"]),
-    ("traditional_ira", "Traditional IRA", ["traditional", "ira", "retirement", "pre-tax", "deduction", "rmd"]),
+    (
+        "traditional_ira",
+        "Traditional IRA",
+        ["traditional", "ira", "retirement", "pre-tax", "deduction", "rmd"],
+    ),
     ("etf_basics", "ETF basics", ["etf", "etfs", "exchange-traded", "fund", "index"]),
     ("rebalancing", "Rebalancing", ["rebalance", "rebalancing", "allocation", "drift", "target"]),
-    ("diversification", "Diversification", ["diversify", "diversification", "risk", "concentration"]),
+    (
+        "diversification",
+        "Diversification",
+        ["diversify", "diversification", "risk", "concentration"],
+    ),
     ("dividends", "Dividends", ["dividend", "dividends", "yield", "income", "payout"]),
-    ("capital_gains", "Capital gains", ["capital", "gains", "tax", "taxes", "short-term", "long-term"]),
+    (
+        "capital_gains",
+        "Capital gains",
+        ["capital", "gains", "tax", "taxes", "short-term", "long-term"],
+    ),
     ("expense_ratios", "Expense ratios", ["expense", "ratio", "fees", "cost", "fund"]),
     ("bonds_basics", "Bond basics", ["bond", "bonds", "treasury", "duration", "interest", "rates"]),
-    ("dollar_cost_averaging", "Dollar-cost averaging", ["dca", "dollar-cost", "averaging", "recurring"]),
-    ("settlement", "Trade settlement and cash", ["settled", "settlement", "unsettled", "cash", "t+1"]),
+    (
+        "dollar_cost_averaging",
+        "Dollar-cost averaging",
+        ["dca", "dollar-cost", "averaging", "recurring"],
+    ),
+    (
+        "settlement",
+        "Trade settlement and cash",
+        ["settled", "settlement", "unsettled", "cash", "t+1"],
+    ),
 ]
 
 
 def main() -> None:
+    """Write the data file."""
     quotes = [
         {
             "symbol": s,
@@ -107,37 +178,68 @@ def main() -> None:
     for acct in ACCOUNTS:
         market_value = 0.0
         for symbol, qty, cost in POSITIONS[acct["id"]]:
-            positions.append({"account": acct["id"], "symbol": symbol, "quantity": qty,
-                              "cost_basis": cost, "asset_class": QUOTES[symbol][1]})
+            positions.append(
+                {
+                    "account": acct["id"],
+                    "symbol": symbol,
+                    "quantity": qty,
+                    "cost_basis": cost,
+                    "asset_class": QUOTES[symbol][1],
+                }
+            )
             market_value += qty * QUOTES[symbol][2]
         market_value = round(market_value, 2)
         total = round(market_value + acct["cash"], 2)
-        summaries.append({
-            "account": acct["id"], "market_value": market_value, "total_cash": acct["cash"],
-            "settled_cash": round(acct["cash"] - acct["unsettled"], 2), "total_value": total,
-        })
+        summaries.append(
+            {
+                "account": acct["id"],
+                "market_value": market_value,
+                "total_cash": acct["cash"],
+                "settled_cash": round(acct["cash"] - acct["unsettled"], 2),
+                "total_value": total,
+            }
+        )
         for tf, (pct, contrib) in RETURNS[acct["id"]].items():
             start = round((total - contrib) / (1 + pct / 100), 2)
-            performance.append({
-                "account": acct["id"], "timeframe": tf, "return_pct": pct,
-                "return_amount": round(total - contrib - start, 2), "start_value": start,
-                "end_value": total, "net_contributions": contrib,
-            })
+            performance.append(
+                {
+                    "account": acct["id"],
+                    "timeframe": tf,
+                    "return_pct": pct,
+                    "return_amount": round(total - contrib - start, 2),
+                    "start_value": start,
+                    "end_value": total,
+                    "net_contributions": contrib,
+                }
+            )
     data = {
         "as_of": AS_OF,
         "accounts": [{k: a[k] for k in ("id", "name", "type")} for a in ACCOUNTS],
         "quotes": {"as_of": f"{AS_OF}T21:00:00Z", "quotes": quotes},
         "positions": {"as_of": AS_OF, "positions": positions},
-        "activity": {"as_of": AS_OF, "trades": [
-            {"account": a, "timestamp": t, "symbol": s, "side": side, "quantity": q, "price": p}
-            for a, t, s, side, q, p in TRADES]},
-        "transfers": {"as_of": AS_OF, "transfers": [
-            {"account": a, "timestamp": t, "type": ty, "method": m, "amount": amt, "status": st}
-            for a, t, ty, m, amt, st in TRANSFERS]},
+        "activity": {
+            "as_of": AS_OF,
+            "trades": [
+                {"account": a, "timestamp": t, "symbol": s, "side": side, "quantity": q, "price": p}
+                for a, t, s, side, q, p in TRADES
+            ],
+        },
+        "transfers": {
+            "as_of": AS_OF,
+            "transfers": [
+                {"account": a, "timestamp": t, "type": ty, "method": m, "amount": amt, "status": st}
+                for a, t, ty, m, amt, st in TRANSFERS
+            ],
+        },
         "performance": {"as_of": AS_OF, "performance": performance},
         "account_summary": {"as_of": AS_OF, "accounts": summaries},
-        "facts": {"as_of": AS_OF, "facts": [
-            {"id": i, "title": title, "file": f"facts/{i}.md", "keywords": kw} for i, title, kw in FACTS]},
+        "facts": {
+            "as_of": AS_OF,
+            "facts": [
+                {"id": i, "title": title, "file": f"facts/{i}.md", "keywords": kw}
+                for i, title, kw in FACTS
+            ],
+        },
     }
     OUT.write_text(json.dumps(data, indent=2) + "\n")
     print(f"wrote {OUT}")

@@ -130,8 +130,11 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
         return _Settings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False)
         )
-        raise ConfigError(f"invalid configuration ({toml_file or 'defaults + environment'}): {problems}") from None
+        raise ConfigError(
+            f"invalid configuration ({toml_file or 'defaults + environment'}): {problems}"
+        ) from None
     except ValueError as exc:  # TOML syntax errors
         raise ConfigError(f"cannot read config file {toml_file}: {exc}") from None

@@ -84,7 +84,7 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         audit = AuditStore(settings.audit_url)
         services.register(AuditStore, audit)
         provider = policy.observed(audit)
-    services.register(ToolsProvider, provider)
+    services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     return Runtime(
         settings=settings,
         registry=registry,

@@ -28,7 +28,10 @@ out = Console()
 err = Console(stderr=True)
 
 ConfigOption = Annotated[
-    Path | None, typer.Option("--config", "-c", help="tooldeck.toml to use (default: ./tooldeck.toml if present).")
+    Path | None,
+    typer.Option(
+        "--config", "-c", help="tooldeck.toml to use (default: ./tooldeck.toml if present)."
+    ),
 ]
 
 
@@ -45,7 +48,9 @@ def _parse_pairs(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not key=value (e.g. symbol=AAPL)", param_hint="ARGS")
+            raise typer.BadParameter(
+                f"{pair!r} is not key=value (e.g. symbol=AAPL)", param_hint="ARGS"
+            )
         try:
             arguments[key] = json.loads(raw)
         except ValueError:
@@ -68,14 +73,18 @@ def tools(
             table = Table("name", "description", "source_id", "annotations", title="tools")
             for d in definitions:
                 hints = [k for k, v in d.annotations.model_dump().items() if v is True]
-                table.add_row(d.name, d.description.split("\n")[0], d.source_id or "", ", ".join(hints))
+                table.add_row(
+                    d.name, d.description.split("\n")[0], d.source_id or "", ", ".join(hints)
+                )
             out.print(table)
         elif format == "json":
             out.print_json(data=[d.model_dump(mode="json") for d in definitions])
         elif format in FORMATS:
             out.print_json(data=export(definitions, format))
         else:
-            err.print(f"[red]error:[/red] unknown format {format!r}; formats: table, json, {', '.join(FORMATS)}")
+            err.print(
+                f"[red]error:[/red] unknown format {format!r}; formats: table, json, {', '.join(FORMATS)}"
+            )
             raise typer.Exit(2)
     finally:
         runtime.close()
@@ -84,8 +93,15 @@ def tools(
 @app.command()
 def call(
     name: Annotated[str, typer.Argument(help="Tool name.")],
-    pairs: Annotated[list[str] | None, typer.Argument(metavar="[KEY=VALUE]...", help="Arguments; values are JSON when they parse, else text.")] = None,
-    args: Annotated[str | None, typer.Option("--args", "-a", help="Arguments as one JSON object.")] = None,
+    pairs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[KEY=VALUE]...", help="Arguments; values are JSON when they parse, else text."
+        ),
+    ] = None,
+    args: Annotated[
+        str | None, typer.Option("--args", "-a", help="Arguments as one JSON object.")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error."""
@@ -117,7 +133,9 @@ def serve(
     try:
         settings = load_settings(config)
         if server:
-            settings = settings.model_copy(update={"server": settings.server.model_copy(update=server)})
+            settings = settings.model_copy(
+                update={"server": settings.server.model_copy(update=server)}
+            )
         runtime = build_runtime(settings)
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {exc}")
@@ -154,7 +172,9 @@ def audit(
         for r in records:
             typer.echo(r.model_dump_json())
         return
-    table = Table("time (UTC)", "tool", "status", "ms", "source_id", "arguments", "error", title="audit")
+    table = Table(
+        "time (UTC)", "tool", "status", "ms", "source_id", "arguments", "error", title="audit"
+    )
     for r in records:
         table.add_row(
             r.created_at.strftime("%Y-%m-%d %H:%M:%S"),

@@ -4,7 +4,13 @@ Imports nothing above it (ARCHITECTURE.md, "Layers").
 """
 
 from tooldeck.core.composite import ActionStrategy, CompositeTool
-from tooldeck.core.context import EMPTY_CONTEXT, ServiceContainer, ToolContext, ToolEvent, new_request_id
+from tooldeck.core.context import (
+    EMPTY_CONTEXT,
+    ServiceContainer,
+    ToolContext,
+    ToolEvent,
+    new_request_id,
+)
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep

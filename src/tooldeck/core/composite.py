@@ -86,7 +86,7 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
             model = create_model(
                 f"{type(self).__name__}_{strategy.name}",
                 __base__=strategy.RequestModel,
-                action=(Literal[strategy.name], Field(description=strategy.description)),  # type: ignore[valid-type]
+                action=(Literal[strategy.name], Field(description=strategy.description)),  # type: ignore[arg-type]
             )
             self._strategies[strategy.name] = (strategy, model)
 
@@ -99,7 +99,10 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
             variant = model_schema(model)
             props = variant.get("properties", {})
             variant["properties"] = {"action": props.pop("action"), **props}
-            variant["required"] = ["action", *(r for r in variant.get("required", ()) if r != "action")]
+            variant["required"] = [
+                "action",
+                *(r for r in variant.get("required", ()) if r != "action"),
+            ]
             if strategy.description:
                 variant["description"] = strategy.description
             variants.append(variant)
@@ -124,20 +127,25 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
             said = "missing" if action is None else f"unknown ({action!r})"
             raise InvalidArgumentsError(
                 f"Invalid arguments for {self.name}: action: {said}. "
-                f"Actions: {', '.join(names)}."
-                + (f" Did you mean {hint[0]!r}?" if hint else ""),
-                details={"errors": [{"field": "action", "message": f"action {said}", "type": "enum"}],
-                         "actions": names},
+                f"Actions: {', '.join(names)}." + (f" Did you mean {hint[0]!r}?" if hint else ""),
+                details={
+                    "errors": [{"field": "action", "message": f"action {said}", "type": "enum"}],
+                    "actions": names,
+                },
             )
         strategy, model = entry
         return strategy, model.model_validate(arguments)
 
-    async def execute_internal(self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext) -> Any:
+    async def execute_internal(
+        self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
+    ) -> Any:
         """Run the chosen strategy (in a worker thread when it is sync and blocking)."""
         strategy, params = request
         if inspect.iscoroutinefunction(strategy.run):
             return await strategy.run(params, ctx)
         if strategy.blocking:
             call = contextvars.copy_context().run
-            return await asyncio.get_running_loop().run_in_executor(None, call, strategy.run, params, ctx)
+            return await asyncio.get_running_loop().run_in_executor(
+                None, call, strategy.run, params, ctx
+            )
         return strategy.run(params, ctx)

@@ -135,7 +135,9 @@ class ToolContext:
         if self.event_emitter is None:
             return
         try:
-            outcome = self.event_emitter(ToolEvent(type=type, data=data, request_id=self.request_id))
+            outcome = self.event_emitter(
+                ToolEvent(type=type, data=data, request_id=self.request_id)
+            )
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception:  # a broken progress listener must not fail the tool call

@@ -6,7 +6,7 @@ Example::
     async def convert(amount: float, currency: str = "EUR", ctx: ToolContext | None = None) -> dict:
         \"\"\"Convert US dollars to another currency.
 
-        Args:
+Args:
             amount: Amount in US dollars.
             currency: ISO 4217 code of the target currency.
         \"\"\"
@@ -119,9 +119,14 @@ class FunctionTool(BaseTool[BaseModel, Any]):
                 self._context_param = param.name
                 continue
             default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
+            fields[param.name] = (
+                annotation,
+                Field(default, description=param_docs.get(param.name)),
+            )
         self._fields = tuple(fields)
-        model_name = "".join(part.title() for part in self.name.replace(".", "_").split("_")) + "Args"
+        model_name = (
+            "".join(part.title() for part in self.name.replace(".", "_").split("_")) + "Args"
+        )
         try:
             self.RequestModel = create_model(
                 model_name, __config__=ConfigDict(extra="forbid"), **fields
@@ -178,5 +183,3 @@ def tool(
     if function is not None:
         return FunctionTool(function, **options)
     return lambda f: FunctionTool(f, **options)
-
-

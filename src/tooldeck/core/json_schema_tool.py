@@ -59,7 +59,7 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
     ) -> None:
         if input_schema.get("type") != "object":
             raise RegistrationError(
-                f"tool {name!r}: input_schema must have \"type\": \"object\", "
+                f'tool {name!r}: input_schema must have "type": "object", '
                 f"got {input_schema.get('type')!r}"
             )
         self._validator = compile_schema(input_schema)
@@ -98,10 +98,10 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
         errors = from_json_schema(self._validator, instance)
         if errors:
             raise InvalidArgumentsError(
-                message_for(self.name, errors, self.input_schema),
+                message_for(self.name, errors, self.input_schema or {}),
                 details={"errors": [e.as_dict() for e in errors]},
             )
-        return instance  # type: ignore[no-any-return]
+        return instance  # type: ignore[return-value]
 
     def execute_internal(self, request: dict[str, Any], ctx: ToolContext) -> Any:
         """Call ``function`` with the validated arguments."""

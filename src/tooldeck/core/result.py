@@ -1,4 +1,4 @@
-"""The one envelope every tool call returns (ARCHITECTURE.md, "One envelope").
+r"""The one envelope every tool call returns (ARCHITECTURE.md, "One envelope").
 
 >>> r = ToolResult.ok({"price": 193.12}, source_id="tool:quotes:v1", as_of="2026-01-15")
 >>> r.success, r.to_llm()

@@ -157,7 +157,8 @@ def flatten_root_union(schema: Schema) -> Schema:
             note += f"; required for {', '.join(required_by[name])}"
         prop["description"] = f"{prop.get('description', '').rstrip('.')}. {note}.".lstrip(". ")
     action_descriptions = [
-        f"{c}: {v.get('description', '')}".rstrip(": ") for c, v in zip(consts, variants, strict=True)
+        f"{c}: {v.get('description', '')}".rstrip(": ")
+        for c, v in zip(consts, variants, strict=True)
     ]
     merged: Schema = {
         "type": "object",
@@ -169,8 +170,7 @@ def flatten_root_union(schema: Schema) -> Schema:
             },
             **properties,
         },
-        "required": ["action"]
-        + [n for n in properties if len(required_by.get(n, ())) == every],
+        "required": ["action"] + [n for n in properties if len(required_by.get(n, ())) == every],
         "additionalProperties": False,
     }
     if "description" in schema:

@@ -63,7 +63,9 @@ class Tool(ABC):
         """The tool's definition, as exporters and providers read it."""
 
     @abstractmethod
-    async def execute(self, arguments: Arguments = None, ctx: ToolContext | None = None) -> ToolResult:
+    async def execute(
+        self, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
         """Run one call and return its envelope; tool failures are results, never raised."""
 
 
@@ -86,7 +88,7 @@ def error_result(
     retryable: bool = False,
 ) -> ToolResult:
     """An error ``ToolResult`` with trusted metadata (used on the execution path)."""
-    error = ToolError(type=type, message=message, details=details, retryable=retryable)  # type: ignore[arg-type]
+    error = ToolError(type=type, message=message, details=details, retryable=retryable)
     return _trusted(  # type: ignore[no-any-return]
         ToolResult,
         {
@@ -179,7 +181,9 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         cached: ToolDefinition | None = self.__dict__.get("_definition")
         if cached is None:
             if not self.name:
-                raise RegistrationError(f"{type(self).__name__} has no name; set the name attribute")
+                raise RegistrationError(
+                    f"{type(self).__name__} has no name; set the name attribute"
+                )
             cached = ToolDefinition(
                 name=self.name,
                 description=self.description or (inspect.getdoc(type(self)) or "").strip(),
@@ -223,7 +227,9 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             return model.model_validate(cleaned)  # type: ignore[return-value]
 
     @abstractmethod
-    def execute_internal(self, request: TRequest, ctx: ToolContext) -> TResponse | Awaitable[TResponse]:
+    def execute_internal(
+        self, request: TRequest, ctx: ToolContext
+    ) -> TResponse | Awaitable[TResponse]:
         """The tool's work on a validated request. May be sync or async.
 
         Raise ``ToolFailure`` subclasses (``InvalidArgumentsError``,
@@ -237,7 +243,9 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         data, as_of = _jsonable(response)
         return trusted_success(data, self.source_id, as_of, _NO_METADATA)
 
-    async def execute(self, arguments: Arguments = None, ctx: ToolContext | None = None) -> ToolResult:
+    async def execute(
+        self, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
         """Run one call through the lifecycle; never raises (see the class docstring)."""
         if ctx is None:
             ctx = EMPTY_CONTEXT
@@ -256,7 +264,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             if self._custom_format or isinstance(response, ToolResult):
                 result = self.format_output(response)
                 meta = self._metadata(ctx, start)
-                return _trusted(
+                return _trusted(  # type: ignore[no-any-return]
                     ToolResult,
                     {**result.__dict__, "metadata": meta},
                     {*result.__pydantic_fields_set__, "metadata"},
@@ -337,7 +345,9 @@ def _allows_null(prop: Any) -> bool:
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return True
     branches = prop.get("anyOf") or prop.get("oneOf") or ()
-    return any(_allows_null(b) for b in branches) or ("type" not in prop and not branches and "$ref" not in prop and "enum" not in prop)
+    return any(_allows_null(b) for b in branches) or (
+        "type" not in prop and not branches and "$ref" not in prop and "enum" not in prop
+    )
 
 
 def _jsonable(response: Any) -> tuple[Any, str | None]:

@@ -84,7 +84,7 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         raise RegistrationError(f"invalid JSON Schema at {where}: {exc.message}") from None
-    return validator_cls(schema)  # type: ignore[no-any-return]
+    return validator_cls(schema)
 
 
 def from_json_schema(validator: Validator, instance: Any) -> list[FieldError]:
@@ -93,14 +93,19 @@ def from_json_schema(validator: Validator, instance: Any) -> list[FieldError]:
     for err in sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.path]):
         field = _path(err.absolute_path)
         if err.validator == "required" and isinstance(err.instance, dict):
-            missing = [r for r in err.validator_value if r not in err.instance]
+            required = err.validator_value if isinstance(err.validator_value, list) else []
+            missing = [r for r in required if r not in err.instance]
             field = _path([*err.absolute_path, *missing[:1]])
             errors.append(FieldError(field, "Field required", "missing"))
         elif err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            allowed = set(err.schema.get("properties", {}))
+            allowed = (
+                set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
+            )
             for extra in sorted(set(err.instance) - allowed):
                 errors.append(
-                    FieldError(_path([*err.absolute_path, extra]), "unexpected argument", "extra_forbidden")
+                    FieldError(
+                        _path([*err.absolute_path, extra]), "unexpected argument", "extra_forbidden"
+                    )
                 )
         else:
             errors.append(FieldError(field, err.message, str(err.validator)))

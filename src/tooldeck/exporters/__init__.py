@@ -9,7 +9,12 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.exporters.anthropic import to_anthropic
 from tooldeck.exporters.gemini import to_gemini
 from tooldeck.exporters.mcp import to_mcp
-from tooldeck.exporters.openai import run_tool_calls, to_openai_chat, to_openai_responses, tool_message
+from tooldeck.exporters.openai import (
+    run_tool_calls,
+    to_openai_chat,
+    to_openai_responses,
+    tool_message,
+)
 
 __all__ = [
     "FORMATS",
@@ -27,7 +32,9 @@ FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
 """Format names ``export`` accepts."""
 
 
-def export(definitions: Iterable[ToolDefinition], format: str, *, strict: bool = True) -> list[dict[str, Any]]:
+def export(
+    definitions: Iterable[ToolDefinition], format: str, *, strict: bool = True
+) -> list[dict[str, Any]]:
     """Export ``definitions`` in ``format`` (one of ``FORMATS``).
 
     Args:

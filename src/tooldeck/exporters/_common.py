@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from tooldeck.core.schema import flatten_root_union, inline_refs
@@ -12,8 +13,6 @@ Schema = dict[str, Any]
 
 def model_facing(schema: Schema) -> Schema:
     """``schema`` with refs inlined (when not recursive) and a root union flattened."""
-    try:
+    with contextlib.suppress(RegistrationError):  # recursive: keep $defs as they are
         schema = inline_refs(schema)
-    except RegistrationError:
-        pass  # recursive: keep the $defs, formats that support $ref take it as is
     return flatten_root_union(schema)

@@ -19,7 +19,13 @@ from tooldeck.core.schema import to_strict
 from tooldeck.core.tool import ToolExecutor
 from tooldeck.exporters._common import model_facing
 
-__all__ = ["openai_parameters", "run_tool_calls", "to_openai_chat", "to_openai_responses", "tool_message"]
+__all__ = [
+    "openai_parameters",
+    "run_tool_calls",
+    "to_openai_chat",
+    "to_openai_responses",
+    "tool_message",
+]
 
 
 def openai_parameters(definition: ToolDefinition, *, strict: bool = True) -> dict[str, Any]:
@@ -28,7 +34,9 @@ def openai_parameters(definition: ToolDefinition, *, strict: bool = True) -> dic
     return to_strict(schema) if strict else schema
 
 
-def to_openai_chat(definitions: Iterable[ToolDefinition], *, strict: bool = True) -> list[dict[str, Any]]:
+def to_openai_chat(
+    definitions: Iterable[ToolDefinition], *, strict: bool = True
+) -> list[dict[str, Any]]:
     """Chat-completions ``tools``: ``{"type": "function", "function": {...}}`` each.
 
     Names are the format-safe aliases (``core.names.safe_tool_name``); strict mode makes
@@ -48,7 +56,9 @@ def to_openai_chat(definitions: Iterable[ToolDefinition], *, strict: bool = True
     ]
 
 
-def to_openai_responses(definitions: Iterable[ToolDefinition], *, strict: bool = True) -> list[dict[str, Any]]:
+def to_openai_responses(
+    definitions: Iterable[ToolDefinition], *, strict: bool = True
+) -> list[dict[str, Any]]:
     """Responses-API ``tools``: ``{"type": "function", "name", "description", "parameters", "strict"}``."""
     return [
         {
@@ -62,7 +72,9 @@ def to_openai_responses(definitions: Iterable[ToolDefinition], *, strict: bool =
     ]
 
 
-def tool_message(tool_call_id: str, result: ToolResult, max_chars: int = DEFAULT_MAX_LLM_CHARS) -> dict[str, Any]:
+def tool_message(
+    tool_call_id: str, result: ToolResult, max_chars: int = DEFAULT_MAX_LLM_CHARS
+) -> dict[str, Any]:
     """The chat ``{"role": "tool", "tool_call_id", "content"}`` message for ``result``."""
     return {"role": "tool", "tool_call_id": tool_call_id, "content": result.to_llm(max_chars)}
 
@@ -92,6 +104,12 @@ async def run_tool_calls(
     base = ctx or ToolContext()
     parts = [_call_parts(c) for c in tool_calls or ()]
     results = await asyncio.gather(
-        *(executor.execute(name, args, base.derive(request_id=call_id)) for call_id, name, args in parts)
+        *(
+            executor.execute(name, args, base.derive(request_id=call_id))
+            for call_id, name, args in parts
+        )
     )
-    return [tool_message(call_id, r, max_chars) for (call_id, _, _), r in zip(parts, results, strict=True)]
+    return [
+        tool_message(call_id, r, max_chars)
+        for (call_id, _, _), r in zip(parts, results, strict=True)
+    ]

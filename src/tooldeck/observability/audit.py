@@ -181,7 +181,9 @@ class AuditStore:
         if len(self._queue) >= self.batch_size:
             self._wake.set()
 
-    def _row(self, item: tuple[float, str, Arguments, ToolContext | None, ToolResult]) -> dict[str, Any]:
+    def _row(
+        self, item: tuple[float, str, Arguments, ToolContext | None, ToolResult]
+    ) -> dict[str, Any]:
         ts, name, arguments, ctx, result = item
         error, meta = result.error, result.metadata
         return {
@@ -223,7 +225,9 @@ class AuditStore:
                 with self.engine.begin() as conn:
                     conn.execute(insert(tool_calls), rows)
             except Exception:
-                log.exception("audit: database write failed; %d rows go to %s", len(rows), self.fallback_path)
+                log.exception(
+                    "audit: database write failed; %d rows go to %s", len(rows), self.fallback_path
+                )
                 with self.fallback_path.open("a", encoding="utf-8") as fh:
                     for row in rows:
                         fh.write(json.dumps(row, default=str) + "\n")

@@ -32,7 +32,14 @@ class CircuitBreaker:
         clock: Monotonic clock in seconds (injectable for tests).
     """
 
-    __slots__ = ("_clock", "_failures", "_opened_at", "_trial", "failure_threshold", "reset_timeout_s")
+    __slots__ = (
+        "_clock",
+        "_failures",
+        "_opened_at",
+        "_trial",
+        "failure_threshold",
+        "reset_timeout_s",
+    )
 
     def __init__(
         self,

@@ -65,7 +65,7 @@ class ToolPolicy(BaseModel):
     def backoff_s(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         base = min(self.max_backoff_s, self.initial_backoff_s * 2 ** (attempt - 1))
-        return base + random.uniform(0, self.jitter_s)
+        return float(base + random.uniform(0, self.jitter_s))
 
 
 class PolicyOverride(BaseModel):
@@ -187,7 +187,12 @@ class PolicyProvider(WrapperProvider):
         else:
             result = await self._limited(state, name, arguments, ctx)
         error = result.error
-        if error is not None and error.retryable and error.type != "timeout" and state.policy.max_attempts > 1:
+        if (
+            error is not None
+            and error.retryable
+            and error.type != "timeout"
+            and state.policy.max_attempts > 1
+        ):
             result = await self._retry(state, name, arguments, ctx, result, start)
         if breaker is not None:
             breaker.record(result.error is None or result.error.type not in _TOOL_FAULTS)
@@ -272,7 +277,9 @@ class PolicyProvider(WrapperProvider):
             attempts=attempts, duration_ms=round((perf_counter() - start) * 1000, 3)
         )
 
-    def _timeout(self, state: _ToolState, ctx: ToolContext | None, start: float, limit: float) -> ToolResult:
+    def _timeout(
+        self, state: _ToolState, ctx: ToolContext | None, start: float, limit: float
+    ) -> ToolResult:
         return error_result(
             "timeout",
             f"{state.name} did not finish within {limit:g} s; try a smaller request or try later.",

@@ -52,7 +52,9 @@ class ToolRegistry(ToolsProvider):
         id: Provider id reported in definitions and result metadata.
     """
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = (), *, id: str = "local") -> None:
+    def __init__(
+        self, tools: Iterable[Tool | Callable[..., Any]] = (), *, id: str = "local"
+    ) -> None:
         self.id = id
         self._entries: dict[str, _Entry] = {}
         self._lookup: dict[str, _Entry] = {}
@@ -133,8 +135,10 @@ class ToolRegistry(ToolsProvider):
         return self.list_definitions()
 
     def export(self, format: str, *, strict: bool = True) -> list[dict[str, Any]]:
-        """The tools in a wire format: ``openai``, ``openai-responses``, ``anthropic``,
-        ``gemini`` or ``mcp`` (see ``tooldeck.exporters.export``)."""
+        """The tools in a wire format (see ``tooldeck.exporters.export``).
+
+        Formats: ``openai``, ``openai-responses``, ``anthropic``, ``gemini``, ``mcp``.
+        """
         from tooldeck.exporters import export
 
         return export(self.list_definitions(), format, strict=strict)
@@ -181,7 +185,9 @@ class ToolRegistry(ToolsProvider):
         """The ``not_found`` result for ``name``, naming the closest tools."""
         near = closest_names(name, self._lookup)
         hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
-        shown = ", ".join(self._entries) if len(self._entries) <= 30 else f"{len(self._entries)} tools"
+        shown = (
+            ", ".join(self._entries) if len(self._entries) <= 30 else f"{len(self._entries)} tools"
+        )
         meta = trusted_metadata(name, None, (ctx and ctx.request_id) or new_request_id(), 0.0)
         return error_result(
             "not_found",

@@ -21,7 +21,9 @@ def _require_api_key(request: Request) -> None:
     if key is None:
         return
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not secrets.compare_digest(token.encode(), key.get_secret_value().encode()):
+    if scheme.lower() != "bearer" or not secrets.compare_digest(
+        token.encode(), key.get_secret_value().encode()
+    ):
         raise HTTPException(
             status_code=401,
             detail="missing or wrong API key: send 'Authorization: Bearer <server.api_key>'",

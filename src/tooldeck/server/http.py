@@ -26,7 +26,9 @@ STATUS_BY_ERROR = {
 def result_response(result: ToolResult) -> Response:
     """The JSON response for ``result``, with the status of its error type."""
     status = 200 if result.error is None else STATUS_BY_ERROR.get(result.error.type.value, 500)
-    return Response(content=result.model_dump_json(), status_code=status, media_type="application/json")
+    return Response(
+        content=result.model_dump_json(), status_code=status, media_type="application/json"
+    )
 
 
 def runtime_of(request: Request) -> Runtime:

@@ -1,5 +1,8 @@
-"""The brokerage data pack (seed 004): positions, quotes, activity, transfers, performance,
-account summary and facts from one JSON file, with provenance on every result."""
+"""The brokerage data pack (seed 004).
+
+Positions, quotes, activity, transfers, performance, account summary and facts from one
+JSON file, with provenance on every result.
+"""
 
 from tooldeck.packs.brokerage.context import PositionPL, rank_positions, unrealized_pl
 from tooldeck.packs.brokerage.data import DEFAULT_DATA_PATH, BrokerageData, BrokerageDataSource

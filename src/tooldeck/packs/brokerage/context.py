@@ -28,7 +28,9 @@ class PositionPL(BaseModel):
     unrealized_pl_pct: float
 
 
-def unrealized_pl(positions: Sequence[Mapping[str, Any]], quotes: Sequence[Mapping[str, Any]]) -> list[PositionPL]:
+def unrealized_pl(
+    positions: Sequence[Mapping[str, Any]], quotes: Sequence[Mapping[str, Any]]
+) -> list[PositionPL]:
     """P/L of each position that has a quote: quantity × (price − cost_basis).
 
     Positions without a quote are left out. Amounts are rounded to cents, percentages

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tooldeck.exceptions import DataPackError
 
 __all__ = [
-    "DEFAULT_DATA_PATH",
     "ASSET_CLASSES",
+    "DEFAULT_DATA_PATH",
     "TIMEFRAMES",
     "Account",
     "AccountSummary",
@@ -183,7 +183,9 @@ class BrokerageData(_Model):
 
     def symbols(self) -> list[str]:
         """Symbols with a quote or a position, sorted."""
-        return sorted({q.symbol for q in self.quotes.quotes} | {p.symbol for p in self.positions.positions})
+        return sorted(
+            {q.symbol for q in self.quotes.quotes} | {p.symbol for p in self.positions.positions}
+        )
 
 
 class BrokerageDataSource:
@@ -212,7 +214,9 @@ class BrokerageDataSource:
         try:
             st = os.stat(self.path)
         except OSError as exc:
-            raise DataPackError(f"brokerage data file {self.path} cannot be read: {exc.strerror}") from None
+            raise DataPackError(
+                f"brokerage data file {self.path} cannot be read: {exc.strerror}"
+            ) from None
         stamp = (st.st_mtime_ns, st.st_size)
         data = self._data
         if data is not None and stamp == self._stamp:
@@ -242,7 +246,9 @@ class BrokerageDataSource:
                 section = loc[0] if loc else "(top level)"
                 field = ".".join(loc[1:]) or "(section)"
                 problems.append(f"section {section!r}, field {field!r}: {err['msg']}")
-            raise DataPackError(f"brokerage data file {self.path} is malformed: " + "; ".join(problems)) from None
+            raise DataPackError(
+                f"brokerage data file {self.path} is malformed: " + "; ".join(problems)
+            ) from None
 
     def fact_text(self, fact: Fact) -> str:
         """The markdown of ``fact``, read from beside the data file.
@@ -254,4 +260,6 @@ class BrokerageDataSource:
         try:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise DataPackError(f"fact file {path} (fact {fact.id!r}) cannot be read: {exc.strerror}") from None
+            raise DataPackError(
+                f"fact file {path} (fact {fact.id!r}) cannot be read: {exc.strerror}"
+            ) from None

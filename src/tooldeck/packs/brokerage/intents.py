@@ -17,14 +17,23 @@ def _held_symbols(params: Mapping[str, Any], earlier: Sequence[ToolResult]) -> d
 
 
 def brokerage_intents() -> list[Intent]:
-    """Intents → tool plans: the seed's single-tool intents plus symbol_performance,
+    """Intents → tool plans.
+
+    The seed's single-tool intents, plus the composite symbol_performance,
     portfolio_ranking (quotes for every held symbol, not only the first) and
-    performance with transfers."""
+    performance with transfers.
+    """
     acct = ("account",)
     return [
         Intent("activity", (IntentStep("get_activity", params=("account", "symbol")),)),
-        Intent("positions", (IntentStep("get_positions", params=("symbol", *acct)),), required=("symbol",)),
-        Intent("positions_list", (IntentStep("get_positions_list", params=("asset_class", *acct)),)),
+        Intent(
+            "positions",
+            (IntentStep("get_positions", params=("symbol", *acct)),),
+            required=("symbol",),
+        ),
+        Intent(
+            "positions_list", (IntentStep("get_positions_list", params=("asset_class", *acct)),)
+        ),
         Intent(
             "performance",
             (

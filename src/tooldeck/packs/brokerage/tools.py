@@ -97,7 +97,8 @@ class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
         if unknown:
             hints = {s: closest_names(s, known) for s in unknown}
             said = ", ".join(
-                f"{s!r}" + (f" (did you mean {hints[s][0]!r}?)" if hints[s] else "") for s in unknown
+                f"{s!r}" + (f" (did you mean {hints[s][0]!r}?)" if hints[s] else "")
+                for s in unknown
             )
             raise InvalidArgumentsError(
                 f"Unknown symbol {said}. Symbols: {', '.join(known)}.",
@@ -144,7 +145,11 @@ class GetPositions(_BrokerageTool[PositionsRequest, PositionsResponse]):
             if p.symbol == request.symbol and (account is None or p.account == account)
         ]
         return PositionsResponse(
-            as_of=data.positions.as_of, symbol=request.symbol, account=account, held=bool(rows), positions=rows
+            as_of=data.positions.as_of,
+            symbol=request.symbol,
+            account=account,
+            held=bool(rows),
+            positions=rows,
         )
 
 
@@ -172,7 +177,9 @@ class GetPositionsList(_BrokerageTool[PositionsListRequest, PositionsListRespons
     RequestModel = PositionsListRequest
     ResponseModel = PositionsListResponse
 
-    def execute_internal(self, request: PositionsListRequest, ctx: ToolContext) -> PositionsListResponse:
+    def execute_internal(
+        self, request: PositionsListRequest, ctx: ToolContext
+    ) -> PositionsListResponse:
         """All positions matching the filters."""
         data = self.source.load()
         account = self.account_id(data, request.account)
@@ -183,7 +190,10 @@ class GetPositionsList(_BrokerageTool[PositionsListRequest, PositionsListRespons
             and (request.asset_class is None or p.asset_class == request.asset_class)
         ]
         return PositionsListResponse(
-            as_of=data.positions.as_of, account=account, asset_class=request.asset_class, positions=rows
+            as_of=data.positions.as_of,
+            account=account,
+            asset_class=request.asset_class,
+            positions=rows,
         )
 
 
@@ -194,7 +204,9 @@ class QuotesRequest(_Symbol):
     """Arguments of get_quotes."""
 
     symbol: str | None = Field(None, description="One ticker symbol, e.g. AAPL.")
-    symbols: list[str] | None = Field(None, description="Several symbols; omit both for every quote.")
+    symbols: list[str] | None = Field(
+        None, description="Several symbols; omit both for every quote."
+    )
 
 
 class QuotesResponse(BaseModel):
@@ -345,7 +357,9 @@ class GetPerformance(_BrokerageTool[PerformanceRequest, PerformanceResponse]):
     RequestModel = PerformanceRequest
     ResponseModel = PerformanceResponse
 
-    def execute_internal(self, request: PerformanceRequest, ctx: ToolContext) -> PerformanceResponse:
+    def execute_internal(
+        self, request: PerformanceRequest, ctx: ToolContext
+    ) -> PerformanceResponse:
         """Performance of the account (or each account) over ``timeframe``."""
         data = self.source.load()
         account = self.account_id(data, request.account)
@@ -355,7 +369,10 @@ class GetPerformance(_BrokerageTool[PerformanceRequest, PerformanceResponse]):
             if p.timeframe == request.timeframe and (account is None or p.account == account)
         ]
         return PerformanceResponse(
-            as_of=data.performance.as_of, timeframe=request.timeframe, account=account, performance=rows
+            as_of=data.performance.as_of,
+            timeframe=request.timeframe,
+            account=account,
+            performance=rows,
         )
 
 
@@ -383,7 +400,9 @@ class GetAccountSummary(_BrokerageTool[AccountSummaryRequest, AccountSummaryResp
     RequestModel = AccountSummaryRequest
     ResponseModel = AccountSummaryResponse
 
-    def execute_internal(self, request: AccountSummaryRequest, ctx: ToolContext) -> AccountSummaryResponse:
+    def execute_internal(
+        self, request: AccountSummaryRequest, ctx: ToolContext
+    ) -> AccountSummaryResponse:
         """Summary of the account (or all accounts)."""
         data = self.source.load()
         account = self.account_id(data, request.account)
@@ -403,7 +422,9 @@ class GetAccountSummary(_BrokerageTool[AccountSummaryRequest, AccountSummaryResp
 class FactsRequest(BaseModel):
     """Arguments of get_facts."""
 
-    topic: str = Field(min_length=1, description="What to explain, e.g. 'Roth IRA', 'expense ratios'.")
+    topic: str = Field(
+        min_length=1, description="What to explain, e.g. 'Roth IRA', 'expense ratios'."
+    )
 
 
 class FactsResponse(BaseModel):

@@ -31,11 +31,15 @@ def _endpoint(tool_name: str):  # type: ignore[no-untyped-def]
             for key in query
             if key != "profile"
         }
-        result = await runtime_of(request).provider.execute(tool_name, arguments, call_context(request))
+        result = await runtime_of(request).provider.execute(
+            tool_name, arguments, call_context(request)
+        )
         return result_response(result)
 
     endpoint.__name__ = f"api_{tool_name}"
-    endpoint.__doc__ = f"Run ``{tool_name}`` with the query parameters as arguments; returns its ToolResult."
+    endpoint.__doc__ = (
+        f"Run ``{tool_name}`` with the query parameters as arguments; returns its ToolResult."
+    )
     return endpoint
 
 

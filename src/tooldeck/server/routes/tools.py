@@ -27,7 +27,9 @@ async def list_tools(
     if format not in FORMATS:
         return JSONResponse(
             status_code=422,
-            content={"detail": f"unknown format {format!r}; formats: definitions, {', '.join(FORMATS)}"},
+            content={
+                "detail": f"unknown format {format!r}; formats: definitions, {', '.join(FORMATS)}"
+            },
         )
     return export(definitions, format)
 
