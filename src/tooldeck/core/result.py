@@ -124,6 +124,17 @@ class ToolResult(BaseModel):
         """True when ``status == "success"``."""
         return self.status == "success"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_dumped_success(cls, values: Any) -> Any:
+        # A dump carries the derived ``success``; accept it back when it agrees.
+        if isinstance(values, dict) and "success" in values:
+            values = dict(values)
+            success = values.pop("success")
+            if success != (values.get("status") == "success"):
+                raise ValueError(f"success={success!r} contradicts status={values.get('status')!r}")
+        return values
+
     @model_validator(mode="after")
     def _error_matches_status(self) -> ToolResult:
         if (self.status == "error") != (self.error is not None):

@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from tooldeck.core import ToolContext, tool
+from tooldeck.exceptions import TransientToolError
+from tooldeck.providers import PolicyConfig, PolicyOverride, ToolRegistry
+from tooldeck.providers.breaker import BreakerState, CircuitBreaker
+
+pytestmark = pytest.mark.anyio
+
+FAST = {"initial_backoff_s": 0.01, "max_backoff_s": 0.02, "jitter_s": 0.0}
+
+
+def flaky_tool(fail_times: int) -> Any:
+    calls = {"n": 0}
+
+    @tool(name="flaky")
+    async def flaky() -> dict[str, int]:
+        """Fails ``fail_times`` times, then succeeds."""
+        calls["n"] += 1
+        if calls["n"] <= fail_times:
+            raise TransientToolError(f"attempt {calls['n']} failed")
+        return {"attempt": calls["n"]}
+
+    return flaky, calls
+
+
+async def test_flaky_tool_succeeds_on_attempt_three() -> None:
+    flaky, calls = flaky_tool(2)
+    stack = ToolRegistry([flaky]).with_policies(PolicyConfig(max_attempts=3, **FAST))
+    result = await stack.execute("flaky", {})
+    assert result.success and result.data == {"attempt": 3}
+    assert result.metadata.attempts == 3
+    assert calls["n"] == 3
+
+
+async def test_retries_stop_at_max_attempts_and_keep_the_first_request_id() -> None:
+    flaky, calls = flaky_tool(5)
+    stack = ToolRegistry([flaky]).with_policies(PolicyConfig(max_attempts=3, **FAST))
+    result = await stack.execute("flaky", {}, ToolContext(request_id="call-1"))
+    assert result.error is not None and result.error.message == "attempt 3 failed"
+    assert result.metadata.attempts == 3 and result.metadata.request_id == "call-1"
+    assert calls["n"] == 3
+
+
+async def test_validation_errors_are_never_retried() -> None:
+    flaky, calls = flaky_tool(0)
+    stack = ToolRegistry([flaky]).with_policies(PolicyConfig(max_attempts=3, **FAST))
+    result = await stack.execute("flaky", {"unexpected": 1})
+    assert result.error is not None and result.error.type == "validation"
+    assert result.metadata.attempts == 1 and calls["n"] == 0
+
+
+@tool(name="slow")
+async def slow(seconds: float) -> dict[str, float]:
+    """Sleeps."""
+    await asyncio.sleep(seconds)
+    return {"slept": seconds}
+
+
+@tool(name="slow_sync")
+def slow_sync(seconds: float) -> dict[str, float]:
+    """Sleeps in a worker thread."""
+    time.sleep(seconds)
+    return {"slept": seconds}
+
+
+async def test_slow_tool_times_out() -> None:
+    stack = ToolRegistry([slow]).with_policies(PolicyConfig(timeout_s=0.1))
+    started = time.perf_counter()
+    result = await stack.execute("slow", {"seconds": 5})
+    elapsed = time.perf_counter() - started
+    assert result.error is not None and result.error.type == "timeout"
+    assert result.error.retryable and result.error.details == {"timeout_s": 0.1}
+    assert "did not finish within 0.1 s" in result.error.message
+    assert 0.09 <= elapsed < 1.0
+    # the loop is healthy and the task not left cancelled
+    assert (await stack.execute("slow", {"seconds": 0.01})).success
+    await asyncio.sleep(0.01)
+
+
+async def test_blocking_tool_in_a_thread_times_out_too() -> None:
+    stack = ToolRegistry([slow_sync]).with_policies(PolicyConfig(timeout_s=0.1))
+    result = await stack.execute("slow_sync", {"seconds": 0.5})
+    assert result.error is not None and result.error.type == "timeout"
+
+
+async def test_per_tool_override_and_tool_timeout_precedence() -> None:
+    config = PolicyConfig(timeout_s=5, tools={"slow": PolicyOverride(timeout_s=0.05)})
+    stack = ToolRegistry([slow]).with_policies(config)
+    result = await stack.execute("slow", {"seconds": 1})
+    assert result.error is not None and result.error.type == "timeout"
+    assert stack.policy_for("slow") is not None and stack.policy_for("slow").timeout_s == 0.05  # type: ignore[union-attr]
+
+
+async def test_context_deadline_bounds_the_call() -> None:
+    stack = ToolRegistry([slow]).with_policies(PolicyConfig(timeout_s=60))
+    ctx = ToolContext(deadline=time.monotonic() + 0.1)
+    result = await stack.execute("slow", {"seconds": 2}, ctx)
+    assert result.error is not None and result.error.type == "timeout"
+    expired = await stack.execute("slow", {"seconds": 0}, ToolContext(deadline=time.monotonic() - 1))
+    assert expired.error is not None and expired.error.type == "timeout"
+
+
+async def test_many_concurrent_calls_with_different_timeouts() -> None:
+    stack = ToolRegistry([slow]).with_policies(PolicyConfig(timeout_s=0.3))
+    results = await asyncio.gather(*(stack.execute("slow", {"seconds": s}) for s in (0.01, 1.0, 0.05, 2.0)))
+    assert [r.status for r in results] == ["success", "error", "success", "error"]
+
+
+async def test_nested_calls_each_see_their_own_deadline() -> None:
+    inner_stack: list[Any] = []
+
+    @tool(name="outer")
+    async def outer() -> dict[str, str]:
+        """Calls slow with a longer budget than its own."""
+        inner = await inner_stack[0].execute("slow", {"seconds": 5})
+        return {"inner": inner.status}
+
+    stack = ToolRegistry([outer, slow]).with_policies(
+        PolicyConfig(tools={"outer": PolicyOverride(timeout_s=0.1), "slow": PolicyOverride(timeout_s=10)})
+    )
+    inner_stack.append(stack)
+    result = await stack.execute("outer", {})
+    assert result.error is not None and result.error.type == "timeout"
+    assert result.metadata.tool_name == "outer"
+
+
+async def test_outside_cancellation_is_not_swallowed() -> None:
+    stack = ToolRegistry([slow]).with_policies(PolicyConfig(timeout_s=10))
+    task = asyncio.ensure_future(stack.execute("slow", {"seconds": 5}))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_breaker_opens_then_half_opens_and_closes() -> None:
+    state = {"fail": True}
+
+    @tool(name="fragile")
+    async def fragile() -> str:
+        """Fails while state['fail']."""
+        if state["fail"]:
+            raise RuntimeError("backend down")
+        return "ok"
+
+    config = PolicyConfig(max_attempts=1, failure_threshold=3, reset_timeout_s=0.2)
+    stack = ToolRegistry([fragile]).with_policies(config)
+    for _ in range(3):
+        assert (await stack.execute("fragile", {})).error.type == "execution"  # type: ignore[union-attr]
+    opened = await stack.execute("fragile", {})
+    assert opened.error is not None and opened.error.type == "circuit_open" and opened.error.retryable
+    assert 0 < opened.error.details["retry_after_s"] <= 0.2  # type: ignore[index]
+    assert stack.breaker_for("fragile").state == BreakerState.open  # type: ignore[union-attr]
+
+    await asyncio.sleep(0.25)
+    assert stack.breaker_for("fragile").state == BreakerState.half_open  # type: ignore[union-attr]
+    assert (await stack.execute("fragile", {})).error.type == "execution"  # type: ignore[union-attr]
+    assert (await stack.execute("fragile", {})).error.type == "circuit_open"  # type: ignore[union-attr]
+
+    await asyncio.sleep(0.25)
+    state["fail"] = False
+    assert (await stack.execute("fragile", {})).success
+    assert stack.breaker_for("fragile").state == BreakerState.closed  # type: ignore[union-attr]
+
+
+async def test_caller_errors_do_not_open_the_breaker() -> None:
+    stack = ToolRegistry([slow]).with_policies(PolicyConfig(failure_threshold=1))
+    for _ in range(3):
+        assert (await stack.execute("slow", {"seconds": "x"})).error.type == "validation"  # type: ignore[union-attr]
+    assert (await stack.execute("slow", {"seconds": 0})).success
+
+
+def test_breaker_allows_one_trial_at_a_time() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker(failure_threshold=1, reset_timeout_s=10, clock=lambda: now[0])
+    breaker.record(False)
+    assert not breaker.allow()
+    now[0] = 10.0
+    assert breaker.allow() and not breaker.allow()
+    breaker.record(True)
+    assert breaker.allow() and breaker.state == BreakerState.closed
+
+
+async def test_concurrency_cap_queues_then_refuses() -> None:
+    # max_attempts=1: a refused call is retryable and would otherwise be retried after a backoff
+    config = PolicyConfig(tools={"slow": PolicyOverride(max_concurrency=1, max_queue=1, max_attempts=1)})
+    stack = ToolRegistry([slow]).with_policies(config)
+    started = time.perf_counter()
+    results = await asyncio.gather(*(stack.execute("slow", {"seconds": 0.1}) for _ in range(3)))
+    statuses = sorted(r.error.type if r.error else "success" for r in results)
+    assert statuses == ["success", "success", "unavailable"]
+    assert time.perf_counter() - started >= 0.2  # the two admitted calls ran one after the other
+    refused = next(r for r in results if r.error)
+    assert "limit of 1 concurrent calls" in refused.error.message and refused.error.retryable  # type: ignore[union-attr]
+
+
+async def test_unknown_tool_passes_through_to_not_found() -> None:
+    stack = ToolRegistry([slow]).with_policies()
+    result = await stack.execute("nope", {})
+    assert result.error is not None and result.error.type == "not_found"
