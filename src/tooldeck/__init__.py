@@ -9,7 +9,7 @@ every model format; record every call with its provenance::
     def greet(name: str) -> dict:
         \"\"\"Greet someone.
 
-        Args:
+Args:
             name: Who to greet.
         \"\"\"
         return {"greeting": f"Hello, {name}!"}

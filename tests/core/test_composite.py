@@ -49,7 +49,10 @@ class Web(CompositeTool):
 
 async def test_dispatches_to_the_action_and_validates_with_its_model() -> None:
     web = Web()
-    assert (await web.execute({"action": "search", "query": "etf"})).data == {"query": "etf", "n": 5}
+    assert (await web.execute({"action": "search", "query": "etf"})).data == {
+        "query": "etf",
+        "n": 5,
+    }
     assert (await web.execute('{"action": "fetch", "url": "https://x"}')).data == {
         "url": "https://x",
         "max_chars": 8000,

@@ -57,7 +57,10 @@ def test_parameter_descriptions_come_from_any_docstring_style(function: Any) -> 
 
 
 def test_google_long_description_is_kept() -> None:
-    assert FunctionTool(google).definition.description == "Price history of a symbol.\n\nUses closing prices."
+    assert (
+        FunctionTool(google).definition.description
+        == "Price history of a symbol.\n\nUses closing prices."
+    )
 
 
 class Out(BaseModel):

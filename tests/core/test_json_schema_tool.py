@@ -21,23 +21,34 @@ SCHEMA = {
 }
 
 
-async def forecast(city: str, units: str = "metric", days: int = 3, ctx: ToolContext | None = None) -> dict[str, Any]:
+async def forecast(
+    city: str, units: str = "metric", days: int = 3, ctx: ToolContext | None = None
+) -> dict[str, Any]:
     return {"city": city, "units": units, "days": days, "user": ctx.user if ctx else None}
 
 
 async def test_valid_arguments_reach_the_function() -> None:
-    weather = JsonSchemaTool(name="forecast", description="Weather.", input_schema=SCHEMA, function=forecast)
+    weather = JsonSchemaTool(
+        name="forecast", description="Weather.", input_schema=SCHEMA, function=forecast
+    )
     result = await weather.execute('{"city": "Oslo", "days": 2}', ToolContext(user="u1"))
     assert result.data == {"city": "Oslo", "units": "metric", "days": 2, "user": "u1"}
     assert weather.definition.input_schema == SCHEMA
 
 
 async def test_errors_read_like_pydantic_tools() -> None:
-    weather = JsonSchemaTool(name="forecast", description="Weather.", input_schema=SCHEMA, function=forecast)
+    weather = JsonSchemaTool(
+        name="forecast", description="Weather.", input_schema=SCHEMA, function=forecast
+    )
     result = await weather.execute({"units": "kelvin", "days": 30, "zz": 1})
     assert result.error is not None and result.error.type == "validation"
     fields = {e["field"]: e["type"] for e in result.error.details["errors"]}  # type: ignore[index]
-    assert fields == {"city": "missing", "units": "enum", "days": "maximum", "zz": "extra_forbidden"}
+    assert fields == {
+        "city": "missing",
+        "units": "enum",
+        "days": "maximum",
+        "zz": "extra_forbidden",
+    }
     assert "city: Field required" in result.error.message
     assert "units: 'kelvin' is not one of ['metric', 'imperial']" in result.error.message
     assert result.error.message.endswith(
@@ -59,7 +70,7 @@ async def test_pass_dict_and_sync_function() -> None:
 
 
 def test_bad_schemas_are_refused_at_construction() -> None:
-    with pytest.raises(RegistrationError, match="must have \"type\": \"object\""):
+    with pytest.raises(RegistrationError, match='must have "type": "object"'):
         JsonSchemaTool(name="t", description="", input_schema={"type": "array"}, function=forecast)
     with pytest.raises(RegistrationError, match="invalid JSON Schema at properties/x"):
         JsonSchemaTool(

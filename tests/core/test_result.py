@@ -20,7 +20,12 @@ def test_trusted_constructors_equal_validated_ones() -> None:
         source_id="tool:x:v1",
         as_of="2026-01-15",
         metadata=ResultMetadata(
-            tool_name="t", tool_version="1.0.0", request_id="r-1", duration_ms=1.5, attempts=2, provider="local"
+            tool_name="t",
+            tool_version="1.0.0",
+            request_id="r-1",
+            duration_ms=1.5,
+            attempts=2,
+            provider="local",
         ),
     )
     assert fast == slow
@@ -55,15 +60,16 @@ def test_to_llm_renders_data_and_provenance() -> None:
 
 def test_to_llm_errors_are_short_and_actionable() -> None:
     failed = ToolResult.fail("unavailable", "the quote service is down", retryable=True)
-    assert failed.to_llm() == "Error (unavailable): the quote service is down This may succeed if retried."
+    assert (
+        failed.to_llm()
+        == "Error (unavailable): the quote service is down This may succeed if retried."
+    )
     traced = ToolResult.fail("execution", "x failed", details={"traceback": "Traceback ... secret"})
     assert "Traceback" not in traced.to_llm()
 
 
 def test_to_llm_truncates_with_marker_but_keeps_full_data() -> None:
-    big = ToolResult.ok(
-        {"rows": ["x" * 50] * 100}, metadata=ResultMetadata(request_id="abc")
-    )
+    big = ToolResult.ok({"rows": ["x" * 50] * 100}, metadata=ResultMetadata(request_id="abc"))
     text = big.to_llm(max_chars=200)
     body, marker = text.split("\n", 1)
     assert len(body) == 200

@@ -31,7 +31,10 @@ class Node(BaseModel):
 
 def _openai_accepts(schema: dict) -> bool:
     """The openai package's strict conversion changes nothing: the schema is already strict."""
-    return _ensure_strict_json_schema(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema)) == schema
+    return (
+        _ensure_strict_json_schema(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema))
+        == schema
+    )
 
 
 def test_strict_schema_is_accepted_by_openai_unchanged() -> None:
@@ -39,7 +42,10 @@ def test_strict_schema_is_accepted_by_openai_unchanged() -> None:
     assert _openai_accepts(strict)
     assert strict["required"] == ["symbol", "limit", "account", "filters", "title"]
     assert strict["additionalProperties"] is False
-    assert strict["properties"]["limit"] == {"description": "Max rows. Default: 10.", "type": ["integer", "null"]}
+    assert strict["properties"]["limit"] == {
+        "description": "Max rows. Default: 10.",
+        "type": ["integer", "null"],
+    }
     assert strict["properties"]["account"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
     assert strict["properties"]["filters"]["type"] == ["array", "null"]
     item = strict["properties"]["filters"]["items"]
@@ -65,6 +71,10 @@ def test_titles_are_stripped_but_not_property_names() -> None:
 
 def test_inline_refs_and_recursion() -> None:
     inlined = inline_refs(model_schema(Query))
-    assert inlined["properties"]["filters"]["items"]["properties"]["op"]["enum"] == ["eq", "lt", "gt"]
+    assert inlined["properties"]["filters"]["items"]["properties"]["op"]["enum"] == [
+        "eq",
+        "lt",
+        "gt",
+    ]
     with pytest.raises(RegistrationError, match="recursive schema"):
         inline_refs(model_schema(Node))

@@ -40,7 +40,9 @@ class SyncBlocking(BaseTool[Req, Resp]):
     source_id = "tool:threads:v1"
 
     def execute_internal(self, request: Req, ctx: ToolContext) -> Resp:
-        return Resp(as_of="2026-01-15", symbol=request.symbol, thread=threading.current_thread().name)
+        return Resp(
+            as_of="2026-01-15", symbol=request.symbol, thread=threading.current_thread().name
+        )
 
 
 class SyncInline(SyncBlocking):
@@ -65,7 +67,9 @@ class Raising(BaseTool[Req, Any]):
 
     def execute_internal(self, request: Req, ctx: ToolContext) -> Any:
         kinds = {
-            "invalid": InvalidArgumentsError("symbol 'X' does not exist", details={"allowed": ["A"]}),
+            "invalid": InvalidArgumentsError(
+                "symbol 'X' does not exist", details={"allowed": ["A"]}
+            ),
             "transient": TransientToolError("try again"),
             "unavailable": ToolUnavailableError("service down"),
             "denied": ToolDeniedError("outside the allowed roots"),
@@ -98,14 +102,18 @@ async def test_async_tool_gets_context_and_emits_events() -> None:
     result = await AsyncTool().execute({"symbol": "MSFT"}, ctx)
     assert result.data == {"symbol": "MSFT", "limit": 10, "session": "s-1"}
     assert result.metadata.request_id == "call-7"
-    assert [(e.type, dict(e.data), e.request_id) for e in events] == [("progress", {"done": 1}, "call-7")]
+    assert [(e.type, dict(e.data), e.request_id) for e in events] == [
+        ("progress", {"done": 1}, "call-7")
+    ]
 
 
 async def test_no_context_and_no_arguments_are_fine() -> None:
     result = await AsyncTool().execute()
     assert result.error is not None
     assert result.error.type == "validation"
-    assert result.error.details == {"errors": [{"field": "symbol", "message": "Field required", "type": "missing"}]}
+    assert result.error.details == {
+        "errors": [{"field": "symbol", "message": "Field required", "type": "missing"}]
+    }
 
 
 async def test_validation_errors_name_field_expectation_and_arguments() -> None:
@@ -142,7 +150,9 @@ async def test_strict_mode_nulls_fall_back_to_defaults() -> None:
         ("denied", "denied", False),
     ],
 )
-async def test_tool_failures_choose_their_envelope(symbol: str, error_type: str, retryable: bool) -> None:
+async def test_tool_failures_choose_their_envelope(
+    symbol: str, error_type: str, retryable: bool
+) -> None:
     result = await Raising().execute({"symbol": symbol})
     assert result.error is not None
     assert (result.error.type, result.error.retryable) == (error_type, retryable)
@@ -171,7 +181,10 @@ def test_definition_from_class_attributes_and_docstring() -> None:
 def test_hand_written_schema_wins() -> None:
     class Handwritten(AsyncTool):
         name = "handwritten"
-        input_schema = {"type": "object", "properties": {"symbol": {"type": "string", "description": "Ticker."}}}
+        input_schema = {
+            "type": "object",
+            "properties": {"symbol": {"type": "string", "description": "Ticker."}},
+        }
         annotations = ToolAnnotations(read_only=True)
 
     assert Handwritten().definition.input_schema["properties"]["symbol"]["description"] == "Ticker."

@@ -41,32 +41,156 @@ def _registry() -> ToolRegistry:
 
 def test_openai_chat_export() -> None:
     tools = _registry().export("openai")
-    assert tools == snapshot([{'type': 'function', 'function': {'name': 'crm_search', 'description': 'Search CRM contacts.', 'parameters': {'additionalProperties': False, 'properties': {'query': {'description': 'Name or e-mail fragment.', 'type': 'string'}, 'limit': {'description': 'Maximum contacts. Default: 5.', 'type': ['integer', 'null']}}, 'required': ['query', 'limit'], 'type': 'object'}, 'strict': True}}])
+    assert tools == snapshot(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "crm_search",
+                    "description": "Search CRM contacts.",
+                    "parameters": {
+                        "additionalProperties": False,
+                        "properties": {
+                            "query": {"description": "Name or e-mail fragment.", "type": "string"},
+                            "limit": {
+                                "description": "Maximum contacts. Default: 5.",
+                                "type": ["integer", "null"],
+                            },
+                        },
+                        "required": ["query", "limit"],
+                        "type": "object",
+                    },
+                    "strict": True,
+                },
+            }
+        ]
+    )
     for item in tools:
         TypeAdapter(ChatCompletionToolParam).validate_python(item)
 
 
 def test_openai_non_strict_export() -> None:
-    assert _registry().export("openai", strict=False) == snapshot([{'type': 'function', 'function': {'name': 'crm_search', 'description': 'Search CRM contacts.', 'parameters': {'additionalProperties': False, 'properties': {'query': {'description': 'Name or e-mail fragment.', 'type': 'string'}, 'limit': {'default': 5, 'description': 'Maximum contacts.', 'type': 'integer'}}, 'required': ['query'], 'type': 'object'}}}])
+    assert _registry().export("openai", strict=False) == snapshot(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "crm_search",
+                    "description": "Search CRM contacts.",
+                    "parameters": {
+                        "additionalProperties": False,
+                        "properties": {
+                            "query": {"description": "Name or e-mail fragment.", "type": "string"},
+                            "limit": {
+                                "default": 5,
+                                "description": "Maximum contacts.",
+                                "type": "integer",
+                            },
+                        },
+                        "required": ["query"],
+                        "type": "object",
+                    },
+                },
+            }
+        ]
+    )
 
 
 def test_openai_responses_export() -> None:
     tools = _registry().export("openai-responses")
-    assert tools == snapshot([{'type': 'function', 'name': 'crm_search', 'description': 'Search CRM contacts.', 'parameters': {'additionalProperties': False, 'properties': {'query': {'description': 'Name or e-mail fragment.', 'type': 'string'}, 'limit': {'description': 'Maximum contacts. Default: 5.', 'type': ['integer', 'null']}}, 'required': ['query', 'limit'], 'type': 'object'}, 'strict': True}])
+    assert tools == snapshot(
+        [
+            {
+                "type": "function",
+                "name": "crm_search",
+                "description": "Search CRM contacts.",
+                "parameters": {
+                    "additionalProperties": False,
+                    "properties": {
+                        "query": {"description": "Name or e-mail fragment.", "type": "string"},
+                        "limit": {
+                            "description": "Maximum contacts. Default: 5.",
+                            "type": ["integer", "null"],
+                        },
+                    },
+                    "required": ["query", "limit"],
+                    "type": "object",
+                },
+                "strict": True,
+            }
+        ]
+    )
     for item in tools:
         TypeAdapter(FunctionToolParam).validate_python(item)
 
 
 def test_anthropic_export() -> None:
-    assert _registry().export("anthropic") == snapshot([{'name': 'crm_search', 'description': 'Search CRM contacts.', 'input_schema': {'additionalProperties': False, 'properties': {'query': {'description': 'Name or e-mail fragment.', 'type': 'string'}, 'limit': {'default': 5, 'description': 'Maximum contacts.', 'type': 'integer'}}, 'required': ['query'], 'type': 'object'}}])
+    assert _registry().export("anthropic") == snapshot(
+        [
+            {
+                "name": "crm_search",
+                "description": "Search CRM contacts.",
+                "input_schema": {
+                    "additionalProperties": False,
+                    "properties": {
+                        "query": {"description": "Name or e-mail fragment.", "type": "string"},
+                        "limit": {
+                            "default": 5,
+                            "description": "Maximum contacts.",
+                            "type": "integer",
+                        },
+                    },
+                    "required": ["query"],
+                    "type": "object",
+                },
+            }
+        ]
+    )
 
 
 def test_gemini_export() -> None:
-    assert _registry().export("gemini") == snapshot([{'name': 'crm_search', 'description': 'Search CRM contacts.', 'parameters': {'properties': {'query': {'description': 'Name or e-mail fragment.', 'type': 'string'}, 'limit': {'description': 'Maximum contacts.', 'type': 'integer'}}, 'required': ['query'], 'type': 'object'}}])
+    assert _registry().export("gemini") == snapshot(
+        [
+            {
+                "name": "crm_search",
+                "description": "Search CRM contacts.",
+                "parameters": {
+                    "properties": {
+                        "query": {"description": "Name or e-mail fragment.", "type": "string"},
+                        "limit": {"description": "Maximum contacts.", "type": "integer"},
+                    },
+                    "required": ["query"],
+                    "type": "object",
+                },
+            }
+        ]
+    )
 
 
 def test_mcp_export_keeps_the_real_name_and_annotations() -> None:
-    assert _registry().export("mcp") == snapshot([{'name': 'crm.search', 'description': 'Search CRM contacts.', 'inputSchema': {'additionalProperties': False, 'properties': {'query': {'description': 'Name or e-mail fragment.', 'type': 'string'}, 'limit': {'default': 5, 'description': 'Maximum contacts.', 'type': 'integer'}}, 'required': ['query'], 'type': 'object'}, 'outputSchema': {'additionalProperties': True, 'type': 'object'}, 'annotations': {'readOnlyHint': True, 'openWorldHint': False}}])
+    assert _registry().export("mcp") == snapshot(
+        [
+            {
+                "name": "crm.search",
+                "description": "Search CRM contacts.",
+                "inputSchema": {
+                    "additionalProperties": False,
+                    "properties": {
+                        "query": {"description": "Name or e-mail fragment.", "type": "string"},
+                        "limit": {
+                            "default": 5,
+                            "description": "Maximum contacts.",
+                            "type": "integer",
+                        },
+                    },
+                    "required": ["query"],
+                    "type": "object",
+                },
+                "outputSchema": {"additionalProperties": True, "type": "object"},
+                "annotations": {"readOnlyHint": True, "openWorldHint": False},
+            }
+        ]
+    )
 
 
 async def test_a_call_under_the_safe_alias_reaches_the_tool() -> None:
@@ -79,6 +203,8 @@ async def test_a_call_under_the_safe_alias_reaches_the_tool() -> None:
 
 
 def test_unknown_format_lists_formats() -> None:
-    with pytest.raises(ValueError, match="formats: openai, openai-responses, anthropic, gemini, mcp"):
+    with pytest.raises(
+        ValueError, match="formats: openai, openai-responses, anthropic, gemini, mcp"
+    ):
         export([], "cohere")
     assert FORMATS == ("openai", "openai-responses", "anthropic", "gemini", "mcp")

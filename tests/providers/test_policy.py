@@ -103,13 +103,17 @@ async def test_context_deadline_bounds_the_call() -> None:
     ctx = ToolContext(deadline=time.monotonic() + 0.1)
     result = await stack.execute("slow", {"seconds": 2}, ctx)
     assert result.error is not None and result.error.type == "timeout"
-    expired = await stack.execute("slow", {"seconds": 0}, ToolContext(deadline=time.monotonic() - 1))
+    expired = await stack.execute(
+        "slow", {"seconds": 0}, ToolContext(deadline=time.monotonic() - 1)
+    )
     assert expired.error is not None and expired.error.type == "timeout"
 
 
 async def test_many_concurrent_calls_with_different_timeouts() -> None:
     stack = ToolRegistry([slow]).with_policies(PolicyConfig(timeout_s=0.3))
-    results = await asyncio.gather(*(stack.execute("slow", {"seconds": s}) for s in (0.01, 1.0, 0.05, 2.0)))
+    results = await asyncio.gather(
+        *(stack.execute("slow", {"seconds": s}) for s in (0.01, 1.0, 0.05, 2.0))
+    )
     assert [r.status for r in results] == ["success", "error", "success", "error"]
 
 
@@ -123,7 +127,9 @@ async def test_nested_calls_each_see_their_own_deadline() -> None:
         return {"inner": inner.status}
 
     stack = ToolRegistry([outer, slow]).with_policies(
-        PolicyConfig(tools={"outer": PolicyOverride(timeout_s=0.1), "slow": PolicyOverride(timeout_s=10)})
+        PolicyConfig(
+            tools={"outer": PolicyOverride(timeout_s=0.1), "slow": PolicyOverride(timeout_s=10)}
+        )
     )
     inner_stack.append(stack)
     result = await stack.execute("outer", {})
@@ -155,7 +161,9 @@ async def test_breaker_opens_then_half_opens_and_closes() -> None:
     for _ in range(3):
         assert (await stack.execute("fragile", {})).error.type == "execution"  # type: ignore[union-attr]
     opened = await stack.execute("fragile", {})
-    assert opened.error is not None and opened.error.type == "circuit_open" and opened.error.retryable
+    assert (
+        opened.error is not None and opened.error.type == "circuit_open" and opened.error.retryable
+    )
     assert 0 < opened.error.details["retry_after_s"] <= 0.2  # type: ignore[index]
     assert stack.breaker_for("fragile").state == BreakerState.open  # type: ignore[union-attr]
 
@@ -190,7 +198,9 @@ def test_breaker_allows_one_trial_at_a_time() -> None:
 
 async def test_concurrency_cap_queues_then_refuses() -> None:
     # max_attempts=1: a refused call is retryable and would otherwise be retried after a backoff
-    config = PolicyConfig(tools={"slow": PolicyOverride(max_concurrency=1, max_queue=1, max_attempts=1)})
+    config = PolicyConfig(
+        tools={"slow": PolicyOverride(max_concurrency=1, max_queue=1, max_attempts=1)}
+    )
     stack = ToolRegistry([slow]).with_policies(config)
     started = time.perf_counter()
     results = await asyncio.gather(*(stack.execute("slow", {"seconds": 0.1}) for _ in range(3)))

@@ -26,13 +26,15 @@ def get_quotes(symbols: list[str]) -> list[str]:
 
 def test_duplicate_names_and_aliases_name_both_tools() -> None:
     registry = ToolRegistry([get_quote])
-    with pytest.raises(DuplicateToolError, match=r"'get_quote' .*already taken by FunctionTool \('get_quote'\)"):
+    with pytest.raises(
+        DuplicateToolError, match=r"'get_quote' .*already taken by FunctionTool \('get_quote'\)"
+    ):
         registry.register(tool(name="get_quote")(lambda: None))
+    registry.register(get_quotes, aliases=("quote",))
     with pytest.raises(DuplicateToolError, match="'quote'"):
-        registry.register(get_quotes, aliases=("quote",))
         registry.register(tool(name="other")(lambda: None), aliases=("quote",))
+    registry.register(tool(name="a.b")(lambda: None))
     with pytest.raises(DuplicateToolError, match="'a_b'"):
-        registry.register(tool(name="a.b")(lambda: None))
         registry.register(tool(name="a_b")(lambda: None))
 
 

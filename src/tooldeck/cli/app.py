@@ -25,7 +25,7 @@ app = typer.Typer(
     add_completion=False,
 )
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # paths in errors stay copyable
 
 ConfigOption = Annotated[
     Path | None,

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tooldeck.cli.app import app
+
+runner = CliRunner()
+
+
+def test_tools_table_and_formats() -> None:
+    table = runner.invoke(app, ["tools"])
+    assert table.exit_code == 0 and "get_positions" in table.output
+    for fmt in ("json", "openai", "openai-responses", "anthropic", "gemini", "mcp"):
+        result = runner.invoke(app, ["tools", "--format", fmt])
+        assert result.exit_code == 0, result.output
+        assert len(json.loads(result.output)) == 8
+    bad = runner.invoke(app, ["tools", "--format", "yaml"])
+    assert bad.exit_code == 2 and "unknown format 'yaml'" in bad.output
+
+
+def test_call_with_pairs_and_json_and_exit_codes() -> None:
+    ok = runner.invoke(app, ["call", "get_positions", "symbol=AAPL", "account=joint"])
+    assert ok.exit_code == 0, ok.output
+    body = json.loads(ok.output)
+    assert (
+        body["source_id"] == "tool:positions:v1" and body["data"]["positions"][0]["quantity"] == 18
+    )
+    as_json = runner.invoke(app, ["call", "get_quotes", "--args", '{"symbols": ["VOO", "BND"]}'])
+    assert [q["symbol"] for q in json.loads(as_json.output)["data"]["quotes"]] == ["VOO", "BND"]
+    listed = runner.invoke(app, ["call", "get_quotes", 'symbols=["TLT"]'])
+    assert json.loads(listed.output)["data"]["quotes"][0]["symbol"] == "TLT"
+    failed = runner.invoke(app, ["call", "get_positions", "symbol=ZZZ"])
+    assert failed.exit_code == 1 and json.loads(failed.output)["error"]["type"] == "validation"
+    unknown = runner.invoke(app, ["call", "get_position"])
+    assert (
+        unknown.exit_code == 1 and "Did you mean" in json.loads(unknown.output)["error"]["message"]
+    )
+    malformed = runner.invoke(app, ["call", "get_quotes", "symbol"])
+    assert malformed.exit_code == 2 and "is not key=value" in malformed.output
+
+
+def test_audit_lists_calls_made_by_call() -> None:
+    runner.invoke(app, ["call", "get_quotes", "symbol=AAPL"])
+    runner.invoke(app, ["call", "get_quotes", "symbol=NOPE"])
+    table = runner.invoke(app, ["audit"])
+    assert table.exit_code == 0 and "get_quotes" in table.output
+    lines = runner.invoke(app, ["audit", "--json", "--status", "error"]).output.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["arguments"] == {"symbol": "NOPE"}
+    assert runner.invoke(app, ["audit", "--status", "maybe"]).exit_code == 2
+
+
+def test_bad_config_file_is_a_clear_error(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["tools", "--config", str(tmp_path / "nope.toml")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[server]\nport = "high"\n')
+    invalid = runner.invoke(app, ["tools", "--config", str(bad)])
+    assert invalid.exit_code == 2 and "server.port" in invalid.output
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[server\n")
+    assert runner.invoke(app, ["tools", "--config", str(broken)]).exit_code == 2
+
+
+def test_missing_data_file_fails_fast_naming_it(tmp_path: Path) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(f'[brokerage]\ndata_path = "{tmp_path / "gone.json"}"\n')
+    result = runner.invoke(app, ["tools", "--config", str(config)])
+    assert result.exit_code == 2 and "gone.json" in result.output

@@ -1,0 +1,126 @@
+"""A real ``tooldeck serve`` process on 127.0.0.1: the README's calls, a restart, the audit log."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def env_for(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
+    env["TOOLDECK_DATA_DIR"] = str(data_dir)
+    return env
+
+
+class Server:
+    def __init__(self, data_dir: Path, port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = (data_dir.parent / f"server-{port}-{time.monotonic_ns()}.log").open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tooldeck", "serve", "--port", str(port)],
+            env=env_for(data_dir),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited early: {Path(self.log.name).read_text()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("server did not become healthy within 30 s")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[Server]:
+    s = Server(data_dir, free_port())
+    yield s
+    s.stop()
+
+
+def test_readme_calls_then_audit_survives_a_restart(server: Server, data_dir: Path) -> None:
+    ok = httpx.post(f"{server.url}/api/tools/execute/get_positions", json={"symbol": "AAPL"})
+    assert ok.status_code == 200
+    body = ok.json()
+    assert body["source_id"] == "tool:positions:v1" and body["as_of"] == "2026-11-20"
+    assert (
+        body["data"]["positions"][0]["symbol"] == "AAPL"
+        and body["metadata"]["tool_name"] == "get_positions"
+    )
+
+    missing = httpx.post(f"{server.url}/api/tools/execute/get_positons", json={})
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found"
+    bad = httpx.post(f"{server.url}/api/tools/execute/get_positions", json={"symbol": 5})
+    assert (
+        bad.status_code == 422 and bad.json()["error"]["details"]["errors"][0]["field"] == "symbol"
+    )
+
+    assert server.stop() == 0  # graceful: the audit store is flushed on shutdown
+
+    audit = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "audit", "--json"],
+        env=env_for(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    records = [json.loads(line) for line in audit.stdout.splitlines()]
+    assert [(r["tool_name"], r["status"], r["error_type"]) for r in records] == [
+        ("get_positions", "error", "validation"),
+        ("get_positons", "error", "not_found"),
+        ("get_positions", "success", None),
+    ]
+
+    again = Server(data_dir, free_port())
+    try:
+        httpx.get(f"{again.url}/api/quotes", params={"symbol": "VOO"}).raise_for_status()
+    finally:
+        assert again.stop() == 0
+    audit = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "audit", "--json", "--limit", "10"],
+        env=env_for(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert len(audit.stdout.splitlines()) == 4

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tooldeck.core import ToolContext, tool
+from tooldeck.observability import AuditStore, redact
+from tooldeck.providers import ToolRegistry
+
+pytestmark = pytest.mark.anyio
+
+
+@tool(source_id="tool:login:v1")
+def login(user: str, password: str, api_key: str = "") -> dict[str, str]:
+    """Pretend to log in."""
+    return {"user": user, "as_of": "2026-01-15"}
+
+
+async def test_every_call_is_recorded_in_a_real_sqlite_file(tmp_path: Path) -> None:
+    db = tmp_path / "audit" / "audit.db"
+    store = AuditStore.sqlite(db)
+    stack = ToolRegistry([login]).with_policies().observed(store)
+    ctx = ToolContext(session_id="s1", run_id="r1", user="ada", profile="demo", request_id="req-1")
+    await stack.execute(
+        "login",
+        '{"user": "ada", "password": "hunter2", "api_key": "sk-abcdefghijklmnopqrstuv"}',
+        ctx,
+    )
+    await stack.execute("login", {"user": 5})
+    await stack.execute("nope", {})
+    store.close()
+
+    rows = (
+        sqlite3.connect(db)
+        .execute(
+            "select tool_name, status, error_type, arguments, source_id, as_of, request_id, session_id, run_id, "
+            "user, profile, attempts from tool_calls order by id"
+        )
+        .fetchall()
+    )
+    assert [r[:3] for r in rows] == [
+        ("login", "success", None),
+        ("login", "error", "validation"),
+        ("nope", "error", "not_found"),
+    ]
+    assert json.loads(rows[0][3]) == {"user": "ada", "password": "***", "api_key": "***"}
+    assert rows[0][4:] == ("tool:login:v1", "2026-01-15", "req-1", "s1", "r1", "ada", "demo", 1)
+
+
+async def test_records_survive_reopening_and_filter(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    first = AuditStore.sqlite(db)
+    stack = ToolRegistry([login]).observed(first)
+    for i in range(5):
+        await stack.execute("login", {"user": f"u{i}", "password": "x"})
+    await stack.execute("login", {})
+    first.close()
+
+    second = AuditStore.sqlite(db)
+    assert second.count() == 6
+    newest = second.query(limit=2)
+    assert [r.arguments for r in newest] == [{}, {"user": "u4", "password": "***"}]
+    errors = second.query(status="error")
+    assert len(errors) == 1 and errors[0].error_type == "validation"
+    assert errors[0].error_details["errors"][0]["field"] == "user"
+    assert second.query(tool="other") == []
+    second.close()
+
+
+async def test_a_refused_batch_goes_to_the_fallback_file(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    store = AuditStore.sqlite(db)
+    stack = ToolRegistry([login]).observed(store)
+    with sqlite3.connect(db) as conn:
+        conn.execute("drop table tool_calls")
+    await stack.execute("login", {"user": "ada", "password": "x"})
+    store.flush()
+    lines = store.fallback_path.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["tool_name"] == "login"
+    store.close()
+
+
+def test_redaction_by_key_and_by_value() -> None:
+    value = {
+        "Authorization": "Bearer abc",
+        "nested": [{"token": 1, "note": "ghp_" + "a" * 30}, "plain"],
+        "db_password": "p",
+        "query": "AAPL",
+    }
+    assert redact(value) == {
+        "Authorization": "***",
+        "nested": [{"token": "***", "note": "***"}, "plain"],
+        "db_password": "***",
+        "query": "AAPL",
+    }
