@@ -123,7 +123,6 @@ class FunctionTool(BaseTool[BaseModel, Any]):
                 annotation,
                 Field(default, description=param_docs.get(param.name)),
             )
-        self._fields = tuple(fields)
         model_name = (
             "".join(part.title() for part in self.name.replace(".", "_").split("_")) + "Args"
         )
@@ -148,10 +147,10 @@ class FunctionTool(BaseTool[BaseModel, Any]):
 
     def execute_internal(self, request: BaseModel, ctx: ToolContext) -> Any:
         """Call the function with the validated arguments (and the context, if it takes one)."""
-        kwargs = {name: getattr(request, name) for name in self._fields}
-        if self._context_param is not None:
-            kwargs[self._context_param] = ctx
-        return self.function(**kwargs)
+        # the request model forbids extra fields, so its __dict__ is exactly the arguments
+        if self._context_param is None:
+            return self.function(**request.__dict__)
+        return self.function(**request.__dict__, **{self._context_param: ctx})
 
 
 @overload

@@ -38,6 +38,7 @@ from tooldeck.core.result import (
     ToolError,
     ToolResult,
     _trusted,
+    trusted_call_success,
     trusted_metadata,
     trusted_success,
 )
@@ -217,7 +218,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         if model is None:
             raise RegistrationError(f"tool {self.name!r} has no RequestModel")
         try:
-            if isinstance(arguments, str | bytes):
+            if isinstance(arguments, (str, bytes)):
                 return model.model_validate_json(arguments or "{}")  # type: ignore[return-value]
             return model.model_validate(arguments if arguments is not None else {})  # type: ignore[return-value]
         except ValidationError:
@@ -270,7 +271,16 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
                     {*result.__pydantic_fields_set__, "metadata"},
                 )
             data, as_of = _jsonable(response)
-            return trusted_success(data, self.source_id, as_of, self._metadata(ctx, start))
+            return trusted_call_success(
+                data,
+                self.source_id,
+                as_of,
+                self.name,
+                self.version,
+                ctx.request_id or new_request_id(),
+                (perf_counter() - start) * 1000,
+                self.provider_id,
+            )
         except ValidationError as exc:
             return self.invalid_arguments(from_pydantic(exc), self._metadata(ctx, start))
         except ToolFailure as exc:
@@ -305,7 +315,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             self.name,
             self.version,
             ctx.request_id or new_request_id(),
-            round((perf_counter() - start) * 1000, 3),
+            (perf_counter() - start) * 1000,
             1,
             self.provider_id,
         )

@@ -20,9 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from sqlalchemy import (
-    JSON,
     Column,
     DateTime,
     Float,
@@ -42,7 +41,7 @@ from sqlalchemy.engine import Engine
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
-from tooldeck.observability.redact import redact
+from tooldeck.observability.redact import might_contain_secret, redact
 
 __all__ = ["AuditRecord", "AuditSink", "AuditStore", "tool_calls"]
 
@@ -59,9 +58,9 @@ tool_calls = Table(
     Column("status", String(16), nullable=False, index=True),
     Column("error_type", String(32)),
     Column("error_message", Text),
-    Column("error_details", JSON),
-    Column("arguments", JSON),
-    Column("data", JSON),
+    Column("error_details", Text),  # JSON text, serialised once by the writer
+    Column("arguments", Text),  # JSON text, redacted
+    Column("data", Text),  # JSON text
     Column("duration_ms", Float),
     Column("attempts", Integer),
     Column("source_id", String(128)),
@@ -110,19 +109,41 @@ class AuditRecord(BaseModel):
     profile: str | None
     provider: str | None
 
+    @field_validator("arguments", "data", "error_details", mode="before")
+    @classmethod
+    def _parse_json_text(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
 
-def _parse_arguments(arguments: Arguments) -> Any:
-    if isinstance(arguments, str | bytes):
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
+    """Redacted JSON text of a call's arguments, parsing only when needed.
+
+    JSON text with nothing secret-looking in it is stored as received (it parsed when
+    the call validated it; ``check_syntax`` re-checks for failed calls). Invalid JSON
+    is kept as ``{"_raw": "<first 10,000 characters>"}``.
+    """
+    if isinstance(arguments, bytes):
+        arguments = arguments.decode("utf-8", errors="replace")
+    if isinstance(arguments, str):
+        text = arguments.strip() or "{}"
+        if not check_syntax and not might_contain_secret(text):
+            return text
         try:
-            return json.loads(arguments or "{}")
+            parsed: Any = json.loads(text)
         except ValueError:
-            text = arguments.decode(errors="replace") if isinstance(arguments, bytes) else arguments
-            return {"_raw": text[:10_000]}
-    return dict(arguments) if isinstance(arguments, Mapping) else arguments
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+            return _dumps(redact({"_raw": text[:10_000]}))
+        if not might_contain_secret(text):
+            return text
+    else:
+        parsed = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        text = _dumps(parsed)
+        if not might_contain_secret(text):
+            return text
+    return _dumps(redact(parsed))
 
 
 class AuditStore:
@@ -192,9 +213,9 @@ class AuditStore:
             "status": result.status,
             "error_type": error.type.value if error else None,
             "error_message": error.message if error else None,
-            "error_details": _jsonable(redact(error.details)) if error and error.details else None,
-            "arguments": _jsonable(redact(_parse_arguments(arguments))),
-            "data": _jsonable(result.data),
+            "error_details": _dumps(redact(error.details)) if error and error.details else None,
+            "arguments": _arguments_json(arguments, check_syntax=error is not None),
+            "data": None if result.data is None else _dumps(result.data),
             "duration_ms": meta.duration_ms,
             "attempts": meta.attempts,
             "source_id": result.source_id,

@@ -5,19 +5,30 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REDACTED", "redact"]
+__all__ = ["REDACTED", "might_contain_secret", "redact"]
 
 REDACTED = "***"
 
-_SECRET_KEY = re.compile(
+_KEY = (
     r"pass(word|wd|phrase)?|secret|token|api[-_]?key|authorization|credential|private[-_]?key|"
-    r"cookie|session[-_]?key|access[-_]?key",
-    re.IGNORECASE,
+    r"cookie|session[-_]?key|access[-_]?key"
 )
-_SECRET_VALUE = re.compile(
-    r"^(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|"
-    r"AKIA[0-9A-Z]{16}|Bearer\s+\S{8,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\..*)$"
+_VALUE = (
+    r"sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|"
+    r"AKIA[0-9A-Z]{16}|Bearer\s+\S{8,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\."
 )
+_SECRET_KEY = re.compile(_KEY, re.IGNORECASE)
+_SECRET_VALUE = re.compile(rf"^({_VALUE})")
+_ANYWHERE = re.compile(rf"{_KEY}|{_VALUE}", re.IGNORECASE)
+
+
+def might_contain_secret(text: str) -> bool:
+    """Whether ``text`` (e.g. serialised arguments) has a secret-looking key or value.
+
+    A cheap pre-check: False means ``redact`` would change nothing, so the text can
+    be stored as it is; True means parse and ``redact`` (false positives only cost time).
+    """
+    return _ANYWHERE.search(text) is not None
 
 
 def redact(value: Any, _depth: int = 0) -> Any:
