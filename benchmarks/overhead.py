@@ -33,6 +33,8 @@ ARGS = '{"symbol": "AAPL"}'
 
 
 class Args(BaseModel):
+    """The benchmark tool's arguments."""
+
     symbol: str
 
 

@@ -322,7 +322,7 @@ def trusted_call_success(
     _set(result, "__pydantic_fields_set__", _OK_SET)
     _set(result, "__pydantic_extra__", None)
     _set(result, "__pydantic_private__", None)
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 def trusted_success(

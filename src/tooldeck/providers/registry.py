@@ -150,7 +150,7 @@ class ToolRegistry(ToolsProvider):
 
         return export(self.list_definitions(), format, strict=strict)
 
-    def execute(  # type: ignore[override]
+    def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> Coroutine[Any, Any, ToolResult]:
         """Run tool ``name``; never raises. Awaitable like every provider's ``execute``.
