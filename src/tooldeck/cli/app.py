@@ -172,18 +172,20 @@ def audit(
         for r in records:
             typer.echo(r.model_dump_json())
         return
-    table = Table(
-        "time (UTC)", "tool", "status", "ms", "source_id", "arguments", "error", title="audit"
-    )
+    table = Table(title="audit (newest first)")
+    for column in ("time (UTC)", "tool", "status", "ms"):
+        table.add_column(column, no_wrap=True)
+    for column in ("source_id", "arguments", "error"):
+        table.add_column(column, overflow="fold")
     for r in records:
         table.add_row(
-            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            r.created_at.strftime("%m-%d %H:%M:%S"),
             r.tool_name,
             "[green]success[/]" if r.status == "success" else "[red]error[/]",
             f"{r.duration_ms:.2f}" if r.duration_ms is not None else "",
             r.source_id or "",
             json.dumps(r.arguments)[:60],
-            f"{r.error_type}: {r.error_message}"[:80] if r.error_type else "",
+            f"{r.error_type}: {r.error_message}"[:60] if r.error_type else "",
         )
     out.print(table)
 
