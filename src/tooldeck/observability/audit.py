@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -343,8 +343,3 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
-
-
-def records_as_dicts(records: Sequence[AuditRecord]) -> list[dict[str, Any]]:
-    """JSON-able dicts of ``records`` (for the CLI's ``--json`` and the REST API)."""
-    return [r.model_dump(mode="json") for r in records]
