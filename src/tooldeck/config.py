@@ -33,7 +33,6 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS
 from tooldeck.exceptions import ConfigError
 from tooldeck.providers.policy import PolicyConfig
 
@@ -86,8 +85,6 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("tooldeck")))
     """Where the audit database and other state live."""
-    max_result_chars: int = Field(DEFAULT_MAX_LLM_CHARS, ge=100)
-    """Cap on the text a model receives per tool result (``ToolResult.to_llm``)."""
     server: ServerSettings = Field(default_factory=ServerSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     brokerage: BrokerageSettings = Field(default_factory=BrokerageSettings)
