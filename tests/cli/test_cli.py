@@ -69,3 +69,8 @@ def test_missing_data_file_fails_fast_naming_it(tmp_path: Path) -> None:
     config.write_text(f'[brokerage]\ndata_path = "{tmp_path / "gone.json"}"\n')
     result = runner.invoke(app, ["tools", "--config", str(config)])
     assert result.exit_code == 2 and "gone.json" in result.output
+
+
+def test_serve_rejects_a_bad_port_before_binding() -> None:
+    result = runner.invoke(app, ["serve", "--port", "70000"])
+    assert result.exit_code == 2 and "server.port" in result.output

@@ -130,16 +130,7 @@ def serve(
     from tooldeck.server.app import create_app
 
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    try:
-        settings = load_settings(config)
-        if server:
-            settings = settings.model_copy(
-                update={"server": settings.server.model_copy(update=server)}
-            )
-        runtime = build_runtime(settings)
-    except ToolDeckError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    runtime = _runtime(config, server=server)  # merged into [server] and validated
     s = runtime.settings
     err.print(
         f"tooldeck: {len(runtime.registry.names)} tools; audit: {s.audit_url if runtime.audit else 'off'}\n"

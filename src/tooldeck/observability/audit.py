@@ -131,13 +131,14 @@ def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
         arguments = arguments.decode("utf-8", errors="replace")
     if isinstance(arguments, str):
         text = arguments.strip() or "{}"
-        if not check_syntax and not might_contain_secret(text):
+        secret = might_contain_secret(text)
+        if not secret and not check_syntax:
             return text
         try:
             parsed: Any = json.loads(text)
         except ValueError:
             return _dumps(redact({"_raw": text[:10_000]}))
-        if not might_contain_secret(text):
+        if not secret:
             return text
     else:
         parsed = dict(arguments) if isinstance(arguments, Mapping) else arguments

@@ -182,7 +182,7 @@ class PolicyProvider(WrapperProvider):
                 details={"retry_after_s": round(breaker.retry_after_s, 3)},
                 retryable=True,
             )
-        if state.semaphore is None and state.policy.max_concurrency is None:
+        if state.policy.max_concurrency is None:
             result = await self._attempt(state, name, arguments, ctx)
         else:
             result = await self._limited(state, name, arguments, ctx)
@@ -266,7 +266,7 @@ class PolicyProvider(WrapperProvider):
                 break
             await asyncio.sleep(delay)
             attempts += 1
-            if state.semaphore is None:
+            if state.policy.max_concurrency is None:
                 result = await self._attempt(state, name, arguments, ctx)
             else:
                 result = await self._limited(state, name, arguments, ctx)
