@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from tooldeck.core.confirmation import ConfirmationCallback
 from tooldeck.exceptions import ServiceNotFoundError
 
 __all__ = [
@@ -125,6 +126,9 @@ class ToolContext:
     """Where tools may write files they return as artifacts."""
     deadline: float | None = None
     """Absolute ``time.monotonic()`` time by which the call must finish."""
+    confirm: ConfirmationCallback | None = None
+    """Asks a human to approve calls of tools that need confirmation; None: nobody to
+    ask now, so such calls return ``confirmation_required`` (approve them later)."""
 
     def derive(self, **changes: Any) -> ToolContext:
         """Return a copy with ``changes`` applied."""

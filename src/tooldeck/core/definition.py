@@ -63,5 +63,7 @@ class ToolDefinition(BaseModel):
     """Provenance id the tool's results carry, e.g. ``tool:positions:v1``."""
     provider: str | None = None
     """Id of the provider serving the tool (``local``, an MCP server id)."""
+    server_id: str | None = None
+    """The MCP server the tool comes from; None for tools that are not MCP tools."""
     aliases: tuple[str, ...] = ()
     """Other names this tool answers to."""

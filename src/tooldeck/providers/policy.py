@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import monotonic, perf_counter
 from typing import Any
 
@@ -26,11 +26,19 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.providers.base import ToolsProvider
-from tooldeck.providers.breaker import CircuitBreaker
+from tooldeck.providers.breaker import BreakerState, CircuitBreaker
 from tooldeck.providers.deadline import DeadlineWatchdog
+from tooldeck.providers.rate_limit import RateLimiter
 from tooldeck.providers.wrapper import WrapperProvider
 
-__all__ = ["PolicyConfig", "PolicyOverride", "PolicyProvider", "ToolPolicy"]
+__all__ = [
+    "CallPolicyOverride",
+    "PolicyConfig",
+    "PolicyOverride",
+    "PolicyProvider",
+    "ProfilePolicy",
+    "ToolPolicy",
+]
 
 # Error types that say the tool (not the caller) is failing; they feed the breaker.
 _TOOL_FAULTS = frozenset({"execution", "timeout", "unavailable"})
@@ -51,6 +59,8 @@ class ToolPolicy(BaseModel):
     """Cap on the wait between attempts."""
     jitter_s: float = Field(0.25, ge=0)
     """Random extra wait, uniform in [0, jitter_s]."""
+    requires_confirmation: bool = False
+    """A human must approve each call (see ``ConfirmingToolsProvider``)."""
     breaker_enabled: bool = True
     """Whether the circuit breaker guards the tool."""
     failure_threshold: int = Field(5, ge=1)
@@ -61,6 +71,10 @@ class ToolPolicy(BaseModel):
     """Calls of this tool running at once; None for no cap."""
     max_queue: int = Field(100, ge=0)
     """Calls that may wait for a slot beyond the cap; more get ``unavailable``."""
+    rate_per_minute: float | None = Field(None, gt=0)
+    """Calls allowed per minute (token bucket, burst ``rate_burst``); None for no limit."""
+    rate_burst: int | None = Field(None, ge=1)
+    """Calls allowed at once by the rate limit; default: one second's worth, at least 1."""
 
     def backoff_s(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
@@ -68,8 +82,12 @@ class ToolPolicy(BaseModel):
         return float(base + random.uniform(0, self.jitter_s))
 
 
-class PolicyOverride(BaseModel):
-    """A per-tool override: any ``ToolPolicy`` field; unset fields inherit."""
+class CallPolicyOverride(BaseModel):
+    """Overrides of the per-call fields (timeouts, retries, confirmation); unset inherit.
+
+    These are the fields a profile may change: breakers, concurrency caps and rate
+    limits guard the tool itself, so they are shared by every profile.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -78,40 +96,128 @@ class PolicyOverride(BaseModel):
     initial_backoff_s: float | None = Field(None, ge=0)
     max_backoff_s: float | None = Field(None, ge=0)
     jitter_s: float | None = Field(None, ge=0)
+    requires_confirmation: bool | None = None
+
+
+class PolicyOverride(CallPolicyOverride):
+    """An override of any ``ToolPolicy`` field, per tool or per provider; unset inherit."""
+
     breaker_enabled: bool | None = None
     failure_threshold: int | None = Field(None, ge=1)
     reset_timeout_s: float | None = Field(None, ge=0)
     max_concurrency: int | None = Field(None, ge=1)
     max_queue: int | None = Field(None, ge=0)
+    rate_per_minute: float | None = Field(None, gt=0)
+    rate_burst: int | None = Field(None, ge=1)
+
+
+class ProfilePolicy(CallPolicyOverride):
+    """A profile's policy layer: defaults for its calls, then per provider and per tool."""
+
+    providers: dict[str, CallPolicyOverride] = Field(default_factory=dict)
+    """Overrides keyed by provider id (``local``, an MCP server id)."""
+    tools: dict[str, CallPolicyOverride] = Field(default_factory=dict)
+    """Overrides keyed by tool name."""
 
 
 class PolicyConfig(ToolPolicy):
-    """Default policy for every tool, plus overrides by tool name."""
+    """Default policy for every tool, then overrides per provider, per tool, per profile.
 
+    Semantics:
+        ``resolve`` applies layers from least to most specific, each setting only the
+        fields it names: defaults; the tool's own ``timeout_s`` and
+        ``requires_confirmation``; the profile's defaults; the provider's override; the
+        profile's provider override; the tool's override; the profile's tool override.
+        ``explain`` reports, per field, the value and the layer it came from.
+    """
+
+    providers: dict[str, PolicyOverride] = Field(default_factory=dict)
+    """Overrides keyed by provider id (``local``, an MCP server id)."""
     tools: dict[str, PolicyOverride] = Field(default_factory=dict)
-    """Overrides keyed by tool name."""
+    """Overrides keyed by tool name (or alias)."""
+    profiles: dict[str, ProfilePolicy] = Field(default_factory=dict)
+    """Per-profile layers, keyed by profile name."""
 
-    def resolve(self, definition: ToolDefinition) -> ToolPolicy:
-        """The policy for ``definition``: defaults < the tool's ``timeout_s`` < override."""
-        values: dict[str, Any] = self.model_dump(exclude={"tools"})
+    def layers(
+        self, definition: ToolDefinition, profile: str | None = None
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The layers that apply to ``definition`` in ``profile``, least specific first.
+
+        Returns:
+            ``(source, values)`` pairs, e.g. ``("tool get_quotes", {"timeout_s": 5})``.
+        """
+        layers: list[tuple[str, dict[str, Any]]] = [
+            ("default", self.model_dump(exclude={"providers", "tools", "profiles"}))
+        ]
+        own: dict[str, Any] = {}
         if definition.timeout_s is not None:
-            values["timeout_s"] = definition.timeout_s
-        for name in (definition.name, *definition.aliases):
-            override = self.tools.get(name)
-            if override is not None:
-                values.update(override.model_dump(exclude_none=True))
+            own["timeout_s"] = definition.timeout_s
+        if definition.requires_confirmation:
+            own["requires_confirmation"] = True
+        if own:
+            layers.append(("tool definition", own))
+        layer = self.profiles.get(profile) if profile is not None else None
+        names = (definition.name, *definition.aliases)
+        provider_id = definition.server_id or definition.provider
+        if layer is not None:
+            layers.append((f"profile {profile}", _set(layer, exclude={"providers", "tools"})))
+        if provider_id is not None:
+            if provider_id in self.providers:
+                layers.append((f"provider {provider_id}", _set(self.providers[provider_id])))
+            if layer is not None and provider_id in layer.providers:
+                layers.append(
+                    (
+                        f"profile {profile} provider {provider_id}",
+                        _set(layer.providers[provider_id]),
+                    )
+                )
+        for name in names:
+            if name in self.tools:
+                layers.append((f"tool {name}", _set(self.tools[name])))
                 break
+        if layer is not None:
+            for name in names:
+                if name in layer.tools:
+                    layers.append((f"profile {profile} tool {name}", _set(layer.tools[name])))
+                    break
+        return [(source, values) for source, values in layers if values]
+
+    def resolve(self, definition: ToolDefinition, profile: str | None = None) -> ToolPolicy:
+        """The policy for ``definition`` in ``profile``, most specific layer winning."""
+        values: dict[str, Any] = {}
+        for _, layer in self.layers(definition, profile):
+            values.update(layer)
         return ToolPolicy(**values)
+
+    def explain(
+        self, definition: ToolDefinition, profile: str | None = None
+    ) -> dict[str, tuple[Any, str]]:
+        """Each policy field's value and the layer that set it, e.g. ``{"timeout_s": (5, "tool get_quotes")}``."""
+        explained: dict[str, tuple[Any, str]] = {}
+        for source, layer in self.layers(definition, profile):
+            for key, value in layer.items():
+                explained[key] = (value, source)
+        return explained
+
+
+def _set(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
+    return model.model_dump(exclude_unset=True, exclude=exclude)
 
 
 @dataclass(slots=True)
 class _ToolState:
     policy: ToolPolicy
     breaker: CircuitBreaker | None
+    definition: ToolDefinition
+    limiter: RateLimiter | None = None
     semaphore: asyncio.Semaphore | None = None
     semaphore_loop: asyncio.AbstractEventLoop | None = None
     waiting: int = 0
-    name: str = ""
+    by_profile: dict[str, ToolPolicy] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
 
 
 class PolicyProvider(WrapperProvider):
@@ -125,9 +231,14 @@ class PolicyProvider(WrapperProvider):
         ``retryable=True`` (other than a timeout) is retried up to ``max_attempts`` with
         exponential backoff and jitter; ``metadata.attempts`` and ``duration_ms`` cover
         all attempts. Breaker: ``circuit_open`` (retryable, with ``retry_after_s``) while
-        open; only execution, timeout and unavailable errors count as failures.
-        Concurrency: beyond ``max_concurrency`` calls wait; beyond ``max_queue`` waiting
-        they get ``unavailable``. Unknown names pass through to the wrapped provider.
+        open, and the tool is left out of ``definitions()`` until it half-opens, so a
+        model stops calling it; only execution, timeout and unavailable errors count as
+        failures. Rate limit and concurrency: beyond ``rate_per_minute``, or beyond
+        ``max_queue`` calls waiting for one of ``max_concurrency`` slots, calls get
+        ``unavailable`` (retryable). Per-call fields (timeout, retries) follow
+        ``ctx.profile``'s layer; breaker, cap and rate limit are per tool, shared by
+        every profile. Unknown names pass through to the wrapped provider. State is
+        rebuilt when the wrapped provider's tool list changes.
     """
 
     def __init__(self, wrapped: ToolsProvider, config: PolicyConfig | None = None) -> None:
@@ -136,33 +247,65 @@ class PolicyProvider(WrapperProvider):
         self._watchdog = DeadlineWatchdog()
         self._states: dict[str, _ToolState] = {}
 
+    def reset(self) -> None:
+        """Forget per-tool state (policies, breakers) after a tool-list change."""
+        super().reset()
+        self._states = {}
+
+    def unavailable(self) -> dict[str, str]:
+        """Tools whose breaker is open (plus what the wrapped provider reports)."""
+        hidden = dict(self.wrapped.unavailable())
+        for name, state in self._states.items():
+            breaker = state.breaker
+            if name == state.name and breaker is not None and breaker.state is BreakerState.open:
+                hidden[name] = (
+                    f"circuit open after repeated failures; retried in "
+                    f"{breaker.retry_after_s:.0f} s"
+                )
+        return hidden
+
     async def _load_state(self, name: str) -> _ToolState | None:
-        for definition in await self.wrapped.definitions():
+        for definition in await self.wrapped.all_definitions():
             if name != definition.name and name not in definition.aliases:
                 continue
             state = self._states.get(definition.name)
             if state is None:
                 policy = self.config.resolve(definition)
-                breaker = (
+                state = _ToolState(
+                    policy,
                     CircuitBreaker(policy.failure_threshold, policy.reset_timeout_s)
                     if policy.breaker_enabled
-                    else None
+                    else None,
+                    definition,
+                    RateLimiter(policy.rate_per_minute, policy.rate_burst)
+                    if policy.rate_per_minute
+                    else None,
                 )
-                state = _ToolState(policy, breaker, name=definition.name)
                 self._states[definition.name] = state
             self._states[name] = state
             return state
         return None
 
-    def policy_for(self, name: str) -> ToolPolicy | None:
+    def policy_for(self, name: str, profile: str | None = None) -> ToolPolicy | None:
         """The policy in force for a tool that has been called, else None."""
         state = self._states.get(name)
-        return state.policy if state else None
+        return None if state is None else self._policy(state, profile)
 
     def breaker_for(self, name: str) -> CircuitBreaker | None:
         """The breaker of a tool that has been called, else None."""
         state = self._states.get(name)
         return state.breaker if state else None
+
+    def _policy(self, state: _ToolState, profile: str | None) -> ToolPolicy:
+        if profile is None or profile not in self.config.profiles:
+            return state.policy
+        policy = state.by_profile.get(profile)
+        if policy is None:
+            resolved = self.config.resolve(state.definition, profile)
+            shared = ("breaker_enabled", "failure_threshold", "reset_timeout_s")
+            policy = resolved.model_copy(update={k: getattr(state.policy, k) for k in shared})
+            state.by_profile[profile] = policy
+        return policy
 
     async def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
@@ -172,6 +315,9 @@ class PolicyProvider(WrapperProvider):
         if state is None:
             return await self.wrapped.execute(name, arguments, ctx)
         start = perf_counter()
+        policy = (
+            state.policy if ctx is None or ctx.profile is None else self._policy(state, ctx.profile)
+        )
         breaker = state.breaker
         if breaker is not None and not breaker.allow():
             return error_result(
@@ -182,26 +328,41 @@ class PolicyProvider(WrapperProvider):
                 details={"retry_after_s": round(breaker.retry_after_s, 3)},
                 retryable=True,
             )
-        if state.policy.max_concurrency is None:
-            result = await self._attempt(state, name, arguments, ctx)
+        limiter = state.limiter
+        if limiter is not None and not limiter.acquire():
+            return error_result(
+                "unavailable",
+                f"{state.name} is limited to {policy.rate_per_minute:g} calls per minute; "
+                f"try again in {limiter.retry_after_s:.1f} s.",
+                self._meta(state.name, ctx, start),
+                details={"retry_after_s": round(limiter.retry_after_s, 3)},
+                retryable=True,
+            )
+        if policy.max_concurrency is None:
+            result = await self._attempt(state, policy, name, arguments, ctx)
         else:
-            result = await self._limited(state, name, arguments, ctx)
+            result = await self._limited(state, policy, name, arguments, ctx)
         error = result.error
         if (
             error is not None
             and error.retryable
             and error.type != "timeout"
-            and state.policy.max_attempts > 1
+            and policy.max_attempts > 1
         ):
-            result = await self._retry(state, name, arguments, ctx, result, start)
+            result = await self._retry(state, policy, name, arguments, ctx, result, start)
         if breaker is not None:
             breaker.record(result.error is None or result.error.type not in _TOOL_FAULTS)
         return result
 
     async def _attempt(
-        self, state: _ToolState, name: str, arguments: Arguments, ctx: ToolContext | None
+        self,
+        state: _ToolState,
+        policy: ToolPolicy,
+        name: str,
+        arguments: Arguments,
+        ctx: ToolContext | None,
     ) -> ToolResult:
-        timeout = state.policy.timeout_s
+        timeout = policy.timeout_s
         if ctx is not None and ctx.deadline is not None:
             remaining = ctx.deadline - monotonic()
             timeout = remaining if timeout is None else min(timeout, remaining)
@@ -224,7 +385,12 @@ class PolicyProvider(WrapperProvider):
         return result
 
     async def _limited(
-        self, state: _ToolState, name: str, arguments: Arguments, ctx: ToolContext | None
+        self,
+        state: _ToolState,
+        policy: ToolPolicy,
+        name: str,
+        arguments: Arguments,
+        ctx: ToolContext | None,
     ) -> ToolResult:
         loop = asyncio.get_running_loop()
         if state.semaphore is None or state.semaphore_loop is not loop:
@@ -245,13 +411,14 @@ class PolicyProvider(WrapperProvider):
         finally:
             state.waiting -= 1
         try:
-            return await self._attempt(state, name, arguments, ctx)
+            return await self._attempt(state, policy, name, arguments, ctx)
         finally:
             semaphore.release()
 
     async def _retry(
         self,
         state: _ToolState,
+        policy: ToolPolicy,
         name: str,
         arguments: Arguments,
         ctx: ToolContext | None,
@@ -260,16 +427,16 @@ class PolicyProvider(WrapperProvider):
     ) -> ToolResult:
         ctx = (ctx or EMPTY_CONTEXT).derive(request_id=result.metadata.request_id)
         attempts = 1
-        while attempts < state.policy.max_attempts:
-            delay = state.policy.backoff_s(attempts)
+        while attempts < policy.max_attempts:
+            delay = policy.backoff_s(attempts)
             if ctx.deadline is not None and monotonic() + delay >= ctx.deadline:
                 break
             await asyncio.sleep(delay)
             attempts += 1
-            if state.policy.max_concurrency is None:
-                result = await self._attempt(state, name, arguments, ctx)
+            if policy.max_concurrency is None:
+                result = await self._attempt(state, policy, name, arguments, ctx)
             else:
-                result = await self._limited(state, name, arguments, ctx)
+                result = await self._limited(state, policy, name, arguments, ctx)
             error = result.error
             if error is None or not error.retryable or error.type == "timeout":
                 break

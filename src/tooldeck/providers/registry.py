@@ -20,11 +20,11 @@ from typing import Any
 from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.function_tool import FunctionTool
-from tooldeck.core.names import closest_names, safe_tool_name
+from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, BaseTool, Tool, error_result
 from tooldeck.exceptions import DuplicateToolError, RegistrationError
-from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.base import ToolsProvider, not_found
 
 __all__ = ["ToolRegistry"]
 
@@ -121,6 +121,7 @@ class ToolRegistry(ToolsProvider):
             if canonical != tool.name:
                 tool.name = canonical
                 tool.__dict__.pop("_definition", None)
+        self.tools_changed()
         return tool
 
     def get(self, name: str) -> Tool | None:
@@ -202,15 +203,4 @@ class ToolRegistry(ToolsProvider):
 
     def not_found(self, name: str, ctx: ToolContext | None = None) -> ToolResult:
         """The ``not_found`` result for ``name``, naming the closest tools."""
-        near = closest_names(name, self._lookup)
-        hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
-        shown = (
-            ", ".join(self._entries) if len(self._entries) <= 30 else f"{len(self._entries)} tools"
-        )
-        meta = trusted_metadata(name, None, (ctx and ctx.request_id) or new_request_id(), 0.0)
-        return error_result(
-            "not_found",
-            f"Unknown tool {name!r}.{hint} Available: {shown}.",
-            meta,
-            details={"closest": near},
-        )
+        return not_found(name, self._entries, ctx, self._lookup)

@@ -1,0 +1,199 @@
+"""``ApprovalStore``: pending and decided confirmations, bound to the exact call.
+
+An approval covers one tool, one canonical form of its arguments (a hash), one
+principal, and expires. A changed argument, another user or a late retry needs a new
+approval. Each decision is passed to the store's listeners (the audit log).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
+from tooldeck.core.context import ToolContext
+
+__all__ = ["Approval", "ApprovalStatus", "ApprovalStore"]
+
+ApprovalStatus = Literal["pending", "approved", "denied", "used", "expired"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Approval:
+    """A confirmation request and what became of it."""
+
+    request: ConfirmationRequest
+    """The call it covers."""
+    status: ApprovalStatus = "pending"
+    """``pending`` → ``approved`` | ``denied`` → ``used`` (consumed by the call); or ``expired``."""
+    decision: ConfirmationDecision | None = None
+    """The decision, once made."""
+    decided_at: float | None = None
+    """Unix time (s) of the decision."""
+    created_at: float = field(default_factory=time.time)
+    """Unix time (s) the request was made."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form for APIs and the audit log."""
+        decision = self.decision
+        return {
+            **self.request.as_dict(),
+            "status": self.status,
+            "created_at": self.created_at,
+            "decided_at": self.decided_at,
+            "approver": decision.approver if decision else None,
+            "message": decision.message if decision else None,
+            "edited_arguments": (
+                dict(decision.arguments) if decision and decision.arguments is not None else None
+            ),
+        }
+
+
+DecisionListener = Callable[[Approval], None]
+
+
+class ApprovalStore:
+    """In-memory approvals, shared by every profile's confirming provider.
+
+    Semantics:
+        ``request`` returns the pending approval for an identical call if there is one
+        (so retrying a call does not pile up requests). ``approve``/``deny`` decide a
+        pending approval by id; ``take`` consumes the decided approval matching a call
+        (tool, arguments hash, principal) so one approval runs one call. Expired
+        approvals are never taken. Times are Unix seconds.
+
+    Args:
+        ttl_s: How long a request and its approval stay valid, in seconds.
+        clock: Unix-time source (tests pass a fake).
+    """
+
+    def __init__(self, ttl_s: float = 600.0, clock: Callable[[], float] = time.time) -> None:
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._items: dict[str, Approval] = {}
+        self._listeners: list[DecisionListener] = []
+
+    def on_decision(self, listener: DecisionListener) -> None:
+        """Call ``listener(approval)`` after each decision (approve, deny, callback answer)."""
+        self._listeners.append(listener)
+
+    def new_request(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        ctx: ToolContext | None,
+        description: str = "",
+    ) -> ConfirmationRequest:
+        """A ``ConfirmationRequest`` for this call (not stored)."""
+        return ConfirmationRequest(
+            approval_id=secrets.token_hex(8),
+            tool=tool,
+            arguments=dict(arguments),
+            arguments_hash=arguments_hash(tool, arguments),
+            principal=_principal(ctx),
+            profile=ctx.profile if ctx else None,
+            description=description,
+            expires_at=self.clock() + self.ttl_s,
+        )
+
+    def request(self, request: ConfirmationRequest) -> Approval:
+        """Store ``request`` as pending, or return the pending approval of the same call."""
+        self._expire()
+        for item in self._items.values():
+            if item.status == "pending" and _same_call(item.request, request):
+                return item
+        approval = Approval(request=request)
+        self._items[request.approval_id] = approval
+        return approval
+
+    def get(self, approval_id: str) -> Approval | None:
+        """The approval with this id, or None."""
+        self._expire()
+        return self._items.get(approval_id)
+
+    def pending(self) -> list[Approval]:
+        """Approvals waiting for a decision, oldest first."""
+        self._expire()
+        return [a for a in self._items.values() if a.status == "pending"]
+
+    def decide(self, approval_id: str, decision: ConfirmationDecision) -> Approval:
+        """Record ``decision`` for a pending approval.
+
+        Raises:
+            KeyError: no approval has this id (or it expired and was pruned).
+            ValueError: the approval is not pending any more (already decided, used or
+                expired); the message says which.
+        """
+        self._expire()
+        approval = self._items.get(approval_id)
+        if approval is None:
+            raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
+        if approval.status != "pending":
+            raise ValueError(f"approval {approval_id} is already {approval.status}")
+        decided = replace(
+            approval,
+            status="approved" if decision.approved else "denied",
+            decision=decision,
+            decided_at=self.clock(),
+        )
+        self._items[approval_id] = decided
+        self.record(decided)
+        return decided
+
+    def approve(
+        self,
+        approval_id: str,
+        arguments: Mapping[str, Any] | None = None,
+        approver: str | None = None,
+    ) -> Approval:
+        """Approve, optionally with edited ``arguments``; see ``decide`` for errors."""
+        return self.decide(
+            approval_id,
+            ConfirmationDecision(approved=True, arguments=arguments, approver=approver),
+        )
+
+    def deny(
+        self, approval_id: str, message: str | None = None, approver: str | None = None
+    ) -> Approval:
+        """Deny with a ``message`` the model will see; see ``decide`` for errors."""
+        return self.decide(
+            approval_id, ConfirmationDecision(approved=False, message=message, approver=approver)
+        )
+
+    def take(self, request: ConfirmationRequest) -> Approval | None:
+        """Consume the decided, unexpired approval of the same call, if any."""
+        self._expire()
+        for approval_id, item in self._items.items():
+            if item.status in ("approved", "denied") and _same_call(item.request, request):
+                self._items[approval_id] = replace(item, status="used")
+                return item
+        return None
+
+    def record(self, approval: Approval) -> None:
+        """Pass a decision to the listeners (a failing listener never breaks a call)."""
+        for listener in self._listeners:
+            try:
+                listener(approval)
+            except Exception:  # the audit log must not decide whether a tool runs
+                continue
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for approval_id, item in list(self._items.items()):
+            if item.request.expires_at > now:
+                continue
+            if now - item.request.expires_at > self.ttl_s:  # kept one more ttl for history
+                del self._items[approval_id]
+            elif item.status in ("pending", "approved", "denied"):
+                self._items[approval_id] = replace(item, status="expired")
+
+
+def _principal(ctx: ToolContext | None) -> str:
+    return (ctx.user if ctx else None) or "anonymous"
+
+
+def _same_call(a: ConfirmationRequest, b: ConfirmationRequest) -> bool:
+    return a.tool == b.tool and a.arguments_hash == b.arguments_hash and a.principal == b.principal

@@ -1,0 +1,178 @@
+"""``ConfirmingToolsProvider``: asks a human before tools that need confirmation (seed 002)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.result import ToolResult, trusted_metadata
+from tooldeck.core.tool import Arguments, error_result
+from tooldeck.providers.approvals import Approval, ApprovalStore
+from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.filtered import compile_globs
+from tooldeck.providers.wrapper import WrapperProvider
+
+__all__ = ["ApprovalStore", "ConfirmingToolsProvider"]
+
+
+class ConfirmingToolsProvider(WrapperProvider):
+    """Runs a tool that needs confirmation only once a human approved that exact call.
+
+    Semantics:
+        A tool needs confirmation when its definition says so, its name matches one of
+        ``tools`` (names or globs), or ``rule(definition)`` is true (the per-profile
+        policy); its definition is shown with ``requires_confirmation=True``. For such
+        a call, in order:
+
+        1. a decision already made for the same call (tool, canonical arguments,
+           principal; see ``ApprovalStore``) is consumed: approved runs the call with
+           the approver's arguments, denied returns ``denied`` with their message;
+        2. else, with a ``ctx.confirm`` callback, the callback is asked and its answer
+           applied the same way (a callback that raises counts as a denial);
+        3. else the call is stored as pending and ``confirmation_required`` is
+           returned; its ``details`` carry the ``approval_id``, tool, arguments, their
+           hash, the principal and the expiry, which is what approving it later needs.
+
+        Arguments that are not a JSON object are passed through, so the tool itself
+        reports them as a validation error. Every decision goes to the store's
+        listeners (the audit log).
+
+    Args:
+        wrapped: The provider whose tools are guarded.
+        tools: Names or globs of tools that need confirmation.
+        approvals: Store of pending and decided approvals, shared across profiles.
+        rule: Extra test on a definition, e.g. from policy configuration.
+    """
+
+    def __init__(
+        self,
+        wrapped: ToolsProvider,
+        *,
+        tools: Iterable[str] = (),
+        approvals: ApprovalStore | None = None,
+        rule: Callable[[ToolDefinition], bool] | None = None,
+    ) -> None:
+        super().__init__(wrapped)
+        self.tools = tuple(tools)
+        self.approvals = approvals or ApprovalStore()
+        self.rule = rule
+        self._pattern = compile_globs(self.tools)
+        self._guarded: dict[str, ToolDefinition] | None = None
+
+    def needs_confirmation(self, definition: ToolDefinition) -> bool:
+        """Whether calls of ``definition`` need a human's approval in this view."""
+        return (
+            definition.requires_confirmation
+            or self._pattern.fullmatch(definition.name) is not None
+            or (self.rule is not None and self.rule(definition))
+        )
+
+    def transform_definitions(self, definitions: list[ToolDefinition]) -> list[ToolDefinition]:
+        """Definitions, those needing confirmation marked ``requires_confirmation``."""
+        shown: list[ToolDefinition] = []
+        guarded: dict[str, ToolDefinition] = {}
+        for definition in definitions:
+            if self.needs_confirmation(definition):
+                if not definition.requires_confirmation:
+                    definition = definition.model_copy(update={"requires_confirmation": True})
+                for name in (definition.name, *definition.aliases):
+                    guarded[name] = definition
+            shown.append(definition)
+        self._guarded = guarded
+        return shown
+
+    def reset(self) -> None:
+        """Forget which tools are guarded."""
+        super().reset()
+        self._guarded = None
+
+    async def execute(
+        self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Forward the call, after confirmation for guarded tools."""
+        guarded = self._guarded
+        if guarded is None:
+            await self.all_definitions()
+            guarded = self._guarded or {}
+        definition = guarded.get(name)
+        if definition is None:
+            return await self.wrapped.execute(name, arguments, ctx)
+        parsed = _as_object(arguments)
+        if parsed is None:
+            return await self.wrapped.execute(name, arguments, ctx)
+        request = self.approvals.new_request(definition.name, parsed, ctx, definition.description)
+        approval = self.approvals.take(request)
+        if approval is not None:
+            decision = approval.decision
+        elif ctx is not None and ctx.confirm is not None:
+            decision = await self._ask(ctx, request)
+            self.approvals.record(
+                Approval(
+                    request=request,
+                    status="approved" if decision.approved else "denied",
+                    decision=decision,
+                    decided_at=self.approvals.clock(),
+                )
+            )
+        else:
+            pending = self.approvals.request(request)
+            return self._required(pending.request, ctx)
+        if decision is None or not decision.approved:
+            reason = decision.message if decision and decision.message else "no reason given"
+            return error_result(
+                "denied",
+                f"The call to {definition.name} was denied by "
+                f"{(decision and decision.approver) or 'the approver'}: {reason}. Do not "
+                "retry it as is; ask the user how to proceed.",
+                trusted_metadata(definition.name, None, _request_id(ctx), 0.0),
+                details={"approval_id": request.approval_id, "message": reason},
+            )
+        run_with = decision.arguments if decision.arguments is not None else parsed
+        return await self.wrapped.execute(name, run_with, ctx)
+
+    @staticmethod
+    async def _ask(ctx: ToolContext, request: ConfirmationRequest) -> ConfirmationDecision:
+        assert ctx.confirm is not None
+        try:
+            answer = ctx.confirm(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:  # a broken prompt is a denial, never a silent approval
+            return ConfirmationDecision(
+                approved=False, message=f"confirmation failed: {type(exc).__name__}: {exc}"
+            )
+        if isinstance(answer, ConfirmationDecision):
+            return answer
+        return ConfirmationDecision(approved=bool(answer))
+
+    @staticmethod
+    def _required(request: ConfirmationRequest, ctx: ToolContext | None) -> ToolResult:
+        return error_result(
+            "confirmation_required",
+            f"{request.tool} needs a human's approval before it runs (approval id "
+            f"{request.approval_id}). Tell the user what you want to do and why; once they "
+            "approve, repeat the same call with the same arguments.",
+            trusted_metadata(request.tool, None, _request_id(ctx), 0.0),
+            details=request.as_dict(),
+        )
+
+
+def _as_object(arguments: Arguments) -> Mapping[str, Any] | None:
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):
+        return arguments
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _request_id(ctx: ToolContext | None) -> str:
+    return (ctx and ctx.request_id) or new_request_id()
