@@ -17,6 +17,18 @@ Example ``tooldeck.toml``::
     timeout_s = 30
     [policy.tools.get_quotes]
     timeout_s = 5
+    [policy.providers.time]              # every tool of the MCP server "time"
+    max_attempts = 1
+
+    [mcp_servers.time]                   # the standard mcpServers form
+    command = "mcp-server-time"
+
+    [profiles.support]                   # a filtered + confirming view of all tools
+    tools = ["get_*", "search_facts"]    # local tools, names or globs (absent: all)
+    mcp_servers = ["time"]               # MCP server ids (absent: all)
+    confirm = ["get_transfers"]          # tools needing a human's approval
+    [profiles.support.policy.tools.get_quotes]
+    timeout_s = 2
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -34,9 +46,18 @@ from pydantic_settings import (
 )
 
 from tooldeck.exceptions import ConfigError
-from tooldeck.providers.policy import PolicyConfig
+from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
+from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
 
-__all__ = ["AuditSettings", "BrokerageSettings", "ServerSettings", "Settings", "load_settings"]
+__all__ = [
+    "ApprovalSettings",
+    "AuditSettings",
+    "BrokerageSettings",
+    "ProfileConfig",
+    "ServerSettings",
+    "Settings",
+    "load_settings",
+]
 
 DEFAULT_CONFIG_FILE = Path("tooldeck.toml")
 
@@ -76,6 +97,32 @@ class BrokerageSettings(BaseModel):
     """Data file; default: the file shipped with the package."""
 
 
+class ProfileConfig(BaseModel):
+    """A profile: which tools a caller sees and which need confirmation (seed 002)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    """What the profile is for."""
+    tools: list[str] | None = None
+    """Enabled local tools, names or globs; absent: all (seed 002 ``enable_local_tools``)."""
+    mcp_servers: list[str] | None = None
+    """Enabled MCP server ids; absent: all (seed 002 ``enable_mcp_server_ids``)."""
+    confirm: list[str] = Field(default_factory=list)
+    """Tools (names or globs) that need a human's approval in this profile."""
+    policy: ProfilePolicy = Field(default_factory=ProfilePolicy)
+    """Timeouts, retries and confirmation for this profile's calls."""
+
+
+class ApprovalSettings(BaseModel):
+    """Approvals of calls to tools that need confirmation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ttl_s: float = Field(600.0, gt=0)
+    """Seconds a pending request or an approval stays valid."""
+
+
 class Settings(BaseSettings):
     """All of tooldeck's configuration."""
 
@@ -89,6 +136,47 @@ class Settings(BaseSettings):
     audit: AuditSettings = Field(default_factory=AuditSettings)
     brokerage: BrokerageSettings = Field(default_factory=BrokerageSettings)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    mcp_servers: dict[str, MCPServerConfig] = Field(default_factory=dict)
+    """MCP servers to connect, by id (the standard ``mcpServers`` form)."""
+    mcp_config: Path | None = None
+    """An MCP client's JSON file (``{"mcpServers": {...}}``) whose servers are added."""
+    profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
+    """Named views of the tools; callers pick one with ``--profile`` / ``?profile=``."""
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Settings:
+        servers = self.all_mcp_servers()
+        for name, profile in self.profiles.items():
+            unknown = sorted(set(profile.mcp_servers or ()) - set(servers))
+            if unknown:
+                raise ValueError(
+                    f"profiles.{name}.mcp_servers names unknown server(s) {unknown}; "
+                    f"configured: {sorted(servers) or 'none'}"
+                )
+        return self
+
+    def all_mcp_servers(self) -> dict[str, MCPServerConfig]:
+        """``mcp_servers`` plus the servers of ``mcp_config``.
+
+        Raises:
+            ValueError: the file cannot be read, or it repeats an id from ``mcp_servers``.
+        """
+        if self.mcp_config is None:
+            return dict(self.mcp_servers)
+        imported = load_mcp_servers_file(self.mcp_config)
+        clash = sorted(set(imported) & set(self.mcp_servers))
+        if clash:
+            raise ValueError(
+                f"MCP server id(s) {clash} are in both mcp_servers and {self.mcp_config}; "
+                "rename one"
+            )
+        return {**self.mcp_servers, **imported}
+
+    def policy_config(self) -> PolicyConfig:
+        """``policy`` with each profile's ``policy`` layer added under ``profiles``."""
+        layers = {n: p.policy for n, p in self.profiles.items() if p.policy.model_fields_set}
+        return self.policy.model_copy(update={"profiles": {**self.policy.profiles, **layers}})
 
     @classmethod
     def settings_customise_sources(

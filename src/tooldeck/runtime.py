@@ -1,22 +1,34 @@
-"""Assembly: settings → registry → provider stack → audit, shared by every entry point.
+"""Assembly: settings → providers → the stack each caller sees, shared by every entry point.
 
-Entry points (CLI, REST server) build one ``Runtime`` at start-up and close it on exit;
-nothing below this module reads configuration (ARCHITECTURE.md, "Layers").
+Entry points (CLI, REST server, MCP server) build one ``Runtime`` at start-up, ``await
+start()`` it, and close it on exit; nothing below this module reads configuration
+(ARCHITECTURE.md, "Layers"). The stack, outermost first::
+
+    Observed → Confirming → Filtered (a profile's view) → Policy → Composite
+                                                                   ├─ ToolRegistry (local)
+                                                                   └─ MCPToolsProvider × N
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
 
 from tooldeck.config import Settings, load_settings
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentRouter
+from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.packs.brokerage import BrokerageDataSource, brokerage_intents, brokerage_tools
+from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
-from tooldeck.providers.policy import PolicyProvider
+from tooldeck.providers.composite import CompositeToolsProvider
+from tooldeck.providers.confirming import ConfirmingToolsProvider
+from tooldeck.providers.mcp import MCPToolsProvider
+from tooldeck.providers.policy import PolicyConfig, PolicyProvider
 from tooldeck.providers.registry import ToolRegistry
 
 __all__ = ["Runtime", "build_runtime"]
@@ -29,8 +41,11 @@ class Runtime:
     Attributes:
         settings: The configuration in force.
         registry: Local tools.
-        policy: The policy wrapper (timeouts, retries, breakers) around the registry.
-        provider: The root provider every call goes through (audit outermost).
+        mcp: One provider per enabled MCP server, by id.
+        root: Every tool (local and MCP), merged; names unique.
+        policy: The policy wrapper (timeouts, retries, breakers) around ``root``.
+        provider: The stack with no profile: every tool, confirmation applied, audited.
+        approvals: Pending and decided approvals, shared by every view.
         audit: The audit store, or None when auditing is off.
         services: Shared dependencies handed to every tool through ``ToolContext``.
         intents: Intent router over ``provider`` (seed 004 dispatch).
@@ -38,19 +53,68 @@ class Runtime:
 
     settings: Settings
     registry: ToolRegistry
+    mcp: dict[str, MCPToolsProvider]
+    root: CompositeToolsProvider
     policy: PolicyProvider
     provider: ToolsProvider
+    approvals: ApprovalStore
     audit: AuditStore | None
     services: ServiceContainer
     intents: IntentRouter
+    _views: dict[str, ToolsProvider] = field(default_factory=dict)
+
+    @property
+    def policy_config(self) -> PolicyConfig:
+        """Policies with every profile's layer (what ``tools --explain`` reads)."""
+        return self.policy.config
+
+    def view(self, profile: str | None = None) -> ToolsProvider:
+        """The stack a caller of ``profile`` goes through (None: every tool).
+
+        Raises:
+            ConfigError: no such profile; the message lists the profiles.
+        """
+        if profile is None:
+            return self.provider
+        cached = self._views.get(profile)
+        if cached is not None:
+            return cached
+        config = self.settings.profiles.get(profile)
+        if config is None:
+            known = ", ".join(sorted(self.settings.profiles)) or "none configured"
+            raise ConfigError(f"unknown profile {profile!r}; profiles: {known}")
+        view: ToolsProvider = ConfirmingToolsProvider(
+            self.policy.filtered(config.tools, config.mcp_servers),
+            tools=config.confirm,
+            approvals=self.approvals,
+            rule=lambda d: self.policy_config.resolve(d, profile).requires_confirmation,
+        )
+        if self.audit is not None:
+            view = view.observed(self.audit)
+        self._views[profile] = view
+        return view
 
     def context(self, **fields: Any) -> ToolContext:
         """A ``ToolContext`` carrying this runtime's services."""
         return ToolContext(services=self.services, **fields)
 
+    async def start(self) -> None:
+        """Connect the MCP servers (concurrently) and check that tool names are unique.
+
+        A server that cannot start is reported in its provider's ``last_error`` and
+        its tools are missing; the rest keeps working.
+
+        Raises:
+            DuplicateToolError: two providers serve the same tool name.
+        """
+        await self.root.all_definitions()
+
     async def aclose(self) -> None:
-        """Close providers and flush the audit store."""
-        await self.provider.close()
+        """Close providers (MCP sessions, HTTP client) and flush the audit store."""
+        await self.root.close()
+        for service in self.services.created():
+            if isinstance(service, httpx.AsyncClient):
+                await service.aclose()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
 
@@ -60,36 +124,53 @@ class Runtime:
 
 
 def build_runtime(settings: Settings | None = None) -> Runtime:
-    """Build the runtime from ``settings`` (default: ``load_settings()``).
+    """Build the runtime from ``settings`` (default: ``load_settings()``); nothing connects yet.
 
     Raises:
-        ConfigError: invalid configuration.
+        ConfigError: invalid configuration (e.g. an unreadable ``mcp_config`` file).
         DataPackError: the brokerage data file is missing or malformed (checked at
             start-up so a bad file fails fast, with file, section and field).
     """
     settings = settings or load_settings()
+    try:
+        servers = settings.all_mcp_servers()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     registry = ToolRegistry()
     services = ServiceContainer()
     services.register(Settings, settings)
+    services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     if settings.brokerage.enabled:
         source = BrokerageDataSource(settings.brokerage.data_path)
         source.load()
         services.register(BrokerageDataSource, source)
         for tool in brokerage_tools(source):
             registry.register(tool)
-    policy = PolicyProvider(registry, settings.policy)
-    provider: ToolsProvider = policy
+    mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
+    prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
+    root = CompositeToolsProvider([registry, *mcp.values()], prefixes=prefixes)
+    policy_config = settings.policy_config()
+    policy = PolicyProvider(root, policy_config)
+    approvals = ApprovalStore(settings.approvals.ttl_s)
+    provider: ToolsProvider = ConfirmingToolsProvider(
+        policy, approvals=approvals, rule=lambda d: policy_config.resolve(d).requires_confirmation
+    )
     audit = None
     if settings.audit.enabled:
         audit = AuditStore(settings.audit_url)
         services.register(AuditStore, audit)
-        provider = policy.observed(audit)
+        approvals.on_decision(lambda approval: audit.record_decision(approval.as_dict()))
+        provider = provider.observed(audit)
     services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
+    services.register(ApprovalStore, approvals)
     return Runtime(
         settings=settings,
         registry=registry,
+        mcp=mcp,
+        root=root,
         policy=policy,
         provider=provider,
+        approvals=approvals,
         audit=audit,
         services=services,
         intents=IntentRouter(provider, brokerage_intents()),

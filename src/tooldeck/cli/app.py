@@ -1,22 +1,29 @@
-"""The ``tooldeck`` command: tools, call, serve, audit (Typer + Rich)."""
+"""The ``tooldeck`` command: tools, call, mcp, serve, audit (Typer + Rich)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from tooldeck.config import load_settings
+from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.core.names import closest_names
+from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
 from tooldeck.runtime import Runtime, build_runtime
 
 __all__ = ["app", "main"]
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="tooldeck",
@@ -27,6 +34,12 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True, soft_wrap=True)  # paths in errors stay copyable
 
+ProfileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--profile", "-p", help="Profile whose view of the tools applies (default: all tools)."
+    ),
+]
 ConfigOption = Annotated[
     Path | None,
     typer.Option(
@@ -38,6 +51,31 @@ ConfigOption = Annotated[
 def _runtime(config: Path | None, **overrides: Any) -> Runtime:
     try:
         return build_runtime(load_settings(config, **overrides))
+    except ToolDeckError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
+    """Run ``body`` in one event loop between ``runtime.start()`` and ``aclose()``.
+
+    MCP sessions belong to the loop that opened them, so start, work and close share
+    one ``asyncio.run``. Configuration errors found at start (a tool name clash, an
+    unknown profile) exit 2 with the message.
+    """
+
+    async def main() -> T:
+        try:
+            await runtime.start()
+            for provider in runtime.mcp.values():
+                if provider.last_error:
+                    err.print(f"[yellow]warning:[/yellow] {provider.last_error}")
+            return await body()
+        finally:
+            await runtime.aclose()
+
+    try:
+        return asyncio.run(main())
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -63,31 +101,78 @@ def tools(
     format: Annotated[
         str, typer.Option("--format", "-f", help=f"table, json, {', '.join(FORMATS)}")
     ] = "table",
+    profile: ProfileOption = None,
+    explain: Annotated[
+        str | None,
+        typer.Option(
+            "--explain", metavar="NAME", help="Show the policy of one tool and its sources."
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """List the tools, as a table or in a model/client format."""
+    """List the tools a profile sees, as a table or in a model/client format."""
+    if format not in ("table", "json", *FORMATS):
+        err.print(
+            f"[red]error:[/red] unknown format {format!r}; formats: table, json, {', '.join(FORMATS)}"
+        )
+        raise typer.Exit(2)
     runtime = _runtime(config, audit={"enabled": False})
-    try:
-        definitions = asyncio.run(runtime.provider.definitions())
-        if format == "table":
-            table = Table("name", "description", "source_id", "annotations", title="tools")
-            for d in definitions:
-                hints = [k for k, v in d.annotations.model_dump().items() if v is True]
-                table.add_row(
-                    d.name, d.description.split("\n")[0], d.source_id or "", ", ".join(hints)
-                )
-            out.print(table)
-        elif format == "json":
+
+    async def body() -> None:
+        view = runtime.view(profile)
+        if explain is not None:
+            await _explain(runtime, view, explain, profile)
+            return
+        definitions = await view.all_definitions()
+        if format == "json":
             out.print_json(data=[d.model_dump(mode="json") for d in definitions])
         elif format in FORMATS:
-            out.print_json(data=export(definitions, format))
+            out.print_json(data=export(await view.definitions(), format))
         else:
-            err.print(
-                f"[red]error:[/red] unknown format {format!r}; formats: table, json, {', '.join(FORMATS)}"
-            )
-            raise typer.Exit(2)
-    finally:
-        runtime.close()
+            hidden = view.unavailable()
+            title = f"tools (profile {profile})" if profile else "tools (all)"
+            table = Table("name", "provider", "description", "source_id", "notes", title=title)
+            for d in definitions:
+                notes = [k for k, v in d.annotations.model_dump().items() if v is True]
+                if d.requires_confirmation:
+                    notes.insert(0, "[yellow]needs confirmation[/]")
+                if d.name in hidden:
+                    notes.insert(0, f"[red]unavailable: {hidden[d.name]}[/]")
+                table.add_row(
+                    d.name,
+                    d.provider or "",
+                    d.description.split("\n")[0],
+                    d.source_id or "",
+                    ", ".join(notes),
+                )
+            out.print(table)
+
+    _session(runtime, body)
+
+
+async def _explain(runtime: Runtime, view: Any, name: str, profile: str | None) -> None:
+    everything = {
+        n: d for d in await runtime.policy.all_definitions() for n in (d.name, *d.aliases)
+    }
+    definition = everything.get(name)
+    if definition is None:
+        near = closest_names(name, everything)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        err.print(f"[red]error:[/red] no tool {name!r}{hint}")
+        raise typer.Exit(2)
+    shown = {d.name: d for d in await view.all_definitions()}
+    visible = definition.name in shown
+    confirm = visible and shown[definition.name].requires_confirmation
+    where = f"profile {profile}" if profile else "no profile (all tools)"
+    out.print(
+        f"[bold]{definition.name}[/] from provider [bold]{definition.provider}[/] in {where}: "
+        + ("visible" if visible else "[red]hidden (calls answer not_found)[/]")
+        + (", [yellow]needs confirmation[/]" if confirm else "")
+    )
+    table = Table("policy", "value", "set by", title="policy (most specific layer wins)")
+    for key, (value, source) in runtime.policy_config.explain(definition, profile).items():
+        table.add_row(key, json.dumps(value), source)
+    out.print(table)
 
 
 @app.command()
@@ -102,20 +187,54 @@ def call(
     args: Annotated[
         str | None, typer.Option("--args", "-a", help="Arguments as one JSON object.")
     ] = None,
+    profile: ProfileOption = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve the call if the tool needs confirmation.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error."""
+    """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error.
+
+    A tool needing confirmation is approved by --yes, asked about on a terminal, and
+    otherwise answers confirmation_required.
+    """
     if args is not None and pairs:
         raise typer.BadParameter("give --args or KEY=VALUE pairs, not both")
     arguments: Any = args if args is not None else _parse_pairs(pairs or [])
     runtime = _runtime(config)
-    try:
-        result = asyncio.run(runtime.provider.execute(name, arguments, runtime.context()))
-    finally:
-        runtime.close()
+
+    def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
+        if yes:
+            return ConfirmationDecision(approved=True, approver="cli --yes")
+        approved = typer.confirm(
+            f"{request.tool} needs confirmation. Run it with {json.dumps(dict(request.arguments))}?",
+            err=True,
+        )
+        return ConfirmationDecision(
+            approved=approved,
+            approver="cli prompt",
+            message=None if approved else "declined at the prompt",
+        )
+
+    interactive = yes or sys.stdin.isatty()
+    ctx = runtime.context(profile=profile, confirm=confirm if interactive else None)
+
+    async def body() -> ToolResult:
+        return await runtime.view(profile).execute(name, arguments, ctx)
+
+    result = _session(runtime, body)
     out.print_json(result.model_dump_json())
     if not result.success:
         raise typer.Exit(1)
+
+
+@app.command()
+def mcp(profile: ProfileOption = None, config: ConfigOption = None) -> None:
+    """Serve the tools (a profile's view) as an MCP server over stdin/stdout."""
+    from tooldeck.server.mcp import serve_stdio
+
+    runtime = _runtime(config)
+    _session(runtime, lambda: serve_stdio(runtime, profile))
 
 
 @app.command()

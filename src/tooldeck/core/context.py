@@ -45,14 +45,24 @@ class ServiceContainer:
         'eu'
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_factories", "_items")
 
     def __init__(self, items: Mapping[type[Any], Any] | None = None) -> None:
         self._items: dict[type[Any], Any] = dict(items or {})
+        self._factories: dict[type[Any], Callable[[], Any]] = {}
 
     def register(self, kind: type[T], instance: T) -> None:
         """Register ``instance`` as the service for type ``kind`` (replaces any previous)."""
         self._items[kind] = instance
+
+    def register_factory(self, kind: type[T], factory: Callable[[], T]) -> None:
+        """Register a service built by ``factory()`` on first ``get`` (e.g. an HTTP client)."""
+        self._items.pop(kind, None)
+        self._factories[kind] = factory
+
+    def created(self) -> list[Any]:
+        """The service instances that exist now (factories not yet called are skipped)."""
+        return list(self._items.values())
 
     def get(self, kind: type[T]) -> T:
         """Return the service registered for ``kind``.
@@ -64,7 +74,12 @@ class ServiceContainer:
         try:
             return cast(T, self._items[kind])
         except KeyError:
-            known = ", ".join(sorted(k.__name__ for k in self._items)) or "none"
+            factory = self._factories.pop(kind, None)
+            if factory is not None:
+                instance = self._items[kind] = factory()
+                return cast(T, instance)
+            known = ", ".join(sorted(k.__name__ for k in {**self._items, **self._factories}))
+            known = known or "none"
             raise ServiceNotFoundError(
                 f"no service registered for {kind.__name__}; registered: {known}. "
                 f"Register it with services.register({kind.__name__}, instance)."
@@ -72,10 +87,10 @@ class ServiceContainer:
 
     def get_optional(self, kind: type[T]) -> T | None:
         """Return the service registered for ``kind``, or None."""
-        return cast("T | None", self._items.get(kind))
+        return self.get(kind) if kind in self else None
 
     def __contains__(self, kind: object) -> bool:
-        return kind in self._items
+        return kind in self._items or kind in self._factories
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -44,7 +44,7 @@ from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.redact import might_contain_secret, redact
 
-__all__ = ["AuditRecord", "AuditSink", "AuditStore", "tool_calls"]
+__all__ = ["AuditRecord", "AuditSink", "AuditStore", "approval_decisions", "tool_calls"]
 
 log = logging.getLogger("tooldeck.audit")
 
@@ -72,6 +72,23 @@ tool_calls = Table(
     Column("user", String(128)),
     Column("profile", String(64)),
     Column("provider", String(128)),
+)
+
+approval_decisions = Table(
+    "approval_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("decided_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("approval_id", String(64), nullable=False, index=True),
+    Column("tool_name", String(128), nullable=False),
+    Column("decision", String(16), nullable=False),  # approved | denied
+    Column("arguments_hash", String(64), nullable=False),
+    Column("arguments", Text),  # JSON text, redacted
+    Column("edited_arguments", Text),  # JSON text, redacted
+    Column("principal", String(128)),
+    Column("approver", String(128)),
+    Column("profile", String(64)),
+    Column("message", Text),
 )
 
 
@@ -310,6 +327,48 @@ class AuditStore:
             stmt = stmt.where(tool_calls.c.created_at >= since)
         with self.engine.connect() as conn:
             return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
+
+    def record_decision(self, approval: Mapping[str, Any]) -> None:
+        """Write one confirmation decision (``Approval.as_dict()`` shape) at once.
+
+        Decisions are rare and must not be lost, so they are written synchronously;
+        a refused write goes to the fallback file like a refused batch.
+        """
+        row = {
+            "decided_at": datetime.fromtimestamp(approval.get("decided_at") or time.time(), UTC),
+            "approval_id": approval["approval_id"],
+            "tool_name": approval["tool"],
+            "decision": approval["status"],
+            "arguments_hash": approval["arguments_hash"],
+            "arguments": _dumps(redact(approval.get("arguments"))),
+            "edited_arguments": (
+                None
+                if approval.get("edited_arguments") is None
+                else _dumps(redact(approval["edited_arguments"]))
+            ),
+            "principal": approval.get("principal"),
+            "approver": approval.get("approver"),
+            "profile": approval.get("profile"),
+            "message": approval.get("message"),
+        }
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(approval_decisions), row)
+        except Exception:
+            log.exception("audit: cannot write a decision; it goes to %s", self.fallback_path)
+            with self.fallback_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row, default=str) + "\n")
+
+    def decisions(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Recent confirmation decisions, newest first, JSON columns parsed."""
+        stmt = select(approval_decisions).order_by(approval_decisions.c.id.desc()).limit(limit)
+        with self.engine.connect() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(stmt)]
+        for row in rows:
+            for key in ("arguments", "edited_arguments"):
+                if isinstance(row[key], str):
+                    row[key] = json.loads(row[key])
+        return rows
 
     def count(self) -> int:
         """Number of records in the store (after a flush)."""

@@ -8,22 +8,27 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from starlette.routing import Route
 
 from tooldeck.runtime import Runtime, build_runtime
 from tooldeck.server.http import runtime_of
-from tooldeck.server.routes import brokerage, tools
+from tooldeck.server.routes import approvals, brokerage, tools
 
 __all__ = ["create_app"]
 
 
-def _require_api_key(request: Request) -> None:
-    key = runtime_of(request).settings.server.api_key
+def _authorized(runtime: Runtime, authorization: str) -> bool:
+    key = runtime.settings.server.api_key
     if key is None:
-        return
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not secrets.compare_digest(
+        return True
+    scheme, _, token = authorization.partition(" ")
+    return scheme.lower() == "bearer" and secrets.compare_digest(
         token.encode(), key.get_secret_value().encode()
-    ):
+    )
+
+
+def _require_api_key(request: Request) -> None:
+    if not _authorized(runtime_of(request), request.headers.get("authorization", "")):
         raise HTTPException(
             status_code=401,
             detail="missing or wrong API key: send 'Authorization: Bearer <server.api_key>'",
@@ -34,17 +39,26 @@ def _require_api_key(request: Request) -> None:
 def create_app(runtime: Runtime | None = None) -> FastAPI:
     """The FastAPI application over ``runtime`` (default: built from ``load_settings()``).
 
-    Routes: ``GET /healthz``; ``GET /api/tools``; ``POST /api/tools/execute/{name}``;
-    the seed 004 ``GET /api/positions`` ... ``/api/facts``. When ``server.api_key`` is
-    set, ``/api/*`` requires it as a bearer token. The runtime is closed (audit
-    flushed) when the application shuts down.
+    Routes: ``GET /healthz``; ``GET /api/tools[?profile=]``;
+    ``POST /api/tools/execute/{name}[?profile=]``; ``/api/approvals``; the seed 004
+    ``GET /api/positions`` ... ``/api/facts``; and the MCP endpoint ``/mcp``
+    (streamable HTTP, ``?profile=`` picks the view). When ``server.api_key`` is set,
+    ``/api/*`` and ``/mcp`` require it as a bearer token. MCP servers are connected at
+    start-up; the runtime is closed (sessions ended, audit flushed) at shutdown.
     """
+    from tooldeck.server.mcp import create_mcp_http_app
+
     runtime = runtime or build_runtime()
+    mcp_app, mcp_manager = create_mcp_http_app(runtime, _authorized)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await runtime.aclose()
+        await runtime.start()
+        try:
+            async with mcp_manager.run():
+                yield
+        finally:
+            await runtime.aclose()
 
     app = FastAPI(
         title="tooldeck",
@@ -55,7 +69,9 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     app.state.runtime = runtime
     guarded = [Depends(_require_api_key)]
     app.include_router(tools.router, dependencies=guarded)
+    app.include_router(approvals.router, dependencies=guarded)
     app.include_router(brokerage.router, dependencies=guarded)
+    app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, Any]:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from fastapi import Request, Response
+from fastapi import HTTPException, Request, Response
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
+from tooldeck.exceptions import ConfigError
+from tooldeck.providers.base import ToolsProvider
 from tooldeck.runtime import Runtime
 
-__all__ = ["STATUS_BY_ERROR", "call_context", "result_response", "runtime_of"]
+__all__ = [
+    "STATUS_BY_ERROR",
+    "call_context",
+    "result_response",
+    "runtime_of",
+    "view_of",
+]
 
 STATUS_BY_ERROR = {
     "not_found": 404,
@@ -36,11 +44,24 @@ def runtime_of(request: Request) -> Runtime:
     return request.app.state.runtime  # type: ignore[no-any-return]
 
 
+def view_of(request: Request) -> ToolsProvider:
+    """The provider stack of the request's ``?profile=`` (all tools without one).
+
+    Raises:
+        HTTPException: 404 for an unknown profile, naming the configured ones.
+    """
+    try:
+        return runtime_of(request).view(request.query_params.get("profile"))
+    except ConfigError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+
+
 def call_context(request: Request) -> ToolContext:
-    """A context for a REST call: ``X-Request-ID``, ``X-Session-ID`` and ``?profile=`` if given."""
+    """A context for a REST call: ``X-Request-ID``, ``X-Session-ID``, ``X-User`` and ``?profile=``."""
     headers = request.headers
     return runtime_of(request).context(
         request_id=headers.get("x-request-id"),
         session_id=headers.get("x-session-id"),
+        user=headers.get("x-user"),
         profile=request.query_params.get("profile"),
     )

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from tooldeck.exporters import FORMATS, export
-from tooldeck.server.http import call_context, result_response, runtime_of
+from tooldeck.server.http import call_context, result_response, view_of
 
 __all__ = ["router"]
 
@@ -20,10 +20,21 @@ async def list_tools(
     request: Request,
     format: str = Query("definitions", description=f"definitions, {', '.join(FORMATS)}"),
 ) -> Any:
-    """Tool definitions, or the tools in a model/client format (``?format=openai``, ...)."""
-    definitions = await runtime_of(request).provider.definitions()
+    """Tool definitions, or the tools in a model/client format (``?format=openai``, ...).
+
+    Without ``?profile=`` every tool is listed (the tools UI view); with it, that
+    profile's view. ``definitions`` lists tools that are temporarily unavailable (an
+    open circuit breaker) with ``unavailable`` set to why; the model formats leave
+    them out, so a model stops calling them.
+    """
+    view = view_of(request)
     if format == "definitions":
-        return [d.model_dump(mode="json") for d in definitions]
+        hidden = view.unavailable()
+        return [
+            {**d.model_dump(mode="json"), "unavailable": hidden.get(d.name)}
+            for d in await view.all_definitions()
+        ]
+    definitions = await view.definitions()
     if format not in FORMATS:
         return JSONResponse(
             status_code=422,
@@ -39,7 +50,9 @@ async def list_tools(
     summary="Execute a tool",
     responses={
         200: {"description": "ToolResult, status success"},
-        404: {"description": "ToolResult, error not_found"},
+        403: {"description": "ToolResult, error denied"},
+        404: {"description": "ToolResult, error not_found (or unknown profile)"},
+        409: {"description": "ToolResult, error confirmation_required"},
         422: {"description": "ToolResult, error validation"},
         500: {"description": "ToolResult, error execution"},
         503: {"description": "ToolResult, error circuit_open or unavailable"},
@@ -49,5 +62,5 @@ async def list_tools(
 async def execute_tool(name: str, request: Request) -> Response:
     """Run tool ``name`` with the JSON body as its arguments; the body of the reply is a ToolResult."""
     body = await request.body()
-    result = await runtime_of(request).provider.execute(name, body or b"{}", call_context(request))
+    result = await view_of(request).execute(name, body or b"{}", call_context(request))
     return result_response(result)

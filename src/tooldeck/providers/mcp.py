@@ -1,0 +1,538 @@
+"""``MCPToolsProvider``: the tools of one MCP server, through the official ``mcp`` SDK.
+
+Configuration uses the standard ``mcpServers`` form of MCP clients::
+
+    [mcp_servers.time]                         # tooldeck.toml
+    command = "mcp-server-time"
+    [mcp_servers.docs]
+    url = "http://127.0.0.1:9000/mcp"           # streamable HTTP (transport = "sse" for SSE)
+    headers = { Authorization = "Bearer ..." }
+
+One connection per server, opened on first use and shared by every profile. A server
+that cannot start, or dies, makes its tools answer ``unavailable`` (with its id and the
+tail of its stderr); the next call reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.definition import ToolAnnotations, ToolDefinition
+from tooldeck.core.result import Artifact, ToolError, ToolResult, trusted_metadata
+from tooldeck.core.tool import Arguments, error_result
+from tooldeck.core.validation import compile_schema, from_json_schema, message_for
+from tooldeck.providers.base import ToolsProvider, not_found
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+    from mcp import Client
+    from mcp_types import CallToolResult, Tool
+
+__all__ = ["MCPServerConfig", "MCPToolsProvider", "load_mcp_servers_file"]
+
+_STDERR_TAIL = 2000
+"""Characters of a server's stderr quoted when it fails."""
+
+
+class MCPServerConfig(BaseModel):
+    """One MCP server, in the ``mcpServers`` form used by MCP clients.
+
+    Either ``command`` (stdio: the server is started as a subprocess) or ``url``
+    (streamable HTTP, or SSE with ``transport = "sse"``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    """Executable to start (stdio)."""
+    args: list[str] = Field(default_factory=list)
+    """Its arguments."""
+    env: dict[str, str] | None = None
+    """Extra environment variables for it."""
+    cwd: Path | None = None
+    """Its working directory."""
+    url: str | None = None
+    """Endpoint of a remote server."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent to a remote server (e.g. Authorization)."""
+    transport: Literal["stdio", "http", "streamable-http", "sse"] | None = None
+    """Default: ``stdio`` with a command, ``http`` (streamable HTTP) with a url."""
+    init_timeout_s: float = Field(60.0, gt=0)
+    """Seconds allowed to start and initialize the session (seed 002: 60 s)."""
+    enabled: bool = True
+    """Set false to keep the entry but not connect."""
+    prefix: str | None = None
+    """Show its tools as ``<prefix>_<name>`` (when two servers share tool names)."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> MCPServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                'give either "command" (stdio) or "url" (HTTP/SSE), not both or neither'
+            )
+        if self.transport is None:
+            self.transport = "stdio" if self.command else "http"
+        if (self.transport == "stdio") != (self.command is not None):
+            raise ValueError(f'transport "{self.transport}" does not fit the given command/url')
+        return self
+
+
+def load_mcp_servers_file(path: Path) -> dict[str, MCPServerConfig]:
+    """Read an MCP client's JSON configuration (``{"mcpServers": {id: {...}}}``).
+
+    Raises:
+        ValueError: the file is not JSON, has no ``mcpServers`` object, or an entry is
+            invalid; the message names the file and the server id.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read MCP config {path}: {exc}") from None
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict):
+        raise ValueError(f'{path}: expected an object with "mcpServers": {{id: {{...}}}}')
+    configs: dict[str, MCPServerConfig] = {}
+    for server_id, entry in servers.items():
+        entry = (
+            {k: v for k, v in entry.items() if k != "type"} if isinstance(entry, dict) else entry
+        )
+        try:
+            configs[server_id] = MCPServerConfig.model_validate(entry)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            raise ValueError(f"{path}: mcpServers.{server_id}: {problems}") from None
+    return configs
+
+
+class _ServerDown(Exception):
+    """The server could not be reached; the message says why."""
+
+
+class MCPToolsProvider(ToolsProvider):
+    """The tools of one MCP server as ``ToolDefinition``s, each call a ``tools/call``.
+
+    Semantics:
+        Definitions keep the server's ``inputSchema``, ``outputSchema`` and
+        annotations, and carry ``server_id``. Arguments are checked against the
+        ``inputSchema`` before they are sent, so a bad call gets the same
+        ``validation`` error as a local tool. A ``CallToolResult`` becomes a
+        ``ToolResult``: text content → ``output``, ``structuredContent`` → ``data``,
+        images and audio → artifacts (``data:`` URIs), resource links → link artifacts,
+        ``isError`` → an ``execution`` error; ``source_id``/``as_of`` in the result's
+        ``_meta`` (as tooldeck's own MCP server sends) are kept. A malformed result is
+        an ``execution`` error. A server that fails to start or dies gives
+        ``unavailable`` (retryable) naming the server and quoting its stderr; the next
+        call reconnects. A call cut off by a lost connection is retried once on a new
+        connection only if the tool is annotated read-only or idempotent. A
+        ``tools/list_changed`` notification refetches the list and calls
+        ``tools_changed()``.
+
+    Args:
+        server_id: The server's id in configuration; also the provider id.
+        config: How to reach it.
+    """
+
+    def __init__(self, server_id: str, config: MCPServerConfig) -> None:
+        self.id = server_id
+        self.config = config
+        self.last_error: str | None = None
+        self._client: Client | None = None
+        self._stop: asyncio.Event | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stderr: TextIO | None = None
+        self._tools: dict[str, ToolDefinition] = {}
+        self._validators: dict[str, Validator] = {}
+        self._listed = False
+
+    # -- connection ----------------------------------------------------------------------
+
+    def _transport(self) -> Any:
+        from mcp import StdioServerParameters
+        from mcp.client.sse import sse_client
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        config = self.config
+        if config.command is not None:
+            if self._stderr is None:
+                self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 - closed in close()
+                    "w+", encoding="utf-8", errors="replace"
+                )
+            params = StdioServerParameters(
+                command=config.command,
+                args=config.args,
+                env=config.env,
+                cwd=str(config.cwd) if config.cwd else None,
+            )
+            return stdio_client(params, errlog=self._stderr)
+        assert config.url is not None
+        if config.transport == "sse":
+            return sse_client(config.url, headers=config.headers or None)
+        return streamable_http_client(
+            config.url, http_client=create_mcp_http_client(headers=config.headers or None)
+        )
+
+    def stderr_tail(self) -> str:
+        """The last ~2000 characters the server wrote to stderr (stdio servers)."""
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            size = self._stderr.seek(0, 2)
+            self._stderr.seek(max(0, size - _STDERR_TAIL))
+            return self._stderr.read().strip()
+        except (OSError, ValueError):
+            return ""
+
+    async def _connected(self) -> Client:
+        client = self._client
+        if client is not None and self._loop is asyncio.get_running_loop():
+            return client
+        if self._loop is not asyncio.get_running_loop():  # a new event loop (e.g. a new CLI run)
+            self._client, self._runner, self._lock = None, None, None
+            self._loop = asyncio.get_running_loop()
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._client is not None:
+                return self._client
+            await self._disconnect()
+            ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+            self._stop = asyncio.Event()
+            self._runner = asyncio.create_task(self._run(ready, self._stop))
+            try:
+                async with asyncio.timeout(self.config.init_timeout_s):
+                    client = await asyncio.shield(ready)
+            except TimeoutError:
+                await self._disconnect()
+                raise _ServerDown(
+                    f"did not initialize within {self.config.init_timeout_s:g} s"
+                ) from None
+            except Exception as exc:
+                await self._disconnect()
+                raise _ServerDown(_describe(exc)) from None
+            self._client = client
+            self.last_error = None
+            await self._list_tools(client)
+            return client
+
+    async def _run(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+        from mcp import Client
+
+        try:
+            async with Client(
+                self._transport(), message_handler=self._on_message, mode="auto"
+            ) as client:
+                ready.set_result(client)
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else _ServerDown("cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._client = None
+
+    async def _disconnect(self) -> None:
+        runner, stop = self._runner, self._stop
+        self._client, self._runner = None, None
+        if runner is None or stop is None:
+            return
+        stop.set()
+        try:
+            async with asyncio.timeout(10):
+                await asyncio.shield(runner)
+        except TimeoutError:
+            runner.cancel()
+        except Exception:  # the connection already failed; nothing left to release
+            return
+
+    async def _on_message(self, message: Any) -> None:
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            client = self._client
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await self._list_tools(client)
+
+    async def _list_tools(self, client: Client) -> None:
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(100):
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        definitions = {tool.name: self._definition(tool) for tool in tools}
+        changed = self._listed and definitions != self._tools
+        self._tools, self._validators, self._listed = definitions, {}, True
+        if changed:
+            self.tools_changed()
+
+    def _definition(self, tool: Tool) -> ToolDefinition:
+        hints = tool.annotations
+        return ToolDefinition(
+            name=tool.name,
+            description=tool.description or tool.title or tool.name,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            annotations=ToolAnnotations(
+                title=tool.title or (hints.title if hints else None),
+                read_only=hints.read_only_hint if hints else None,
+                destructive=hints.destructive_hint if hints else None,
+                idempotent=hints.idempotent_hint if hints else None,
+                open_world=hints.open_world_hint if hints else None,
+            ),
+            tags=("mcp",),
+            provider=self.id,
+            server_id=self.id,
+        )
+
+    # -- provider interface ----------------------------------------------------------------
+
+    async def definitions(self) -> list[ToolDefinition]:
+        """The server's tools; connects first if needed.
+
+        A server that cannot be reached lists the tools it had (so they answer
+        ``unavailable``), or none if it never connected; ``last_error`` says why.
+        """
+        if self.config.enabled:
+            try:
+                await self._connected()
+            except _ServerDown as exc:
+                self.last_error = self._down_message(str(exc))
+        return list(self._tools.values())
+
+    async def execute(
+        self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Call the tool on the server; never raises for tool failures."""
+        start = perf_counter()
+        request_id = (ctx and ctx.request_id) or new_request_id()
+        if not self._listed:
+            await self.definitions()
+        definition = self._tools.get(name)
+        if definition is None:
+            return not_found(name, list(self._tools), ctx)
+        parsed = self._validated(definition, arguments)
+        if isinstance(parsed, ToolResult):
+            return parsed.with_metadata(request_id=request_id)
+        safe_to_repeat = bool(definition.annotations.read_only or definition.annotations.idempotent)
+        for attempt in (1, 2):
+            try:
+                client = await self._connected()
+                called = await client.call_tool(name, parsed)
+                return self._result(called, definition, request_id, start, attempt)
+            except _ServerDown as exc:
+                return self._unavailable(name, str(exc), request_id, start)
+            except ValidationError as exc:
+                return error_result(
+                    "execution",
+                    f"MCP server {self.id!r} returned a malformed result for {name}: "
+                    f"{exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}",
+                    self._meta(name, request_id, start, attempt),
+                )
+            except Exception as exc:
+                if not _connection_lost(exc):
+                    return error_result(
+                        "execution",
+                        f"MCP server {self.id!r} rejected the call to {name}: {_describe(exc)}",
+                        self._meta(name, request_id, start, attempt),
+                    )
+                await self._disconnect()
+                if attempt == 1 and safe_to_repeat:
+                    continue
+                why = (
+                    "the connection was lost mid-call; it was not repeated because the tool "
+                    "is not marked read-only or idempotent"
+                    if attempt == 1
+                    else "the connection was lost again after reconnecting"
+                )
+                return self._unavailable(name, why, request_id, start)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def close(self) -> None:
+        """Stop the session (and the server process, for stdio). Idempotent."""
+        if self._loop is asyncio.get_running_loop():
+            await self._disconnect()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _validated(
+        self, definition: ToolDefinition, arguments: Arguments
+    ) -> dict[str, Any] | ToolResult:
+        if isinstance(arguments, str | bytes):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError as exc:
+                return self._invalid(definition, f"arguments are not valid JSON ({exc}).", None)
+        instance = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        if instance is None:
+            instance = {}
+        validator = self._validators.get(definition.name)
+        if validator is None:
+            try:
+                validator = compile_schema(definition.input_schema)
+            except Exception:  # a server's broken schema: let the server judge the call
+                return instance if isinstance(instance, dict) else {}
+            self._validators[definition.name] = validator
+        errors = from_json_schema(validator, instance)
+        if errors:
+            return self._invalid(
+                definition,
+                message_for(definition.name, errors, definition.input_schema),
+                {"errors": [e.as_dict() for e in errors]},
+            )
+        return instance if isinstance(instance, dict) else {}
+
+    def _invalid(
+        self, definition: ToolDefinition, message: str, details: dict[str, Any] | None
+    ) -> ToolResult:
+        if not message.startswith("Invalid arguments"):
+            message = f"Invalid arguments for {definition.name}: {message}"
+        return error_result(
+            "validation",
+            message,
+            self._meta(definition.name, None, perf_counter(), 1),
+            details=details,
+        )
+
+    def _result(
+        self,
+        called: CallToolResult,
+        definition: ToolDefinition,
+        request_id: str,
+        start: float,
+        attempts: int,
+    ) -> ToolResult:
+        texts: list[str] = []
+        artifacts: list[Artifact] = []
+        for block in called.content:
+            kind = getattr(block, "type", None)
+            if kind == "text":
+                texts.append(block.text)  # type: ignore[union-attr]
+            elif kind in ("image", "audio"):
+                mime = block.mime_type  # type: ignore[union-attr]
+                artifacts.append(
+                    Artifact(
+                        kind="image" if kind == "image" else "file",
+                        uri=f"data:{mime};base64,{block.data}",  # type: ignore[union-attr]
+                        mime_type=mime,
+                    )
+                )
+            elif kind == "resource_link":
+                artifacts.append(
+                    Artifact(
+                        kind="link",
+                        uri=str(block.uri),  # type: ignore[union-attr]
+                        mime_type=block.mime_type,  # type: ignore[union-attr]
+                        name=block.name,  # type: ignore[union-attr]
+                    )
+                )
+            elif kind == "resource":
+                resource = block.resource  # type: ignore[union-attr]
+                text = getattr(resource, "text", None)
+                if text is not None:
+                    texts.append(text)
+                else:
+                    artifacts.append(
+                        Artifact(
+                            kind="file",
+                            uri=f"data:{resource.mime_type or 'application/octet-stream'};base64,"
+                            f"{getattr(resource, 'blob', '') or base64.b64encode(b'').decode()}",
+                            mime_type=resource.mime_type,
+                            name=str(resource.uri),
+                        )
+                    )
+        output = "\n".join(texts) or None
+        meta = called.meta or {}
+        metadata = self._meta(definition.name, request_id, start, attempts)
+        if called.is_error:
+            return ToolResult(
+                status="error",
+                error=ToolError(
+                    type="execution",
+                    message=output or f"{definition.name} failed on MCP server {self.id!r}",
+                    details={"server_id": self.id},
+                ),
+                artifacts=artifacts,
+                metadata=metadata,
+            )
+        return ToolResult(
+            status="success",
+            data=called.structured_content,
+            output=output,
+            source_id=_text(meta.get("source_id")),
+            as_of=_text(meta.get("as_of")),
+            artifacts=artifacts,
+            metadata=metadata,
+        )
+
+    def _down_message(self, why: str) -> str:
+        tail = self.stderr_tail()
+        return f"MCP server {self.id!r} is unavailable: {why}." + (
+            f" Its stderr ends with:\n{tail}" if tail else ""
+        )
+
+    def _unavailable(self, name: str, why: str, request_id: str, start: float) -> ToolResult:
+        self.last_error = self._down_message(why)
+        return error_result(
+            "unavailable",
+            f"{name} cannot run now: {self.last_error} The next call will try to reconnect.",
+            self._meta(name, request_id, start, 1),
+            details={"server_id": self.id, "stderr_tail": self.stderr_tail()},
+            retryable=True,
+        )
+
+    def _meta(self, name: str, request_id: str | None, start: float, attempts: int) -> Any:
+        meta = trusted_metadata(
+            name, None, request_id or new_request_id(), round((perf_counter() - start) * 1000, 3)
+        )
+        update: dict[str, Any] = {"provider": self.id}
+        if attempts != 1:
+            update["attempts"] = attempts
+        return meta.model_copy(update=update)
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.code == CONNECTION_CLOSED
+    return isinstance(exc, OSError | EOFError | ConnectionError) or type(exc).__module__.startswith(
+        "anyio"
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

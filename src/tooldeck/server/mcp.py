@@ -1,0 +1,165 @@
+"""tooldeck as an MCP server: a profile's view over stdio (``tooldeck mcp``) or HTTP (``/mcp``).
+
+Built on the official SDK's low-level ``Server``: ``tools/list`` is the view's
+definitions (``exporters.mcp.to_mcp``), ``tools/call`` runs through the same provider
+stack as every other entry point and answers ``exporters.mcp.to_mcp_result`` (provenance
+in ``_meta``). A tool needing confirmation is confirmed with MCP elicitation when the
+client supports it; otherwise the call returns the ``confirmation_required`` error.
+Over HTTP, ``/mcp?profile=NAME`` picks the profile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.exporters.mcp import to_mcp, to_mcp_result
+from tooldeck.runtime import Runtime
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mcp.server import Server
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult
+
+__all__ = ["create_mcp_http_app", "create_mcp_server", "serve_stdio"]
+
+_CONFIRM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Run this call?", "default": False},
+        "reason": {"type": "string", "title": "Reason (shown to the model if you deny)"},
+    },
+    "required": ["approve"],
+}
+
+
+def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[Any]:
+    """An MCP ``Server`` serving ``runtime.view(profile)``.
+
+    Raises:
+        ConfigError: ``profile`` is not configured.
+    """
+    import mcp_types as types
+    from mcp.server import Server
+
+    from tooldeck import __version__
+
+    runtime.view(profile)  # fail fast on an unknown profile
+
+    def chosen(ctx: ServerRequestContext[Any]) -> str | None:
+        request = ctx.request
+        query = getattr(request, "query_params", None)
+        return (query.get("profile") if query is not None else None) or profile
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        definitions = await runtime.view(chosen(ctx)).definitions()
+        return types.ListToolsResult.model_validate({"tools": to_mcp(definitions)})
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        name = chosen(ctx)
+        call_ctx = runtime.context(
+            profile=name,
+            request_id=None if ctx.request_id is None else f"mcp-{ctx.request_id}",
+            confirm=_elicitation(ctx) if _can_elicit(ctx) else None,
+        )
+        result = await runtime.view(name).execute(params.name, params.arguments or {}, call_ctx)
+        return types.CallToolResult.model_validate(to_mcp_result(result))
+
+    return Server(
+        "tooldeck",
+        version=__version__,
+        instructions="Typed tools; every result carries its provenance (source_id, as_of) in _meta.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.elicitation is not None
+
+
+def _elicitation(ctx: ServerRequestContext[Any]) -> Any:
+    async def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
+        import json
+
+        answer = await ctx.session.elicit_form(
+            f"Allow {request.tool} with arguments {json.dumps(dict(request.arguments))}? "
+            f"({request.description.splitlines()[0] if request.description else ''})",
+            _CONFIRM_SCHEMA,
+            related_request_id=ctx.request_id,
+        )
+        content = answer.content or {}
+        approved = answer.action == "accept" and content.get("approve") is True
+        reason = content.get("reason")
+        return ConfirmationDecision(
+            approved=approved,
+            message=(str(reason) if reason else None)
+            or (None if approved else f"user chose {answer.action}"),
+            approver="mcp-client",
+        )
+
+    return confirm
+
+
+def create_mcp_http_app(
+    runtime: Runtime, authorized: Callable[[Runtime, str], bool]
+) -> tuple[Any, StreamableHTTPSessionManager]:
+    """The streamable HTTP endpoint (an ASGI app) and its session manager.
+
+    The caller runs ``manager.run()`` for the application's lifetime. Requests failing
+    ``authorized(runtime, authorization_header)`` get 401. DNS-rebinding protection is
+    on when the server binds to a loopback address.
+    """
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPASGIApp,
+        StreamableHTTPSessionManager,
+    )
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.responses import JSONResponse
+
+    host = runtime.settings.server.host
+    loopback = host in ("127.0.0.1", "localhost", "::1")
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"] if loopback else [],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+        if loopback
+        else [],
+    )
+    manager = StreamableHTTPSessionManager(
+        app=create_mcp_server(runtime), security_settings=security
+    )
+    endpoint = StreamableHTTPASGIApp(manager)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if not authorized(runtime, headers.get(b"authorization", b"").decode("latin-1")):
+            response = JSONResponse(
+                {
+                    "detail": "missing or wrong API key: send 'Authorization: Bearer <server.api_key>'"
+                },
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        await endpoint(scope, receive, send)
+
+    return app, manager
+
+
+async def serve_stdio(runtime: Runtime, profile: str | None = None) -> None:
+    """Serve ``profile``'s view over stdin/stdout until the client disconnects."""
+    from mcp.server.stdio import stdio_server
+
+    server = create_mcp_server(runtime, profile)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,67 @@
+"""``/api/approvals``: pending confirmations, approved (maybe with edited arguments) or denied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, ConfigDict
+
+from tooldeck.providers.approvals import Approval
+from tooldeck.server.http import runtime_of
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/approvals", tags=["approvals"])
+
+
+class ApproveBody(BaseModel):
+    """Approve a pending call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arguments: dict[str, Any] | None = None
+    """Edited arguments to run instead of the requested ones."""
+    approver: str | None = None
+    """Who approves."""
+
+
+class DenyBody(BaseModel):
+    """Deny a pending call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str | None = None
+    """Why; the model sees it in the ``denied`` error."""
+    approver: str | None = None
+    """Who denies."""
+
+
+@router.get("", summary="Pending approvals")
+async def pending(request: Request) -> list[dict[str, Any]]:
+    """Calls waiting for a decision, oldest first."""
+    return [a.as_dict() for a in runtime_of(request).approvals.pending()]
+
+
+@router.post("/{approval_id}/approve", summary="Approve a call")
+async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict[str, Any]:
+    """Approve; the caller then repeats the same call (same tool, arguments, user) to run it."""
+    store = runtime_of(request).approvals
+    return _decided(lambda: store.approve(approval_id, body.arguments, body.approver))
+
+
+@router.post("/{approval_id}/deny", summary="Deny a call")
+async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, Any]:
+    """Deny; the caller's repeated call answers ``denied`` with the message."""
+    store = runtime_of(request).approvals
+    return _decided(lambda: store.deny(approval_id, body.message, body.approver))
+
+
+def _decided(decide: Any) -> dict[str, Any]:
+    try:
+        approval: Approval = decide()
+    except KeyError as exc:
+        raise HTTPException(status_code=404, detail=str(exc.args[0])) from None
+    except ValueError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+    return approval.as_dict()
