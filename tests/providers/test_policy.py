@@ -215,3 +215,101 @@ async def test_unknown_tool_passes_through_to_not_found() -> None:
     stack = ToolRegistry([slow]).with_policies()
     result = await stack.execute("nope", {})
     assert result.error is not None and result.error.type == "not_found"
+
+
+# -- layered policies, explain, open breakers, rate limit -------------------------------------
+
+
+def _layered() -> PolicyConfig:
+    from tooldeck.providers import CallPolicyOverride, ProfilePolicy
+
+    return PolicyConfig(
+        timeout_s=30,
+        providers={"local": PolicyOverride(max_attempts=2, timeout_s=20)},
+        tools={"flaky": PolicyOverride(timeout_s=5)},
+        profiles={
+            "ops": ProfilePolicy(
+                max_attempts=1,
+                requires_confirmation=True,
+                tools={"flaky": CallPolicyOverride(timeout_s=1)},
+            )
+        },
+    )
+
+
+async def test_most_specific_layer_wins_and_explain_names_it() -> None:
+    flaky, _ = flaky_tool(0)
+    definition = ToolRegistry([flaky]).list_definitions()[0]
+    config = _layered()
+    plain = config.resolve(definition)
+    assert (plain.timeout_s, plain.max_attempts, plain.requires_confirmation) == (5, 2, False)
+    ops = config.resolve(definition, "ops")
+    assert (ops.timeout_s, ops.max_attempts, ops.requires_confirmation) == (1, 2, True)
+    explained = config.explain(definition, "ops")
+    assert explained["timeout_s"] == (1.0, "profile ops tool flaky")
+    assert explained["max_attempts"] == (2, "provider local")  # provider beats profile default
+    assert explained["requires_confirmation"] == (True, "profile ops")
+    assert explained["failure_threshold"] == (5, "default")
+    assert config.explain(definition)["timeout_s"] == (5.0, "tool flaky")
+
+
+async def test_profile_policy_applies_through_the_context() -> None:
+    calls = {"n": 0}
+
+    @tool(name="slowish")
+    async def slowish() -> str:
+        """Takes 0.3 s."""
+        calls["n"] += 1
+        await asyncio.sleep(0.3)
+        return "done"
+
+    from tooldeck.providers import CallPolicyOverride, ProfilePolicy
+
+    config = PolicyConfig(
+        timeout_s=5,
+        profiles={"tight": ProfilePolicy(tools={"slowish": CallPolicyOverride(timeout_s=0.05)})},
+    )
+    stack = ToolRegistry([slowish]).with_policies(config)
+    assert (await stack.execute("slowish", {})).success
+    tight = await stack.execute("slowish", {}, ToolContext(profile="tight"))
+    assert tight.error is not None and tight.error.type == "timeout"
+    assert stack.policy_for("slowish", "tight").timeout_s == 0.05  # type: ignore[union-attr]
+
+
+async def test_open_breaker_leaves_definitions_until_half_open() -> None:
+    @tool(name="broken")
+    def broken() -> str:
+        """Always fails."""
+        raise RuntimeError("down")
+
+    @tool(name="fine")
+    def fine() -> str:
+        """Works."""
+        return "ok"
+
+    config = PolicyConfig(max_attempts=1, failure_threshold=2, reset_timeout_s=0.2)
+    stack = ToolRegistry([broken, fine]).with_policies(config)
+    view = stack.filtered().confirming()  # wrappers above cache definitions
+    assert [d.name for d in await view.definitions()] == ["broken", "fine"]
+    for _ in range(2):
+        await view.execute("broken", {})
+    assert [d.name for d in await view.definitions()] == ["fine"]
+    assert "circuit open" in view.unavailable()["broken"]
+    assert [d.name for d in await view.all_definitions()] == ["broken", "fine"]
+    refused = await view.execute("broken", {})  # still routed: the caller learns why
+    assert refused.error is not None and refused.error.type == "circuit_open"
+    await asyncio.sleep(0.25)
+    assert [d.name for d in await view.definitions()] == ["broken", "fine"]
+
+
+async def test_rate_limit_refuses_beyond_the_bucket() -> None:
+    flaky, calls = flaky_tool(0)
+    config = PolicyConfig(tools={"flaky": PolicyOverride(rate_per_minute=60, rate_burst=2)})
+    stack = ToolRegistry([flaky]).with_policies(config)
+    results = [await stack.execute("flaky", {}) for _ in range(3)]
+    assert [r.success for r in results] == [True, True, False]
+    error = results[2].error
+    assert error is not None and error.type == "unavailable" and error.retryable
+    assert "60 calls per minute" in error.message
+    assert 0 < error.details["retry_after_s"] <= 1.0  # type: ignore[index]
+    assert calls["n"] == 2

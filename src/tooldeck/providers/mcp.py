@@ -241,7 +241,13 @@ class MCPToolsProvider(ToolsProvider):
                 self._transport(), message_handler=self._on_message, mode="auto"
             ) as client:
                 ready.set_result(client)
-                await stop.wait()
+                listener = asyncio.create_task(self._listen(client))
+                try:
+                    await stop.wait()
+                finally:
+                    listener.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listener
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else _ServerDown("cancelled"))
@@ -262,6 +268,23 @@ class MCPToolsProvider(ToolsProvider):
         except TimeoutError:
             runner.cancel()
         except Exception:  # the connection already failed; nothing left to release
+            return
+
+    async def _listen(self, client: Client) -> None:
+        """Refetch the tool list on each change the server announces (2026-07-28 servers).
+
+        Servers on earlier protocol versions send ``notifications/tools/list_changed``
+        unasked; it arrives in ``_on_message`` instead.
+        """
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    await self._list_tools(client)
+        except Exception:  # a server without subscriptions: changes show on reconnect
             return
 
     async def _on_message(self, message: Any) -> None:

@@ -1,0 +1,122 @@
+"""A small MCP server (stdio) with tools that misbehave on purpose, for the client tests.
+
+Tools: ``echo`` (idempotent), ``slow_write`` (not idempotent; sleeps ``seconds``),
+``bad_result`` (answers a malformed CallToolResult), ``grow`` (adds a tool ``extra``
+and announces notifications/tools/list_changed), ``picture`` (an image), ``fail``
+(isError). Run: ``python mcp_fixture_server.py``.
+"""
+
+from __future__ import annotations
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.subscriptions import ToolsListChanged
+
+STATE = {"grown": False}
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def _tool(name: str, idempotent: bool = False, props: dict | None = None) -> types.Tool:
+    return types.Tool(
+        name=name,
+        description=f"fixture tool {name}",
+        input_schema={"type": "object", "properties": props or {}},
+        annotations=types.ToolAnnotations(idempotent_hint=idempotent),
+    )
+
+
+async def list_tools(ctx, params):  # type: ignore[no-untyped-def]
+    tools = [
+        _tool("echo", True, {"text": {"type": "string"}}),
+        _tool("slow_write", False, {"seconds": {"type": "number"}}),
+        _tool("bad_result"),
+        _tool("grow"),
+        _tool("picture", True),
+        _tool("fail"),
+    ]
+    if STATE["grown"]:
+        tools.append(_tool("extra", True))
+    return types.ListToolsResult(tools=tools)
+
+
+async def call_tool(ctx, params):  # type: ignore[no-untyped-def]
+    args = params.arguments or {}
+    if params.name == "echo":
+        return types.CallToolResult(
+            content=[types.TextContent(text=str(args.get("text", "")))],
+            structured_content={"text": args.get("text", "")},
+            _meta={"source_id": "tool:echo:v1", "as_of": "2026-11-20"},
+        )
+    if params.name == "slow_write":
+        await anyio.sleep(float(args.get("seconds", 5)))
+        return types.CallToolResult(content=[types.TextContent(text="written")])
+    if params.name == "bad_result":
+        return {"content": [{"type": "text"}], "isError": "maybe"}
+    if params.name == "grow":
+        STATE["grown"] = True
+        await BUS.publish(ToolsListChanged())  # 2026-07-28: to subscriptions/listen streams
+        return types.CallToolResult(content=[types.TextContent(text="grown")])
+    if params.name == "picture":
+        return types.CallToolResult(
+            content=[
+                types.TextContent(text="a pixel"),
+                types.ImageContent(data=PNG, mime_type="image/png"),
+            ]
+        )
+    if params.name == "fail":
+        return types.CallToolResult(content=[types.TextContent(text="it broke")], is_error=True)
+    if params.name == "extra":
+        return types.CallToolResult(content=[types.TextContent(text="extra!")])
+    raise ValueError(f"unknown tool {params.name}")
+
+
+BUS = InMemorySubscriptionBus()
+server = Server(
+    "fixture",
+    on_list_tools=list_tools,
+    on_call_tool=call_tool,
+    on_subscriptions_listen=ListenHandler(BUS),
+)
+
+
+async def main() -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def raw() -> None:
+    """A hand-written JSON-RPC peer (2025-06-18 handshake) whose tools/call result is malformed."""
+    import json
+    import sys
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue  # notifications
+        method, reply = message.get("method"), {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "initialize":
+            reply["result"] = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
+        elif method == "tools/list":
+            reply["result"] = {"tools": [{"name": "weird", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            reply["result"] = {"content": "this should be a list", "isError": "perhaps"}
+        else:
+            reply["error"] = {"code": -32601, "message": f"Method not found: {method}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--raw" in sys.argv:
+        raw()
+    else:
+        anyio.run(main)

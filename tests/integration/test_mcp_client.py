@@ -1,0 +1,183 @@
+"""``MCPToolsProvider`` against real MCP server processes: mcp-server-time, mcp-server-git,
+and a fixture server that misbehaves on purpose (tests/integration/mcp_fixture_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tooldeck.providers import MCPServerConfig, MCPToolsProvider, PolicyConfig
+from tooldeck.providers.composite import CompositeToolsProvider
+from tooldeck.providers.mcp import load_mcp_servers_file
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+FIXTURE = str(Path(__file__).with_name("mcp_fixture_server.py"))
+BIN = Path(sys.executable).parent
+
+
+def time_server() -> MCPToolsProvider:
+    return MCPToolsProvider("time", MCPServerConfig(command=str(BIN / "mcp-server-time")))
+
+
+def fixture(*args: str) -> MCPToolsProvider:
+    return MCPToolsProvider(
+        "fx", MCPServerConfig(command=sys.executable, args=[FIXTURE, *args], init_timeout_s=20)
+    )
+
+
+def kill_children() -> None:
+    """SIGKILL the MCP server processes this test process started."""
+    out = subprocess.run(
+        ["pgrep", "-P", str(os.getpid())], capture_output=True, text=True, check=False
+    ).stdout.split()
+    for pid in out:
+        os.kill(int(pid), signal.SIGKILL)
+
+
+async def test_time_server_definitions_and_calls() -> None:
+    async with time_server() as provider:
+        definitions = {d.name: d for d in await provider.definitions()}
+        assert set(definitions) == {"get_current_time", "convert_time"}
+        current = definitions["get_current_time"]
+        assert current.server_id == current.provider == "time"
+        assert current.input_schema["required"] == ["timezone"]
+        assert current.output_schema is not None
+        assert current.annotations.read_only is True
+
+        result = await provider.execute("get_current_time", {"timezone": "Europe/Paris"})
+        assert result.success and result.data["timezone"] == "Europe/Paris"
+        assert (
+            result.metadata.provider == "time" and result.metadata.tool_name == "get_current_time"
+        )
+
+        invalid = await provider.execute("get_current_time", {})
+        assert invalid.error is not None and invalid.error.type == "validation"
+        assert "timezone" in invalid.error.message
+
+        failed = await provider.execute("get_current_time", {"timezone": "Mars/Olympus"})
+        assert failed.error is not None and failed.error.type == "execution"
+        assert "Mars/Olympus" in failed.error.message
+
+
+async def test_git_server_on_a_real_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "notes.txt").write_text("hello\n")
+    config = MCPServerConfig(command=str(BIN / "mcp-server-git"), args=["--repository", str(repo)])
+    async with MCPToolsProvider("git", config) as provider:
+        names = {d.name for d in await provider.definitions()}
+        assert {"git_status", "git_add", "git_commit", "git_log"} <= names
+        status = await provider.execute("git_status", {"repo_path": str(repo)})
+        assert status.success and "notes.txt" in (status.output or "")
+
+
+async def test_results_map_to_the_envelope() -> None:
+    async with fixture() as provider:
+        echo = await provider.execute("echo", {"text": "hi"})
+        assert (echo.data, echo.output) == ({"text": "hi"}, "hi")
+        assert (echo.source_id, echo.as_of) == ("tool:echo:v1", "2026-11-20")  # from _meta
+        picture = await provider.execute("picture", {})
+        assert picture.output == "a pixel"
+        assert picture.artifacts[0].kind == "image"
+        assert picture.artifacts[0].uri.startswith("data:image/png;base64,iVBOR")
+        failed = await provider.execute("fail", {})
+        assert failed.error is not None and failed.error.type == "execution"
+        assert failed.error.message == "it broke"
+        unknown = await provider.execute("ech", {})
+        assert unknown.error is not None and unknown.error.type == "not_found"
+        assert "'echo'" in unknown.error.message
+
+
+async def test_malformed_result_is_an_execution_error() -> None:
+    async with fixture("--raw") as provider:
+        assert [d.name for d in await provider.definitions()] == ["weird"]
+        result = await provider.execute("weird", {})
+        assert result.error is not None and result.error.type == "execution"
+        assert "malformed result" in result.error.message
+        assert (await provider.execute("weird", {})).error is not None  # still serving
+
+
+async def test_list_changed_refetches_and_reaches_wrappers() -> None:
+    provider = fixture()
+    view = CompositeToolsProvider([provider]).filtered()
+    async with view, provider:
+        assert "extra" not in [d.name for d in await view.definitions()]
+        assert (await view.execute("grow", {})).success
+        for _ in range(50):
+            if "extra" in [d.name for d in await view.definitions()]:
+                break
+            await asyncio.sleep(0.05)
+        assert "extra" in [d.name for d in await view.definitions()]
+        assert (await view.execute("extra", {})).output == "extra!"
+
+
+async def test_killed_server_read_only_call_reconnects_transparently() -> None:
+    async with time_server() as provider:
+        assert (await provider.execute("get_current_time", {"timezone": "UTC"})).success
+        kill_children()
+        await asyncio.sleep(0.2)
+        again = await provider.execute("get_current_time", {"timezone": "UTC"})
+        assert again.success and again.metadata.attempts == 2
+
+
+async def test_killed_mid_call_is_unavailable_then_next_call_succeeds() -> None:
+    async with fixture() as provider:
+        assert (await provider.execute("echo", {"text": "a"})).success
+        call = asyncio.create_task(provider.execute("slow_write", {"seconds": 5}))
+        await asyncio.sleep(0.5)
+        kill_children()
+        cut = await asyncio.wait_for(call, 10)
+        assert cut.error is not None and cut.error.type == "unavailable" and cut.error.retryable
+        assert "not repeated" in cut.error.message and "'fx'" in cut.error.message
+        after = await provider.execute("slow_write", {"seconds": 0})
+        assert after.success and after.output == "written"
+
+
+async def test_server_that_cannot_start_reports_id_and_stderr(tmp_path: Path) -> None:
+    config = MCPServerConfig(command="sh", args=["-c", "echo 'boom: no config' >&2; exit 3"])
+    async with MCPToolsProvider("broken", config) as provider:
+        assert await provider.definitions() == []
+        assert provider.last_error is not None
+        assert "'broken'" in provider.last_error and "boom: no config" in provider.last_error
+    missing = MCPServerConfig(command=str(tmp_path / "no-such-server"))
+    async with MCPToolsProvider("ghost", missing) as provider:
+        assert await provider.definitions() == []
+        assert "'ghost'" in (provider.last_error or "")
+
+
+async def test_stack_keeps_working_when_one_server_is_down() -> None:
+    broken = MCPToolsProvider("broken", MCPServerConfig(command="sh", args=["-c", "exit 1"]))
+    root = CompositeToolsProvider([time_server(), broken]).with_policies(
+        PolicyConfig(max_attempts=1)
+    )
+    async with root:
+        assert [d.name for d in await root.definitions()] == ["get_current_time", "convert_time"]
+        assert (await root.execute("get_current_time", {"timezone": "UTC"})).success
+
+
+async def test_init_timeout(tmp_path: Path) -> None:
+    config = MCPServerConfig(command="sleep", args=["30"], init_timeout_s=0.5)
+    async with MCPToolsProvider("sleepy", config) as provider:
+        assert await provider.definitions() == []
+        assert "did not initialize within 0.5 s" in (provider.last_error or "")
+
+
+def test_mcp_servers_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(
+        '{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]},'
+        ' "docs": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X": "1"}}}}'
+    )
+    servers = load_mcp_servers_file(path)
+    assert servers["time"].transport == "stdio" and servers["time"].args == ["mcp-server-time"]
+    assert servers["docs"].transport == "http" and servers["docs"].headers == {"X": "1"}
+    path.write_text('{"mcpServers": {"bad": {"args": ["x"]}}}')
+    with pytest.raises(ValueError, match=r"mcpServers\.bad.*command"):
+        load_mcp_servers_file(path)
