@@ -66,10 +66,16 @@ async def test_time_server_definitions_and_calls() -> None:
         assert "Mars/Olympus" in failed.error.message
 
 
-async def test_git_server_on_a_real_repository(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "notes.txt").write_text("hello\n")
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real git repository with one untracked file."""
+    path = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    (path / "notes.txt").write_text("hello\n")
+    return path
+
+
+async def test_git_server_on_a_real_repository(repo: Path) -> None:
     config = MCPServerConfig(command=str(BIN / "mcp-server-git"), args=["--repository", str(repo)])
     async with MCPToolsProvider("git", config) as provider:
         names = {d.name for d in await provider.definitions()}

@@ -3,65 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from processes import Server, env_for, free_port
 
 pytestmark = pytest.mark.integration
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def env_for(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
-    env["TOOLDECK_DATA_DIR"] = str(data_dir)
-    return env
-
-
-class Server:
-    def __init__(self, data_dir: Path, port: int) -> None:
-        self.url = f"http://127.0.0.1:{port}"
-        self.log = (data_dir.parent / f"server-{port}-{time.monotonic_ns()}.log").open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tooldeck", "serve", "--port", str(port)],
-            env=env_for(data_dir),
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited early: {Path(self.log.name).read_text()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("server did not become healthy within 30 s")
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
 
 
 @pytest.fixture

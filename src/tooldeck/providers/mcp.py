@@ -221,12 +221,12 @@ class MCPToolsProvider(ToolsProvider):
                 async with asyncio.timeout(self.config.init_timeout_s):
                     client = await asyncio.shield(ready)
             except TimeoutError:
-                await self._disconnect()
+                await self._disconnect(cancel=True)
                 raise _ServerDown(
                     f"did not initialize within {self.config.init_timeout_s:g} s"
                 ) from None
             except Exception as exc:
-                await self._disconnect()
+                await self._disconnect(cancel=True)
                 raise _ServerDown(_describe(exc)) from None
             self._client = client
             self.last_error = None
@@ -256,19 +256,23 @@ class MCPToolsProvider(ToolsProvider):
         finally:
             self._client = None
 
-    async def _disconnect(self) -> None:
+    async def _disconnect(self, cancel: bool = False) -> None:
+        """End the session; ``cancel`` interrupts one still initializing."""
         runner, stop = self._runner, self._stop
         self._client, self._runner = None, None
         if runner is None or stop is None:
             return
         stop.set()
+        if cancel:
+            runner.cancel()
         try:
             async with asyncio.timeout(10):
                 await asyncio.shield(runner)
         except TimeoutError:
             runner.cancel()
-        except Exception:  # the connection already failed; nothing left to release
-            return
+        except BaseException:  # failed or cancelled as asked: nothing left to release
+            if not runner.done():
+                raise
 
     async def _listen(self, client: Client) -> None:
         """Refetch the tool list on each change the server announces (2026-07-28 servers).

@@ -4,12 +4,17 @@ Built on the official SDK's low-level ``Server``: ``tools/list`` is the view's
 definitions (``exporters.mcp.to_mcp``), ``tools/call`` runs through the same provider
 stack as every other entry point and answers ``exporters.mcp.to_mcp_result`` (provenance
 in ``_meta``). A tool needing confirmation is confirmed with MCP elicitation when the
-client supports it; otherwise the call returns the ``confirmation_required`` error.
+client supports it (on 2026-07-28 connections as an ``InputRequiredResult`` the client
+answers by repeating the call; on earlier ones as an ``elicitation/create`` request);
+otherwise the call returns the ``confirmation_required`` error.
 Over HTTP, ``/mcp?profile=NAME`` picks the profile.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
@@ -22,7 +27,12 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import ServerRequestContext
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult
+    from mcp_types import (
+        CallToolRequestParams,
+        CallToolResult,
+        InputRequiredResult,
+        ListToolsResult,
+    )
 
 __all__ = ["create_mcp_http_app", "create_mcp_server", "serve_stdio"]
 
@@ -44,6 +54,7 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     """
     import mcp_types as types
     from mcp.server import Server
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from tooldeck import __version__
 
@@ -62,14 +73,25 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         name = chosen(ctx)
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and params.input_responses:
+            _apply_answers(runtime, params.input_responses)
         call_ctx = runtime.context(
             profile=name,
             request_id=None if ctx.request_id is None else f"mcp-{ctx.request_id}",
-            confirm=_elicitation(ctx) if _can_elicit(ctx) else None,
+            confirm=_elicitation(ctx) if _can_elicit(ctx) and not modern else None,
         )
         result = await runtime.view(name).execute(params.name, params.arguments or {}, call_ctx)
+        error = result.error
+        if (
+            modern
+            and error is not None
+            and error.type == "confirmation_required"
+            and _can_elicit(ctx)
+        ):
+            return _ask_for_confirmation(error.details or {})
         return types.CallToolResult.model_validate(to_mcp_result(result))
 
     return Server(
@@ -81,6 +103,39 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     )
 
 
+def _ask_for_confirmation(details: dict[str, Any]) -> InputRequiredResult:
+    """A 2026-07-28 ``InputRequiredResult`` eliciting approval of a pending call.
+
+    The client asks its user and repeats the call with the answer under the
+    approval id; ``_apply_answers`` records it and the confirming provider consumes it.
+    """
+    import mcp_types as types
+
+    request = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(
+            message=f"Allow {details.get('tool')} with arguments "
+            f"{json.dumps(details.get('arguments', {}))}?",
+            requested_schema=_CONFIRM_SCHEMA,
+        )
+    )
+    return types.InputRequiredResult(input_requests={f"confirm:{details['approval_id']}": request})
+
+
+def _apply_answers(runtime: Runtime, answers: Mapping[str, Any]) -> None:
+    """Record the user's answers to ``_ask_for_confirmation`` as decisions."""
+    for key, answer in answers.items():
+        if not key.startswith("confirm:"):
+            continue
+        content = getattr(answer, "content", None) or {}
+        approved = getattr(answer, "action", None) == "accept" and content.get("approve") is True
+        reason = content.get("reason") or (None if approved else "declined in the MCP client")
+        decision = ConfirmationDecision(
+            approved=approved, message=None if approved else str(reason), approver="mcp-client"
+        )
+        with contextlib.suppress(KeyError, ValueError):  # unknown, expired or already decided
+            runtime.approvals.decide(key.removeprefix("confirm:"), decision)
+
+
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
     capabilities = ctx.session.client_capabilities
     return capabilities is not None and capabilities.elicitation is not None
@@ -88,8 +143,6 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 
 def _elicitation(ctx: ServerRequestContext[Any]) -> Any:
     async def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
-        import json
-
         answer = await ctx.session.elicit_form(
             f"Allow {request.tool} with arguments {json.dumps(dict(request.arguments))}? "
             f"({request.description.splitlines()[0] if request.description else ''})",
@@ -123,7 +176,6 @@ def create_mcp_http_app(
         StreamableHTTPSessionManager,
     )
     from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.responses import JSONResponse
 
     host = runtime.settings.server.host
     loopback = host in ("127.0.0.1", "localhost", "::1")
@@ -137,11 +189,22 @@ def create_mcp_http_app(
     manager = StreamableHTTPSessionManager(
         app=create_mcp_server(runtime), security_settings=security
     )
-    endpoint = StreamableHTTPASGIApp(manager)
+    return _GuardedEndpoint(runtime, authorized, StreamableHTTPASGIApp(manager)), manager
 
-    async def app(scope: Any, receive: Any, send: Any) -> None:
+
+class _GuardedEndpoint:
+    """An ASGI app (a class, so Starlette routes every method to it) checking the API key."""
+
+    def __init__(
+        self, runtime: Runtime, authorized: Callable[[Runtime, str], bool], endpoint: Any
+    ) -> None:
+        self.runtime, self.authorized, self.endpoint = runtime, authorized, endpoint
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.responses import JSONResponse
+
         headers = dict(scope.get("headers") or [])
-        if not authorized(runtime, headers.get(b"authorization", b"").decode("latin-1")):
+        if not self.authorized(self.runtime, headers.get(b"authorization", b"").decode("latin-1")):
             response = JSONResponse(
                 {
                     "detail": "missing or wrong API key: send 'Authorization: Bearer <server.api_key>'"
@@ -151,9 +214,7 @@ def create_mcp_http_app(
             )
             await response(scope, receive, send)
             return
-        await endpoint(scope, receive, send)
-
-    return app, manager
+        await self.endpoint(scope, receive, send)
 
 
 async def serve_stdio(runtime: Runtime, profile: str | None = None) -> None:
