@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
@@ -96,14 +97,22 @@ class CompositeToolsProvider(ToolsProvider):
             self._routes = routes
         return self._definitions
 
-    async def execute(
+    def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
-    ) -> ToolResult:
-        """Route the call to the provider serving ``name``; ``not_found`` if none does."""
+    ) -> Coroutine[Any, Any, ToolResult]:
+        """Route the call to the provider serving ``name``; ``not_found`` if none does.
+
+        Returns that provider's awaitable itself (no extra coroutine frame per call).
+        """
         routes = self._routes
-        if routes is None:
-            await self.all_definitions()
-            routes = self._routes or {}
+        provider = routes.get(name) if routes is not None else None
+        if provider is not None:
+            return provider.execute(name, arguments, ctx)
+        return self._slow(name, arguments, ctx)
+
+    async def _slow(self, name: str, arguments: Arguments, ctx: ToolContext | None) -> ToolResult:
+        await self.all_definitions()
+        routes = self._routes or {}
         provider = routes.get(name)
         if provider is None:
             return not_found(name, [d.name for d in self._definitions], ctx, routes)

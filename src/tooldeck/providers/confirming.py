@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
@@ -91,15 +91,25 @@ class ConfirmingToolsProvider(WrapperProvider):
         super().reset()
         self._guarded = None
 
-    async def execute(
+    def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
-    ) -> ToolResult:
-        """Forward the call, after confirmation for guarded tools."""
+    ) -> Coroutine[Any, Any, ToolResult]:
+        """Forward the call, after confirmation for guarded tools.
+
+        An unguarded call returns the wrapped provider's awaitable itself (no extra
+        coroutine frame on the hot path).
+        """
         guarded = self._guarded
-        if guarded is None:
+        if guarded is not None and name not in guarded:
+            return self.wrapped.execute(name, arguments, ctx)
+        return self._confirmed(name, arguments, ctx)
+
+    async def _confirmed(
+        self, name: str, arguments: Arguments, ctx: ToolContext | None
+    ) -> ToolResult:
+        if self._guarded is None:
             await self.all_definitions()
-            guarded = self._guarded or {}
-        definition = guarded.get(name)
+        definition = (self._guarded or {}).get(name)
         if definition is None:
             return await self.wrapped.execute(name, arguments, ctx)
         parsed = _as_object(arguments)

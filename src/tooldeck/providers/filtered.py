@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from fnmatch import translate
+from typing import Any
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
@@ -69,17 +70,24 @@ class FilteredToolsProvider(WrapperProvider):
         super().reset()
         self._visible = None
 
-    async def execute(
+    def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
-    ) -> ToolResult:
-        """Forward a visible tool's call; anything else is ``not_found``."""
+    ) -> Coroutine[Any, Any, ToolResult]:
+        """Forward a visible tool's call; anything else is ``not_found``.
+
+        Returns the wrapped provider's awaitable itself on the hot path (no extra
+        coroutine frame per call, as ``ToolRegistry.execute``).
+        """
         visible = self._visible
-        if visible is None:
-            await self.all_definitions()
-            visible = self._visible or {}
+        if visible is not None and name in visible:
+            return self.wrapped.execute(name, arguments, ctx)
+        return self._slow(name, arguments, ctx)
+
+    async def _slow(self, name: str, arguments: Arguments, ctx: ToolContext | None) -> ToolResult:
+        shown = await self.all_definitions()
+        visible = self._visible or {}
         if name not in visible:
-            shown = [d.name for d in await self.all_definitions()]
-            return not_found(name, shown, ctx, visible)
+            return not_found(name, [d.name for d in shown], ctx, visible)
         return await self.wrapped.execute(name, arguments, ctx)
 
     async def close(self) -> None:

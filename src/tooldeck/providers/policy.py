@@ -315,8 +315,11 @@ class PolicyProvider(WrapperProvider):
         if state is None:
             return await self.wrapped.execute(name, arguments, ctx)
         start = perf_counter()
+        profile = ctx.profile if ctx is not None else None
         policy = (
-            state.policy if ctx is None or ctx.profile is None else self._policy(state, ctx.profile)
+            state.policy
+            if profile is None or profile not in self.config.profiles
+            else self._policy(state, profile)
         )
         breaker = state.breaker
         if breaker is not None and not breaker.allow():
@@ -338,10 +341,29 @@ class PolicyProvider(WrapperProvider):
                 details={"retry_after_s": round(limiter.retry_after_s, 3)},
                 retryable=True,
             )
-        if policy.max_concurrency is None:
-            result = await self._attempt(state, policy, name, arguments, ctx)
-        else:
-            result = await self._limited(state, policy, name, arguments, ctx)
+        timeout = policy.timeout_s
+        if (
+            policy.max_concurrency is not None
+            or timeout is None
+            or (ctx is not None and ctx.deadline is not None)
+        ):
+            result = await (
+                self._attempt(state, policy, name, arguments, ctx)
+                if policy.max_concurrency is None
+                else self._limited(state, policy, name, arguments, ctx)
+            )
+        else:  # the common case, inlined: one deadline, no extra coroutine frame
+            deadline = self._watchdog.arm(timeout)
+            try:
+                result = await self.wrapped.execute(name, arguments, ctx)
+            except asyncio.CancelledError:
+                if not deadline.expired or deadline.task.uncancel() > 0:
+                    raise
+                result = self._timeout(state, ctx, start, timeout)
+            finally:
+                self._watchdog.disarm(deadline)
+            if deadline.expired:  # the tool swallowed our cancellation: keep its result
+                deadline.task.uncancel()
         error = result.error
         if (
             error is not None
