@@ -46,7 +46,7 @@ class NullSink:
     """An audit sink that keeps nothing: measures the wrapper, not the store."""
 
     def record(self, *args: Any) -> None:
-        return None
+        """Drop the record."""
 
 
 def profile_stack(*providers: ToolsProvider) -> ToolsProvider:
