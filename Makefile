@@ -30,6 +30,7 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/providers.py
 
 check: lint typecheck test
 
