@@ -15,7 +15,8 @@ from tooldeck.core.tool import Arguments, error_result
 
 if TYPE_CHECKING:
     from tooldeck.observability.audit import AuditSink
-    from tooldeck.providers.confirming import ApprovalStore, ConfirmingToolsProvider
+    from tooldeck.providers.approvals import ApprovalStore
+    from tooldeck.providers.confirming import ConfirmingToolsProvider
     from tooldeck.providers.filtered import FilteredToolsProvider
     from tooldeck.providers.observed import ObservedProvider
     from tooldeck.providers.policy import PolicyConfig, PolicyProvider

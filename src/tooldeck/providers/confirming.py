@@ -17,7 +17,7 @@ from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.filtered import compile_globs
 from tooldeck.providers.wrapper import WrapperProvider
 
-__all__ = ["ApprovalStore", "ConfirmingToolsProvider"]
+__all__ = ["ConfirmingToolsProvider"]
 
 
 class ConfirmingToolsProvider(WrapperProvider):

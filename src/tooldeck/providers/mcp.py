@@ -16,7 +16,6 @@ tail of its stderr); the next call reconnects.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import tempfile
@@ -488,7 +487,7 @@ class MCPToolsProvider(ToolsProvider):
                         Artifact(
                             kind="file",
                             uri=f"data:{resource.mime_type or 'application/octet-stream'};base64,"
-                            f"{getattr(resource, 'blob', '') or base64.b64encode(b'').decode()}",
+                            f"{getattr(resource, 'blob', '')}",
                             mime_type=resource.mime_type,
                             name=str(resource.uri),
                         )
