@@ -37,7 +37,15 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -144,9 +152,11 @@ class Settings(BaseSettings):
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
     """Named views of the tools; callers pick one with ``--profile`` / ``?profile=``."""
 
+    _servers: dict[str, MCPServerConfig] | None = PrivateAttr(default=None)
+
     @model_validator(mode="after")
     def _check_references(self) -> Settings:
-        servers = self.all_mcp_servers()
+        servers = self._servers = self._merge_mcp_servers()  # the file is read once
         for name, profile in self.profiles.items():
             unknown = sorted(set(profile.mcp_servers or ()) - set(servers))
             if unknown:
@@ -157,11 +167,15 @@ class Settings(BaseSettings):
         return self
 
     def all_mcp_servers(self) -> dict[str, MCPServerConfig]:
-        """``mcp_servers`` plus the servers of ``mcp_config``.
+        """``mcp_servers`` plus the servers of ``mcp_config`` (read when settings load).
 
         Raises:
-            ValueError: the file cannot be read, or it repeats an id from ``mcp_servers``.
+            ValueError: the file cannot be read, or it repeats an id from ``mcp_servers``
+                (only for settings built without validation; loading reports it first).
         """
+        return dict(self._servers) if self._servers is not None else self._merge_mcp_servers()
+
+    def _merge_mcp_servers(self) -> dict[str, MCPServerConfig]:
         if self.mcp_config is None:
             return dict(self.mcp_servers)
         imported = load_mcp_servers_file(self.mcp_config)

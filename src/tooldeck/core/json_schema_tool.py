@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import inspect
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.tool import Arguments, BaseTool
-from tooldeck.core.validation import compile_schema, from_json_schema, message_for
-from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
+from tooldeck.core.validation import check_arguments, compile_schema
+from tooldeck.exceptions import RegistrationError
 
 __all__ = ["JsonSchemaTool"]
 
@@ -85,23 +84,7 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
         Raises:
             InvalidArgumentsError: invalid JSON or schema violations, field by field.
         """
-        if isinstance(arguments, str | bytes):
-            try:
-                arguments = json.loads(arguments or "{}")
-            except ValueError as exc:
-                raise InvalidArgumentsError(
-                    f"Invalid arguments for {self.name}: arguments are not valid JSON ({exc})."
-                ) from None
-        instance = dict(arguments) if isinstance(arguments, Mapping) else arguments
-        if instance is None:
-            instance = {}
-        errors = from_json_schema(self._validator, instance)
-        if errors:
-            raise InvalidArgumentsError(
-                message_for(self.name, errors, self.input_schema or {}),
-                details={"errors": [e.as_dict() for e in errors]},
-            )
-        return instance  # type: ignore[return-value]
+        return check_arguments(self.name, self.input_schema or {}, self._validator, arguments)
 
     def execute_internal(self, request: dict[str, Any], ctx: ToolContext) -> Any:
         """Call ``function`` with the validated arguments."""

@@ -8,7 +8,7 @@ fix its call; clients read ``details["errors"]``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,10 +16,11 @@ import jsonschema
 from jsonschema.protocols import Validator
 from pydantic import ValidationError
 
-from tooldeck.exceptions import RegistrationError
+from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 __all__ = [
     "FieldError",
+    "check_arguments",
     "compile_schema",
     "describe_arguments",
     "from_json_schema",
@@ -136,3 +137,34 @@ def message_for(tool_name: str, errors: Sequence[FieldError], schema: dict[str, 
     if len(errors) > 10:
         listed += f"; and {len(errors) - 10} more"
     return f"Invalid arguments for {tool_name}: {listed}. Arguments: {describe_arguments(schema)}."
+
+
+def check_arguments(
+    tool_name: str, schema: dict[str, Any], validator: Validator, arguments: Any
+) -> dict[str, Any]:
+    """Parse ``arguments`` (a mapping, JSON text or None) and validate them against ``schema``.
+
+    Returns:
+        The arguments as a dict.
+
+    Raises:
+        InvalidArgumentsError: invalid JSON, or schema violations field by field (the
+            text of ``message_for``; ``details["errors"]`` lists them).
+    """
+    if isinstance(arguments, str | bytes):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError as exc:
+            raise InvalidArgumentsError(
+                f"Invalid arguments for {tool_name}: arguments are not valid JSON ({exc})."
+            ) from None
+    instance = dict(arguments) if isinstance(arguments, Mapping) else arguments
+    if instance is None:
+        instance = {}
+    errors = from_json_schema(validator, instance)
+    if errors:
+        raise InvalidArgumentsError(
+            message_for(tool_name, errors, schema),
+            details={"errors": [e.as_dict() for e in errors]},
+        )
+    return instance if isinstance(instance, dict) else {}

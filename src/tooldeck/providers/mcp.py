@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -30,7 +29,8 @@ from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.result import Artifact, ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
-from tooldeck.core.validation import compile_schema, from_json_schema, message_for
+from tooldeck.core.validation import check_arguments, compile_schema
+from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 from tooldeck.providers.base import ToolsProvider, not_found
 
 if TYPE_CHECKING:
@@ -409,41 +409,22 @@ class MCPToolsProvider(ToolsProvider):
     def _validated(
         self, definition: ToolDefinition, arguments: Arguments
     ) -> dict[str, Any] | ToolResult:
-        if isinstance(arguments, str | bytes):
-            try:
-                arguments = json.loads(arguments or "{}")
-            except ValueError as exc:
-                return self._invalid(definition, f"arguments are not valid JSON ({exc}).", None)
-        instance = dict(arguments) if isinstance(arguments, Mapping) else arguments
-        if instance is None:
-            instance = {}
         validator = self._validators.get(definition.name)
         if validator is None:
             try:
                 validator = compile_schema(definition.input_schema)
-            except Exception:  # a server's broken schema: let the server judge the call
-                return instance if isinstance(instance, dict) else {}
+            except RegistrationError:  # a server's broken schema: let the server judge the call
+                validator = compile_schema({})
             self._validators[definition.name] = validator
-        errors = from_json_schema(validator, instance)
-        if errors:
-            return self._invalid(
-                definition,
-                message_for(definition.name, errors, definition.input_schema),
-                {"errors": [e.as_dict() for e in errors]},
+        try:
+            return check_arguments(definition.name, definition.input_schema, validator, arguments)
+        except InvalidArgumentsError as exc:
+            return error_result(
+                "validation",
+                exc.message,
+                self._meta(definition.name, None, perf_counter(), 1),
+                details=exc.details,
             )
-        return instance if isinstance(instance, dict) else {}
-
-    def _invalid(
-        self, definition: ToolDefinition, message: str, details: dict[str, Any] | None
-    ) -> ToolResult:
-        if not message.startswith("Invalid arguments"):
-            message = f"Invalid arguments for {definition.name}: {message}"
-        return error_result(
-            "validation",
-            message,
-            self._meta(definition.name, None, perf_counter(), 1),
-            details=details,
-        )
 
     def _result(
         self,
