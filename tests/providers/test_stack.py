@@ -109,6 +109,13 @@ async def test_prefixed_view_renames_and_rejects_unprefixed_names() -> None:
     result = await view.execute("kb_search", {"query": "etf"})
     assert result.data == {"hit": "etf"} and result.metadata.tool_name == "kb_search"
     assert (await view.execute("search", {"query": "etf"})).error.type == "not_found"  # type: ignore[union-attr]
+    unknown = await view.execute("kb_serch", {"query": "etf"})
+    assert unknown.error is not None and unknown.error.details == {
+        "closest": ["kb_search", "kb_transfer"]
+    }
+    assert unknown.error.message.endswith(
+        "Available: kb_search, kb_get_quote, kb_delete_file, kb_transfer."
+    )
 
 
 # -- filtered --------------------------------------------------------------------------------

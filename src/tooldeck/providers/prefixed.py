@@ -41,10 +41,12 @@ class PrefixedToolsProvider(WrapperProvider):
     async def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> ToolResult:
-        """Strip the prefix and forward; a name without it is ``not_found``."""
+        """Strip the prefix and forward; an unknown name is ``not_found`` in prefixed names."""
         if not name.startswith(self._head):
             return not_found(name, [d.name for d in await self.all_definitions()], ctx)
         result = await self.wrapped.execute(name[len(self._head) :], arguments, ctx)
+        if result.error is not None and result.error.type == "not_found":
+            return not_found(name, [d.name for d in await self.all_definitions()], ctx)
         tool_name = result.metadata.tool_name
         if tool_name is not None and not tool_name.startswith(self._head):
             result = result.with_metadata(tool_name=self._head + tool_name)
