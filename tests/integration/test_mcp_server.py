@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from processes import Server, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -125,5 +126,10 @@ async def test_streamable_http_endpoint_of_tooldeck_serve(config: Path, tmp_path
             assert "get_activity" in names and "get_current_time" not in names
             hidden = await client.call_tool("get_current_time", {"timezone": "UTC"})
             assert hidden.is_error and hidden.meta["error_type"] == "not_found"  # type: ignore[index]
+        async with Client(f"{server.url}/mcp?profile=nope") as client:
+            with pytest.raises(
+                MCPError, match=r"unknown profile 'nope'; profiles: local_only, support"
+            ):
+                await client.list_tools()
     finally:
         server.stop()

@@ -18,7 +18,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
+from tooldeck.providers.base import ToolsProvider
 from tooldeck.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     """
     import mcp_types as types
     from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from tooldeck import __version__
@@ -65,10 +68,16 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
         query = getattr(request, "query_params", None)
         return (query.get("profile") if query is not None else None) or profile
 
+    def view(name: str | None) -> ToolsProvider:
+        try:
+            return runtime.view(name)
+        except ConfigError as exc:  # ?profile= names no profile: say which exist
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> ListToolsResult:
-        definitions = await runtime.view(chosen(ctx)).definitions()
+        definitions = await view(chosen(ctx)).definitions()
         return types.ListToolsResult.model_validate({"tools": to_mcp(definitions)})
 
     async def call_tool(
@@ -83,7 +92,7 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
             request_id=None if ctx.request_id is None else f"mcp-{ctx.request_id}",
             confirm=_elicitation(ctx) if _can_elicit(ctx) and not modern else None,
         )
-        result = await runtime.view(name).execute(params.name, params.arguments or {}, call_ctx)
+        result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
         error = result.error
         if (
             modern
