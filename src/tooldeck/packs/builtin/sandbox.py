@@ -1,0 +1,468 @@
+"""Run Python in a separate, limited OS process, fast: a fork server with modules preloaded.
+
+Example::
+
+    sandbox = Sandbox(preload=("json", "pandas"))
+    outcome = await sandbox.run("result = sum(x)", context={"x": [1, 2, 3]},
+                                limits=SandboxLimits(timeout_s=5), cwd=Path("/tmp"))
+    outcome.result        # 6
+    await sandbox.aclose()
+
+How it works: one server process (``_sandbox_server.py``, started with ``python -I``
+and a minimal environment) imports the preloaded modules once. Each ``run`` forks a
+child from it, so a call pays a ``fork`` (~1–3 ms) instead of interpreter start-up and
+imports (~50 ms for ``python -c pass``, ~500 ms with pandas). The child starts a new
+session (its own process group), applies the limits with ``setrlimit``, writes stdout
+and stderr to sockets the host reads with a size cap, runs the code in a fresh
+namespace and exits. The host kills the whole process group on timeout, on
+cancellation and after every run, so nothing the code started outlives the call.
+
+Limits and what enforces them: wall time (the host, ``killpg``), CPU time
+(``RLIMIT_CPU``), memory (``RLIMIT_AS``, counted on top of the preloaded modules),
+processes (``RLIMIT_NPROC``; the kernel does not enforce it for root, so set ``user``
+when the server runs as root), output (the host keeps the first ``max_output_bytes``).
+This isolates faults and bounds resources; it is not a security boundary against
+hostile code running as the same user. Give untrusted code its own ``user`` or
+container.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import pwd
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+__all__ = ["CallHandler", "Sandbox", "SandboxError", "SandboxLimits", "SandboxOutcome"]
+
+_SERVER = Path(__file__).with_name("_sandbox_server.py")
+_FRAME = struct.Struct(">I")
+_START_TIMEOUT_S = 60.0
+
+CallHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Runs a tool call a script made: ``(name, arguments) -> ToolResult as JSON-able dict``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxLimits:
+    """Per-run limits; None switches a limit off."""
+
+    timeout_s: float = 30.0
+    """Wall-clock seconds before the process group is killed."""
+    cpu_s: float | None = 30.0
+    """CPU seconds (``RLIMIT_CPU``, rounded up to whole seconds)."""
+    memory_mb: int | None = 1024
+    """Address space in MiB the code may add to the preloaded modules' (``RLIMIT_AS``)."""
+    max_output_bytes: int = 64_000
+    """Bytes of stdout and of stderr kept; the rest is counted and marked as cut."""
+    max_processes: int | None = 64
+    """Processes the code may start (``RLIMIT_NPROC``; not enforced for root)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxError:
+    """Why a run did not produce a result."""
+
+    kind: str
+    """``timeout``, ``cpu``, ``memory``, ``exception``, ``result``, ``exit``, ``crash``."""
+    message: str
+    """What happened, for the model."""
+    limit: str | None = None
+    """The limit that was hit (``timeout_s``, ``cpu_s``, ``memory_mb``, ``max_processes``)."""
+    traceback: str | None = None
+    """The user code's traceback (its own frames only, lines as submitted)."""
+
+
+@dataclass(kw_only=True)
+class SandboxOutcome:
+    """What one run produced."""
+
+    result: Any = None
+    """The code's ``result`` variable, as JSON data."""
+    stdout: str = ""
+    """Captured stdout, cut after ``max_output_bytes`` with a marker."""
+    stderr: str = ""
+    """Captured stderr, cut the same way."""
+    error: SandboxError | None = None
+    """Set when the run failed."""
+    figures: list[str] = field(default_factory=list)
+    """Matplotlib figures left open, as base64 PNG."""
+    warnings: list[str] = field(default_factory=list)
+    """Conversions applied to the result (e.g. NaN sent as null)."""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """Tool calls the code made: name, arguments, status, error type."""
+    duration_ms: float = 0.0
+    """Wall time of the run."""
+
+
+class _Server:
+    """One fork-server process and the futures waiting on its messages."""
+
+    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket) -> None:
+        self.process = process
+        self.sock = sock
+        self.loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        self.started: dict[int, asyncio.Future[int]] = {}
+        self.exited: dict[int, asyncio.Future[int | None]] = {}
+        self.alive = True
+        sock.setblocking(False)
+        self.loop.add_reader(sock.fileno(), self._on_readable)
+
+    def _on_readable(self) -> None:
+        try:
+            message = self.sock.recv(1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            message = b""
+        if not message:
+            self.close()
+            return
+        data = json.loads(message)
+        op = data["op"]
+        if op == "ready":
+            if not self.ready.done():
+                self.ready.set_result(data)
+            return
+        pending = (self.started if op == "started" else self.exited).pop(data["id"], None)
+        if pending is not None and not pending.done():
+            pending.set_result(data["pid"] if op == "started" else data["status"])
+
+    def close(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        self.loop.remove_reader(self.sock.fileno())
+        self.sock.close()
+        if self.process.poll() is None:
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=1)
+        gone = RuntimeError("the sandbox server stopped")
+        if not self.ready.done():
+            self.ready.set_exception(gone)
+        for future in self.started.values():
+            if not future.done():
+                future.set_exception(gone)
+        for exit_future in self.exited.values():
+            if not exit_future.done():
+                exit_future.set_result(None)  # status unknown: nobody left to reap it
+        self.started.clear()
+        self.exited.clear()
+
+
+class Sandbox:
+    """Runs code in forked, limited processes (see the module docstring).
+
+    Args:
+        preload: Modules the server imports once (missing ones are skipped; see
+            ``preloaded``). Each becomes a name in the code's namespace (``pandas`` as
+            ``pd``, ``numpy`` as ``np``, ``matplotlib.pyplot`` as ``plt``).
+        env: The whole environment of the sandboxed processes (the server's own
+            environment is not inherited, so its secrets are not visible).
+        user: Run the code as this user (requires the server to run as root).
+
+    Raises:
+        ValueError: ``user`` does not exist.
+    """
+
+    def __init__(
+        self,
+        *,
+        preload: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+    ) -> None:
+        self.preload = tuple(preload)
+        self.env = dict(env or {})
+        self.identity: dict[str, int] | None = None
+        if user is not None:
+            try:
+                entry = pwd.getpwnam(user)
+            except KeyError:
+                raise ValueError(f"sandbox user {user!r} does not exist") from None
+            self.identity = {"uid": entry.pw_uid, "gid": entry.pw_gid}
+        self.preloaded: tuple[str, ...] = ()
+        self._server: _Server | None = None
+        self._lock: asyncio.Lock | None = None
+        self._ids = itertools.count(1)
+
+    async def start(self) -> None:
+        """Start the fork server now (``run`` starts it when needed).
+
+        Raises:
+            RuntimeError: the server did not start within 60 s.
+        """
+        await self._ensure_server()
+
+    async def _ensure_server(self) -> _Server:
+        server = self._server
+        loop = asyncio.get_running_loop()
+        if server is not None and server.alive and server.loop is loop:
+            return server
+        if self._lock is None or self._lock._get_loop() is not loop:  # type: ignore[attr-defined]
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            server = self._server
+            if server is not None and server.alive and server.loop is loop:
+                return server
+            if server is not None:
+                server.close()
+            self._server = server = self._spawn()
+            try:
+                ready = await asyncio.wait_for(server.ready, _START_TIMEOUT_S)
+            except (TimeoutError, RuntimeError) as exc:
+                server.close()
+                raise RuntimeError(f"the sandbox server did not start: {exc}") from None
+            self.preloaded = tuple(ready["preloaded"])
+            return server
+
+    def _spawn(self) -> _Server:
+        host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {"preload": list(self.preload), "identity": self.identity}
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-I", str(_SERVER), str(child.fileno()), json.dumps(config)],
+                pass_fds=(child.fileno(),),
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        finally:
+            child.close()
+        return _Server(process, host)
+
+    async def run(
+        self,
+        code: str,
+        *,
+        context: Mapping[str, Any] | None = None,
+        cwd: Path,
+        limits: SandboxLimits,
+        tools: Sequence[str] | None = None,
+        on_call: CallHandler | None = None,
+    ) -> SandboxOutcome:
+        """Run ``code`` once in a fresh process; never raises for what the code does.
+
+        Args:
+            code: Python source; its ``result`` variable is the answer.
+            context: JSON-able values bound as top-level names.
+            cwd: Working directory of the process (checked by the caller).
+            limits: The limits of this run.
+            tools: Tool names a script may call as ``tools.<name>(...)``; None: no
+                ``tools`` object (plain Python).
+            on_call: Runs each tool call the script makes.
+
+        Raises:
+            RuntimeError: the fork server cannot be started.
+        """
+        start = perf_counter()
+        server = await self._ensure_server()
+        outcome = SandboxOutcome()
+        ctrl, ctrl_child = socket.socketpair()
+        out, out_child = socket.socketpair()
+        err, err_child = socket.socketpair()
+        job_id = next(self._ids)
+        started = server.loop.create_future()
+        exited: asyncio.Future[int | None] = server.loop.create_future()
+        server.started[job_id] = started
+        server.exited[job_id] = exited
+        request = {"id": job_id, "limits": {**limits.__dict__, "cwd": str(cwd)}}
+        try:
+            socket.send_fds(
+                server.sock,
+                [json.dumps(request).encode()],
+                [ctrl_child.fileno(), out_child.fileno(), err_child.fileno()],
+            )
+        finally:
+            for end in (ctrl_child, out_child, err_child):
+                end.close()
+        pid: int | None = None
+        captures = [_Capture(out, limits.max_output_bytes), _Capture(err, limits.max_output_bytes)]
+        timed_out = False
+        done: dict[str, Any] | None = None
+        status: int | None = None
+        reader, writer = await asyncio.open_unix_connection(sock=ctrl)
+        try:
+            # The job waits in the socket buffer while the server hands the child over.
+            _write_frame(writer, {"code": code, "context": dict(context or {}), "tools": tools})
+            pid = await asyncio.wait_for(started, _START_TIMEOUT_S)
+            try:
+                async with asyncio.timeout(limits.timeout_s):
+                    done = await _converse(reader, writer, on_call, outcome.calls)
+                    if done is None:  # the process ended without reporting: learn why
+                        status = await exited
+            except TimeoutError:
+                timed_out = True
+        finally:
+            writer.close()
+            if pid is not None:
+                _kill_group(pid)
+            if done is None and not timed_out and status is None and pid is not None:
+                with contextlib.suppress(TimeoutError):
+                    status = await asyncio.wait_for(exited, 1.0)
+            server.started.pop(job_id, None)
+            server.exited.pop(job_id, None)
+            await _Capture.finish(captures)
+            for sock in (out, err):
+                sock.close()
+        outcome.stdout, outcome.stderr = (c.text() for c in captures)
+        outcome.duration_ms = round((perf_counter() - start) * 1000, 3)
+        if timed_out:
+            outcome.error = SandboxError(
+                kind="timeout",
+                limit="timeout_s",
+                message=f"the code did not finish within timeout_s={limits.timeout_s:g} s; "
+                "its processes were killed",
+            )
+        elif done is None:
+            outcome.error = _abnormal_end(status, limits)
+        else:
+            self._read_done(done, outcome, limits)
+        return outcome
+
+    @staticmethod
+    def _read_done(done: dict[str, Any], outcome: SandboxOutcome, limits: SandboxLimits) -> None:
+        outcome.figures = done.get("figures") or []
+        outcome.warnings = done.get("warnings") or []
+        error = done.get("error")
+        if error is None:
+            outcome.result = json.loads(done["result"])
+            return
+        kind = error["kind"]
+        if kind == "memory":
+            outcome.error = SandboxError(
+                kind="memory",
+                limit="memory_mb",
+                message=f"the code ran out of memory: the memory_mb={limits.memory_mb} "
+                "limit was hit (MemoryError)",
+            )
+            return
+        message = error["message"]
+        limit = None
+        if error.get("exception") == "BlockingIOError" and limits.max_processes:
+            limit = "max_processes"
+            message += f" (the max_processes={limits.max_processes} limit was hit)"
+        outcome.error = SandboxError(
+            kind=kind, message=message, limit=limit, traceback=error.get("traceback")
+        )
+
+    async def aclose(self) -> None:
+        """Stop the fork server (and with it any run still going)."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+
+def _abnormal_end(status: int | None, limits: SandboxLimits) -> SandboxError:
+    if status is None:
+        return SandboxError(
+            kind="crash", message="the sandboxed process ended without reporting a result"
+        )
+    code = os.waitstatus_to_exitcode(status)
+    if code >= 0:
+        return SandboxError(
+            kind="exit",
+            message=f"the process exited with code {code} before reporting a result "
+            "(os._exit or a fatal error)",
+        )
+    sig = signal.Signals(-code)
+    if sig in (signal.SIGXCPU, signal.SIGKILL) and limits.cpu_s:
+        return SandboxError(
+            kind="cpu",
+            limit="cpu_s",
+            message=f"the code used more than cpu_s={limits.cpu_s:g} s of CPU time and was "
+            f"killed ({sig.name})",
+        )
+    return SandboxError(kind="crash", message=f"the process was killed by {sig.name}")
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _write_frame(writer: asyncio.StreamWriter, message: Any) -> None:
+    data = json.dumps(message, separators=(",", ":")).encode()
+    writer.write(_FRAME.pack(len(data)) + data)
+
+
+async def _converse(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    on_call: CallHandler | None,
+    calls: list[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """Serve the child's tool calls until its ``done`` frame (None: it ended first)."""
+    while True:
+        try:
+            header = await reader.readexactly(_FRAME.size)
+            message = json.loads(await reader.readexactly(_FRAME.unpack(header)[0]))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        if message["op"] == "done":
+            return message  # type: ignore[no-any-return]
+        name, arguments = message["name"], message["arguments"]
+        if on_call is None:
+            result = {"status": "error", "error": {"type": "denied", "message": "no tools"}}
+        else:
+            result = await on_call(name, arguments)
+        error = result.get("error") or {}
+        calls.append(
+            {
+                "name": name,
+                "arguments": arguments,
+                "status": result.get("status"),
+                "error_type": error.get("type"),
+            }
+        )
+        _write_frame(writer, {"op": "reply", "result": result})
+        await writer.drain()
+
+
+class _Capture:
+    """Reads a socket to EOF in a task, keeping ``limit`` bytes and counting the rest."""
+
+    def __init__(self, sock: socket.socket, limit: int) -> None:
+        self.kept = bytearray()
+        self.dropped = 0
+        self.limit = limit
+        self.task = asyncio.create_task(self._read(sock))
+
+    async def _read(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        sock.setblocking(False)
+        while chunk := await loop.sock_recv(sock, 1 << 16):
+            room = self.limit - len(self.kept)
+            self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - room)
+
+    def text(self) -> str:
+        """What was read, with a marker when bytes were cut."""
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[... {self.dropped} more bytes cut: max_output_bytes={self.limit}]"
+        return text
+
+    @staticmethod
+    async def finish(captures: list[_Capture]) -> None:
+        """Wait for EOF on each stream, 1 s at most (a stray process may hold one open)."""
+        tasks = [c.task for c in captures]
+        _, pending = await asyncio.wait(tasks, timeout=1.0)
+        for task in pending:
+            task.cancel()
