@@ -20,6 +20,10 @@ Example ``tooldeck.toml``::
     [policy.providers.time]              # every tool of the MCP server "time"
     max_attempts = 1
 
+    [builtin]                            # the built-in tools
+    roots = ["."]                        # what files/git/shell/python may touch
+    disabled = ["shell"]
+
     [mcp_servers.time]                   # the standard mcpServers form
     command = "mcp-server-time"
 
@@ -54,6 +58,7 @@ from pydantic_settings import (
 )
 
 from tooldeck.exceptions import ConfigError
+from tooldeck.packs.builtin.config import BuiltinConfig
 from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
 
@@ -143,6 +148,8 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     brokerage: BrokerageSettings = Field(default_factory=BrokerageSettings)
+    builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
+    """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     mcp_servers: dict[str, MCPServerConfig] = Field(default_factory=dict)

@@ -12,6 +12,7 @@ start()`` it, and close it on exit; nothing below this module reads configuratio
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,15 +21,17 @@ import httpx
 from tooldeck.config import Settings, load_settings
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentRouter
+from tooldeck.core.tool import ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.packs.brokerage import BrokerageDataSource, brokerage_intents, brokerage_tools
+from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
 from tooldeck.providers.confirming import ConfirmingToolsProvider
 from tooldeck.providers.mcp import MCPToolsProvider
-from tooldeck.providers.policy import PolicyConfig, PolicyProvider
+from tooldeck.providers.policy import PolicyConfig, PolicyOverride, PolicyProvider
 from tooldeck.providers.registry import ToolRegistry
 
 __all__ = ["Runtime", "build_runtime"]
@@ -110,10 +113,10 @@ class Runtime:
         await self.root.all_definitions()
 
     async def aclose(self) -> None:
-        """Close providers (MCP sessions, HTTP client) and flush the audit store."""
+        """Close providers (MCP sessions, HTTP client, sandbox) and flush the audit store."""
         await self.root.close()
         for service in self.services.created():
-            if isinstance(service, httpx.AsyncClient):
+            if isinstance(service, httpx.AsyncClient | Sandbox):
                 await service.aclose()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
@@ -121,6 +124,21 @@ class Runtime:
     def close(self) -> None:
         """Synchronous ``aclose`` for code outside an event loop."""
         asyncio.run(self.aclose())
+
+
+class _RuntimeViews(ToolViews):
+    """``ToolViews`` over a runtime, for tools that call tools (``execute_script``)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def view(self, profile: str | None) -> ToolExecutor:
+        """The runtime's view for ``profile``."""
+        return self.runtime.view(profile)
+
+    async def names(self, profile: str | None) -> list[str]:
+        """Names of the tools the view lists."""
+        return sorted(d.name for d in await self.runtime.view(profile).definitions())
 
 
 def build_runtime(settings: Settings | None = None) -> Runtime:
@@ -146,10 +164,16 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         services.register(BrokerageDataSource, source)
         for tool in brokerage_tools(source):
             registry.register(tool)
+    policy_config = settings.policy_config()
+    if settings.builtin.enabled:
+        sandbox = make_sandbox(settings.builtin.python, os.environ)
+        services.register(Sandbox, sandbox)
+        for tool in builtin_tools(settings.builtin, environ=os.environ, sandbox=sandbox):
+            registry.register(tool)
+        policy_config = _caller_code_defaults(policy_config)
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
     root = CompositeToolsProvider([registry, *mcp.values()], prefixes=prefixes)
-    policy_config = settings.policy_config()
     policy = PolicyProvider(root, policy_config)
     approvals = ApprovalStore(settings.approvals.ttl_s)
     provider: ToolsProvider = ConfirmingToolsProvider(
@@ -163,7 +187,7 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         provider = provider.observed(audit)
     services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     services.register(ApprovalStore, approvals)
-    return Runtime(
+    runtime = Runtime(
         settings=settings,
         registry=registry,
         mcp=mcp,
@@ -175,3 +199,19 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         services=services,
         intents=IntentRouter(provider, brokerage_intents()),
     )
+    services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
+    return runtime
+
+
+def _caller_code_defaults(config: PolicyConfig) -> PolicyConfig:
+    """``config`` with the breaker off for tools that run the caller's code, unless set.
+
+    A failure of ``python`` or ``shell`` is most often the code's, not the tool's;
+    five in a row must not lock a model out while it fixes its code.
+    """
+    tools = dict(config.tools)
+    for name in CALLER_CODE_TOOLS:
+        own = tools.get(name)
+        values = own.model_dump(exclude_unset=True) if own is not None else {}
+        tools[name] = PolicyOverride(**{"breaker_enabled": False, **values})
+    return config.model_copy(update={"tools": tools})

@@ -16,7 +16,7 @@ from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
 from tooldeck.core.json_schema_tool import JsonSchemaTool
 from tooldeck.core.result import Artifact, ErrorType, ResultMetadata, ToolError, ToolResult
-from tooldeck.core.tool import Arguments, BaseTool, Tool, ToolExecutor
+from tooldeck.core.tool import Arguments, BaseTool, Tool, ToolExecutor, ToolViews
 
 __all__ = [
     "EMPTY_CONTEXT",
@@ -42,6 +42,7 @@ __all__ = [
     "ToolEvent",
     "ToolExecutor",
     "ToolResult",
+    "ToolViews",
     "new_request_id",
     "tool",
 ]

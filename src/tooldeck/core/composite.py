@@ -42,13 +42,15 @@ class ActionStrategy(ABC):
     """One action of a ``CompositeTool``: a name, a request model and ``run``.
 
     ``run`` may be sync or async; a sync ``run`` goes to a worker thread unless the
-    strategy sets ``blocking = False``.
+    strategy sets ``blocking = False``. ``requires_confirmation`` puts the action in
+    the tool's ``confirm_actions``: a human approves calls of this action only.
     """
 
     name: str = ""
     description: str = ""
     RequestModel: type[BaseModel] = BaseModel
     blocking: bool = True
+    requires_confirmation: bool = False
 
     @abstractmethod
     def run(self, request: Any, ctx: ToolContext) -> Any:
@@ -89,6 +91,10 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
                 action=(Literal[strategy.name], Field(description=strategy.description)),  # type: ignore[arg-type]
             )
             self._strategies[strategy.name] = (strategy, model)
+        if not self.confirm_actions:
+            self.confirm_actions = tuple(
+                s.name for s in self.actions if s.requires_confirmation
+            )
 
     def build_input_schema(self) -> dict[str, Any]:
         """``{"type": "object", "oneOf": [one object schema per action]}``."""

@@ -57,6 +57,9 @@ class ToolDefinition(BaseModel):
     """Behaviour hints."""
     requires_confirmation: bool = False
     """A human must approve each call."""
+    confirm_actions: tuple[str, ...] = ()
+    """For a tool with an ``action`` argument (``CompositeTool``): the actions a human
+    must approve, when not every call needs it (e.g. ``files`` write, not read)."""
     timeout_s: float | None = None
     """Per-call timeout in seconds; None uses the policy default."""
     source_id: str | None = None

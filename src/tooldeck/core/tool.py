@@ -46,7 +46,7 @@ from tooldeck.core.schema import model_schema
 from tooldeck.core.validation import FieldError, from_pydantic, message_for
 from tooldeck.exceptions import RegistrationError, ToolFailure
 
-__all__ = ["Arguments", "BaseTool", "Tool", "ToolExecutor", "error_result"]
+__all__ = ["Arguments", "BaseTool", "Tool", "ToolExecutor", "ToolViews", "error_result"]
 
 TRequest = TypeVar("TRequest")
 TResponse = TypeVar("TResponse")
@@ -78,6 +78,23 @@ class ToolExecutor(Protocol):
     ) -> ToolResult:
         """Run the named tool; never raises for tool failures."""
         ...
+
+
+class ToolViews(ABC):
+    """Service for tools that call other tools (seed 002 ``execute_script``).
+
+    Registered in the ``ServiceContainer`` by the runtime, so a tool reaches the same
+    provider stack as its caller's profile (filter, confirmation, policies, audit)
+    rather than the unfiltered root.
+    """
+
+    @abstractmethod
+    def view(self, profile: str | None) -> ToolExecutor:
+        """The stack a caller of ``profile`` goes through (None: every tool)."""
+
+    @abstractmethod
+    async def names(self, profile: str | None) -> list[str]:
+        """Names of the tools ``profile`` sees, sorted."""
 
 
 def error_result(
@@ -113,7 +130,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     ``name``, ``description``, ``version``, ``RequestModel`` (Pydantic, required unless
     ``validate_input`` is overridden), ``ResponseModel`` (optional, gives the output
     schema), ``source_id`` (provenance, ``tool:<domain>:v<N>``), ``tags``,
-    ``annotations``, ``requires_confirmation``, ``timeout_s``, ``input_schema`` (a
+    ``annotations``, ``requires_confirmation``, ``confirm_actions``, ``timeout_s``, ``input_schema`` (a
     hand-written JSON Schema; it wins over the generated one, seed 000 decision 3).
 
     Semantics:
@@ -138,6 +155,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     tags: tuple[str, ...] = ()
     annotations: ToolAnnotations = ToolAnnotations()
     requires_confirmation: bool = False
+    confirm_actions: tuple[str, ...] = ()
     timeout_s: float | None = None
     blocking: bool = True
     input_schema: dict[str, Any] | None = None
@@ -194,6 +212,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
                 tags=tuple(self.tags),
                 annotations=self.annotations,
                 requires_confirmation=self.requires_confirmation,
+                confirm_actions=tuple(self.confirm_actions),
                 timeout_s=self.timeout_s,
                 source_id=self.source_id,
             )

@@ -26,8 +26,10 @@ class ConfirmingToolsProvider(WrapperProvider):
     Semantics:
         A tool needs confirmation when its definition says so, its name matches one of
         ``tools`` (names or globs), or ``rule(definition)`` is true (the per-profile
-        policy); its definition is shown with ``requires_confirmation=True``. For such
-        a call, in order:
+        policy); its definition is shown with ``requires_confirmation=True``. A tool
+        whose definition lists ``confirm_actions`` and needs no confirmation otherwise
+        is guarded only for calls whose ``action`` argument is one of them. For a
+        guarded call, in order:
 
         1. a decision already made for the same call (tool, canonical arguments,
            principal; see ``ApprovalStore``) is consumed: approved runs the call with
@@ -80,8 +82,11 @@ class ConfirmingToolsProvider(WrapperProvider):
             if self.needs_confirmation(definition):
                 if not definition.requires_confirmation:
                     definition = definition.model_copy(update={"requires_confirmation": True})
-                for name in (definition.name, *definition.aliases):
-                    guarded[name] = definition
+            elif not definition.confirm_actions:
+                shown.append(definition)
+                continue
+            for name in (definition.name, *definition.aliases):
+                guarded[name] = definition
             shown.append(definition)
         self._guarded = guarded
         return shown
@@ -113,7 +118,10 @@ class ConfirmingToolsProvider(WrapperProvider):
         if definition is None:
             return await self.wrapped.execute(name, arguments, ctx)
         parsed = _as_object(arguments)
-        if parsed is None:
+        if parsed is None or (
+            not definition.requires_confirmation
+            and parsed.get("action") not in definition.confirm_actions
+        ):
             return await self.wrapped.execute(name, arguments, ctx)
         request = self.approvals.new_request(definition.name, parsed, ctx, definition.description)
         approval = self.approvals.take(request)

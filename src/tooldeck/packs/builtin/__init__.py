@@ -1,0 +1,101 @@
+"""The built-in tools (seeds 000, 001, 002): python, execute_script, files, shell, web,
+git, github, math, llm.
+
+Each is a ``BaseTool``/``CompositeTool`` with typed requests, annotations and
+confirmation defaults (shell; files write; git commit; github create_issue).
+``builtin_tools`` builds them from ``BuiltinConfig``; the runtime registers them and
+closes the ``Sandbox`` on exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tooldeck.core.tool import Tool
+from tooldeck.packs.builtin.config import BuiltinConfig, PythonConfig
+from tooldeck.packs.builtin.execute_script import ExecuteScriptTool
+from tooldeck.packs.builtin.files import FilesTool
+from tooldeck.packs.builtin.git import GitTool
+from tooldeck.packs.builtin.github import GitHubTool
+from tooldeck.packs.builtin.llm import LLMTool
+from tooldeck.packs.builtin.math_solver import MathTool, parse_math
+from tooldeck.packs.builtin.python import PythonTool
+from tooldeck.packs.builtin.roots import Roots
+from tooldeck.packs.builtin.sandbox import Sandbox, SandboxLimits
+from tooldeck.packs.builtin.shell import ShellTool
+from tooldeck.packs.builtin.ssrf import AddressGuard
+from tooldeck.packs.builtin.web import WebTool
+
+__all__ = [
+    "AddressGuard",
+    "BuiltinConfig",
+    "ExecuteScriptTool",
+    "FilesTool",
+    "GitHubTool",
+    "GitTool",
+    "LLMTool",
+    "MathTool",
+    "PythonTool",
+    "Roots",
+    "Sandbox",
+    "SandboxLimits",
+    "ShellTool",
+    "WebTool",
+    "builtin_tools",
+    "make_sandbox",
+    "parse_math",
+]
+
+CALLER_CODE_TOOLS = ("python", "execute_script", "shell")
+"""Tools whose failures are usually the caller's code, not the tool: the runtime turns
+their circuit breaker off by default so a model debugging its code is not locked out."""
+
+
+def make_sandbox(config: PythonConfig, environ: Mapping[str, str]) -> Sandbox:
+    """The fork server for ``python`` and ``execute_script``.
+
+    Its environment is built, not inherited: PATH, HOME, LANG and TMPDIR of
+    ``environ``, single-threaded math libraries, the Agg matplotlib backend, then
+    ``config.env``. The server's secrets (API keys, tokens) stay out of reach.
+
+    Raises:
+        ValueError: ``config.user`` does not exist.
+    """
+    env = {k: environ[k] for k in ("PATH", "HOME", "TMPDIR", "TZ") if k in environ}
+    env.update(
+        {
+            "LANG": "C.UTF-8",
+            "MPLBACKEND": "Agg",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **config.env,
+        }
+    )
+    return Sandbox(preload=config.preload, env=env, user=config.user)
+
+
+def builtin_tools(
+    config: BuiltinConfig, *, environ: Mapping[str, str], sandbox: Sandbox
+) -> list[Tool]:
+    """The enabled built-in tools.
+
+    Args:
+        config: The ``[builtin]`` settings.
+        environ: The server's environment (shell and git pick allowed variables).
+        sandbox: The fork server ``python`` and ``execute_script`` share.
+    """
+    roots = Roots(config.roots)
+    tools: list[Tool] = [
+        PythonTool(config.python, roots, sandbox),
+        ExecuteScriptTool(config.python, roots, sandbox),
+        FilesTool(config.files, roots),
+        ShellTool(config.shell, roots, environ),
+        WebTool(config.web),
+        GitTool(config.git, roots, environ),
+        GitHubTool(config.github),
+        MathTool(),
+        LLMTool(config.llm),
+    ]
+    return [t for t in tools if t.definition.name not in config.disabled]

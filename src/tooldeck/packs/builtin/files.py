@@ -1,0 +1,305 @@
+"""``files``: read, write, list and search files inside the allowed roots (seed 001).
+
+Example::
+
+    await tool.execute({"action": "read", "path": "notes/todo.md"})
+    await tool.execute({"action": "search", "query": "TODO", "glob": "*.py"})
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tooldeck.core.composite import ActionStrategy, CompositeTool
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.names import closest_names
+from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.builtin.config import FilesConfig
+from tooldeck.packs.builtin.roots import Roots
+
+__all__ = ["FilesTool", "decode_text"]
+
+_SNIFF_BYTES = 8192
+
+
+def _invalid(field: str, message: str, **details: Any) -> InvalidArgumentsError:
+    return InvalidArgumentsError(
+        f"{field}: {message}",
+        details={"errors": [{"field": field, "message": message}], **details},
+    )
+
+
+def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str] | None:
+    """``(text, encoding)`` of ``data``, or None when it is binary.
+
+    Semantics:
+        With ``encoding`` given, decode with it (errors: ``UnicodeDecodeError``).
+        Otherwise a NUL byte in the first 8 KiB means binary; UTF-8 (with or without
+        BOM) is tried first, then ``charset_normalizer``'s best guess.
+    """
+    if encoding is not None:
+        return data.decode(encoding), encoding
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        return None
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None:
+        return None
+    return str(best), best.encoding
+
+
+class ReadRequest(BaseModel):
+    """Arguments of ``read``."""
+
+    path: str = Field(description="File to read, relative to the first root or absolute.")
+    encoding: str | None = Field(None, description="Text encoding; default: detected.")
+
+
+class WriteRequest(BaseModel):
+    """Arguments of ``write``."""
+
+    path: str = Field(description="File to write; missing parent directories are created.")
+    content: str = Field(description="The text to write.")
+    overwrite: bool = Field(False, description="Replace the file if it exists.")
+    encoding: str = Field("utf-8", description="Text encoding of the file.")
+
+
+class ListRequest(BaseModel):
+    """Arguments of ``list``."""
+
+    path: str = Field(".", description="Directory to list.")
+    pattern: str = Field("*", description="Glob on entry names, e.g. `*.py`.")
+    recursive: bool = Field(False, description="Descend into subdirectories.")
+    include_hidden: bool = Field(False, description="Include names starting with a dot.")
+
+
+class SearchRequest(BaseModel):
+    """Arguments of ``search``."""
+
+    query: str = Field(min_length=1, description="Text to find in file contents.")
+    path: str = Field(".", description="Directory to search under.")
+    glob: str = Field("*", description="Only files whose name matches, e.g. `*.md`.")
+    regex: bool = Field(False, description="Treat `query` as a regular expression.")
+    case_sensitive: bool = Field(False, description="Match case.")
+
+
+class _FilesAction(ActionStrategy):
+    def __init__(self, roots: Roots, config: FilesConfig) -> None:
+        self.roots = roots
+        self.config = config
+
+    def entry(self, path: Path) -> dict[str, Any]:
+        kind = "symlink" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        size = path.lstat().st_size if kind == "file" else None
+        return {"path": self.roots.relative(path), "type": kind, "size_bytes": size}
+
+    def existing(self, path: str, field: str = "path") -> Path:
+        real = self.roots.resolve(path, field=field)
+        if not real.exists():
+            parent = real.parent
+            names = sorted(p.name for p in parent.iterdir()) if parent.is_dir() else []
+            hint = closest_names(real.name, names)
+            raise _invalid(
+                field,
+                f"{path!r} does not exist"
+                + (f"; did you mean {hint[0]!r}?" if hint else "")
+                + (f" Entries there: {', '.join(names[:20])}" if names else ""),
+            )
+        return real
+
+
+class Read(_FilesAction):
+    """Read a text file (encoding detected)."""
+
+    name = "read"
+    description = "Read a text file."
+    RequestModel = ReadRequest
+
+    def run(self, request: ReadRequest, ctx: ToolContext) -> dict[str, Any]:
+        """Return ``{path, encoding, size_bytes, content}``."""
+        path = self.existing(request.path)
+        if path.is_dir():
+            raise _invalid("path", f"{request.path!r} is a directory; use action 'list'")
+        size = path.stat().st_size
+        limit = self.config.max_read_bytes
+        if size > limit:
+            raise _invalid(
+                "path",
+                f"{request.path!r} is {size} bytes, over the read limit of {limit} bytes "
+                "(files.max_read_bytes); search it instead, or raise the limit",
+                size_bytes=size,
+                limit_bytes=limit,
+            )
+        data = path.read_bytes()
+        try:
+            decoded = decode_text(data, request.encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise _invalid("encoding", f"cannot decode {request.path!r}: {exc}") from None
+        if decoded is None:
+            raise _invalid(
+                "path", f"{request.path!r} is a binary file; only text files can be read"
+            )
+        text, encoding = decoded
+        return {
+            "path": self.roots.relative(path),
+            "encoding": encoding,
+            "size_bytes": size,
+            "content": text,
+        }
+
+
+class Write(_FilesAction):
+    """Write a text file (needs confirmation)."""
+
+    name = "write"
+    description = "Write a text file (creates parent directories inside the root)."
+    RequestModel = WriteRequest
+    requires_confirmation = True
+
+    def run(self, request: WriteRequest, ctx: ToolContext) -> dict[str, Any]:
+        """Return ``{path, size_bytes, created}``."""
+        path = self.roots.resolve(request.path)
+        try:
+            data = request.content.encode(request.encoding)
+        except (UnicodeEncodeError, LookupError) as exc:
+            raise _invalid("encoding", str(exc)) from None
+        if len(data) > self.config.max_write_bytes:
+            raise _invalid(
+                "content",
+                f"{len(data)} bytes is over the write limit of {self.config.max_write_bytes} "
+                "bytes (files.max_write_bytes)",
+            )
+        if path.is_dir():
+            raise _invalid("path", f"{request.path!r} is a directory")
+        existed = path.exists()
+        if existed and not request.overwrite:
+            raise _invalid(
+                "overwrite", f"{request.path!r} exists; pass overwrite=true to replace it"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return {"path": self.roots.relative(path), "size_bytes": len(data), "created": not existed}
+
+
+class List(_FilesAction):
+    """List a directory."""
+
+    name = "list"
+    description = "List the entries of a directory."
+    RequestModel = ListRequest
+
+    def run(self, request: ListRequest, ctx: ToolContext) -> dict[str, Any]:
+        """Return ``{path, entries: [{path, type, size_bytes}], truncated}``."""
+        base = self.existing(request.path)
+        if not base.is_dir():
+            raise _invalid("path", f"{request.path!r} is not a directory")
+        entries: list[dict[str, Any]] = []
+        truncated = False
+        for directory, names in _walk(base, request.recursive, request.include_hidden):
+            for name in names:
+                if fnmatch.fnmatch(name, request.pattern):
+                    if len(entries) >= self.config.max_results:
+                        truncated = True
+                        break
+                    entries.append(self.entry(directory / name))
+            if truncated:
+                break
+        return {"path": self.roots.relative(base), "entries": entries, "truncated": truncated}
+
+
+class Search(_FilesAction):
+    """Search file contents."""
+
+    name = "search"
+    description = "Find lines containing text (or a regex) in files under a directory."
+    RequestModel = SearchRequest
+
+    def run(self, request: SearchRequest, ctx: ToolContext) -> dict[str, Any]:
+        """Return ``{matches: [{path, line, text}], files_searched, truncated}``."""
+        base = self.existing(request.path)
+        flags = 0 if request.case_sensitive else re.IGNORECASE
+        try:
+            pattern = re.compile(
+                request.query if request.regex else re.escape(request.query), flags
+            )
+        except re.error as exc:
+            raise _invalid("query", f"not a valid regular expression: {exc}") from None
+        matches: list[dict[str, Any]] = []
+        searched = 0
+        for directory, names in _walk(base, True, False):
+            for name in names:
+                path = directory / name
+                if not fnmatch.fnmatch(name, request.glob) or not _plain_file(path):
+                    continue
+                if path.stat().st_size > self.config.max_read_bytes:
+                    continue
+                decoded = decode_text(path.read_bytes())
+                if decoded is None:
+                    continue
+                searched += 1
+                for number, line in enumerate(decoded[0].splitlines(), 1):
+                    if pattern.search(line):
+                        if len(matches) >= self.config.max_results:
+                            return {"matches": matches, "files_searched": searched, "truncated": True}
+                        matches.append(
+                            {"path": self.roots.relative(path), "line": number, "text": line[:500]}
+                        )
+        return {"matches": matches, "files_searched": searched, "truncated": False}
+
+
+def _plain_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def _walk(base: Path, recursive: bool, hidden: bool) -> Iterator[tuple[Path, list[str]]]:
+    """``(directory, sorted entry names)`` pairs; symlinked directories are not followed."""
+    for directory, dirs, files in os.walk(base, followlinks=False):
+        if not hidden:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            files = [f for f in files if not f.startswith(".")]
+        dirs.sort()
+        yield Path(directory), sorted([*dirs, *files])
+        if not recursive:
+            return
+
+
+class FilesTool(CompositeTool):
+    """Reads, writes, lists and searches files inside the allowed roots.
+
+    Semantics:
+        Every path goes through ``Roots.resolve``: anything resolving outside the
+        roots (``..``, absolute paths, symlinks pointing out) is ``denied``. ``read``
+        detects the encoding, refuses binary files and files over
+        ``max_read_bytes`` with a ``validation`` error saying so. ``write`` needs
+        confirmation (``confirm_actions``), creates parent directories (inside the
+        root, by construction) and replaces a file only with ``overwrite=true``.
+        ``list`` and ``search`` do not follow symlinks and stop at ``max_results``.
+    """
+
+    name = "files"
+    description = (
+        "Read, write, list and search files in the allowed directories. Actions: read "
+        "(path), write (path, content, overwrite), list (path, pattern, recursive), "
+        "search (query, path, glob, regex)."
+    )
+    annotations = ToolAnnotations(title="Files", read_only=False, destructive=True)
+    tags = ("builtin", "files")
+
+    def __init__(self, config: FilesConfig, roots: Roots) -> None:
+        super().__init__(
+            [Read(roots, config), Write(roots, config), List(roots, config), Search(roots, config)]
+        )
+

@@ -1,0 +1,205 @@
+"""``python``: run Python in a fresh, limited process (seed 001 PythonTool).
+
+Example::
+
+    await tool.execute({"code": "result = sum(x)", "context": {"x": [1, 2, 3]}})
+    # data: {"result": 6, "stdout": "", "stderr": "", "warnings": [], "duration_ms": 4.1}
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.result import Artifact, ToolResult
+from tooldeck.core.tool import BaseTool
+from tooldeck.exceptions import ToolUnavailableError
+from tooldeck.packs.builtin.config import PythonConfig
+from tooldeck.packs.builtin.roots import Roots
+from tooldeck.packs.builtin.sandbox import CallHandler, Sandbox, SandboxLimits, SandboxOutcome
+
+__all__ = ["PythonRequest", "PythonResponse", "PythonTool"]
+
+_DETAIL_CHARS = 4000
+
+
+class PythonRequest(BaseModel):
+    """Arguments of ``python``."""
+
+    code: str = Field(min_length=1, description="Python source; assign the answer to `result`.")
+    context: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Values bound as top-level variables of the code (JSON values).",
+    )
+    cwd: str | None = Field(
+        None,
+        description="Working directory inside the allowed roots; default: a new empty "
+        "temporary directory.",
+    )
+    timeout_s: float | None = Field(
+        None, gt=0, description="Wall-clock limit in seconds, up to the configured maximum."
+    )
+
+    @field_validator("context")
+    @classmethod
+    def _identifiers(cls, value: dict[str, Any]) -> dict[str, Any]:
+        bad = [k for k in value if not k.isidentifier()]
+        if bad:
+            raise ValueError(f"context keys must be Python identifiers; not: {bad}")
+        return value
+
+
+class PythonResponse(BaseModel):
+    """What a successful run returns."""
+
+    result: Any = None
+    """The code's ``result`` variable (JSON; pandas/numpy values converted)."""
+    stdout: str = ""
+    """Printed output, cut after the configured size with a marker."""
+    stderr: str = ""
+    """Error output, cut the same way."""
+    warnings: list[str] = Field(default_factory=list)
+    """Conversions applied to ``result``."""
+    duration_ms: float = 0.0
+    """Wall time of the run."""
+
+
+class PythonTool(BaseTool[PythonRequest, ToolResult]):
+    """Runs Python code in a separate process with time, CPU, memory and output limits.
+
+    Semantics:
+        Each call runs in a fresh namespace in a new process forked from a warm
+        server (``sandbox.Sandbox``): nothing persists between calls, and a crash,
+        ``os._exit`` or endless loop in the code only ends that process. Errors:
+        an exception in the code → ``execution`` with the code's own traceback (line
+        numbers as submitted); the wall or CPU limit → ``timeout``; the memory limit →
+        ``execution`` with ``details.limit = "memory_mb"``; a result that is not JSON
+        → ``execution`` naming the type. Open matplotlib figures come back as PNG
+        artifacts.
+
+    Args:
+        config: Limits and preloaded modules.
+        roots: Where ``cwd`` may point.
+        sandbox: The fork server (shared with ``execute_script``).
+    """
+
+    name = "python"
+    description = (
+        "Run Python code in an isolated process and return the value of `result`. Each "
+        "call starts from an empty namespace: variables do NOT persist between calls, so "
+        "pass data in `context` (keys become variables) or re-read it from files. "
+        "Pre-imported: os, sys, json, re, pathlib, shutil, subprocess, datetime, time, "
+        "random, base64, hashlib, tempfile, csv, and pd (pandas), np (numpy), plt "
+        "(matplotlib) when installed; open figures are returned as PNG images."
+    )
+    RequestModel = PythonRequest
+    ResponseModel = PythonResponse
+    annotations = ToolAnnotations(
+        title="Run Python", read_only=False, destructive=True, idempotent=False, open_world=True
+    )
+    tags = ("builtin", "code")
+
+    def __init__(self, config: PythonConfig, roots: Roots, sandbox: Sandbox) -> None:
+        self.config = config
+        self.roots = roots
+        self.sandbox = sandbox
+        self.timeout_s = config.timeout_s + 5  # the run's own limit reports first
+
+    def limits(self, timeout_s: float | None) -> SandboxLimits:
+        """The configured limits, the wall time lowered to ``timeout_s`` if asked."""
+        config = self.config
+        wall = min(timeout_s, config.timeout_s) if timeout_s else config.timeout_s
+        return SandboxLimits(
+            timeout_s=wall,
+            cpu_s=config.cpu_s,
+            memory_mb=config.memory_mb,
+            max_output_bytes=config.max_output_bytes,
+            max_processes=config.max_processes,
+        )
+
+    async def execute_internal(self, request: PythonRequest, ctx: ToolContext) -> ToolResult:
+        """Run the code once (see the class docstring)."""
+        return self.to_result(await self.run(request, None, None))
+
+    async def run(
+        self, request: PythonRequest, tools: list[str] | None, on_call: CallHandler | None
+    ) -> SandboxOutcome:
+        """Run ``request`` in the sandbox (see ``Sandbox.run`` for ``tools``, ``on_call``).
+
+        Raises:
+            ToolUnavailableError: the sandbox's fork server cannot start.
+            InvalidArgumentsError, ToolDeniedError: ``cwd`` is not a directory in the roots.
+        """
+        scratch = None
+        if request.cwd is None:
+            cwd = scratch = Path(tempfile.mkdtemp(prefix="tooldeck-python-"))
+            if self.sandbox.identity is not None:
+                os.chown(scratch, self.sandbox.identity["uid"], self.sandbox.identity["gid"])
+        else:
+            cwd = self.roots.directory(request.cwd)
+        limits = self.limits(request.timeout_s)
+        try:
+            return await self.sandbox.run(
+                request.code,
+                context=request.context,
+                cwd=cwd,
+                limits=limits,
+                tools=tools,
+                on_call=on_call,
+            )
+        except RuntimeError as exc:
+            raise ToolUnavailableError(f"{self.name}: {exc}") from None
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def to_result(self, outcome: SandboxOutcome, **extra: Any) -> ToolResult:
+        """The ``ToolResult`` of a run: data on success, a typed error otherwise.
+
+        ``extra`` fields are added to the data, or to the error's details.
+        """
+        error = outcome.error
+        if error is None:
+            data = PythonResponse(
+                result=outcome.result,
+                stdout=outcome.stdout,
+                stderr=outcome.stderr,
+                warnings=outcome.warnings,
+                duration_ms=outcome.duration_ms,
+            ).model_dump(mode="json")
+            return ToolResult.ok({**data, **extra}, artifacts=_figures(outcome.figures))
+        message = f"{self.name}: {error.message}"
+        if error.traceback:
+            message += "\n" + error.traceback.rstrip()
+        if outcome.stderr and error.kind != "exception":
+            message += "\nstderr:\n" + outcome.stderr[-_DETAIL_CHARS:]
+        details: dict[str, Any] = {
+            "kind": error.kind,
+            "limit": error.limit,
+            "traceback": error.traceback,
+            "stdout": outcome.stdout[-_DETAIL_CHARS:],
+            "stderr": outcome.stderr[-_DETAIL_CHARS:],
+            "duration_ms": outcome.duration_ms,
+            **extra,
+        }
+        kind = "timeout" if error.kind in ("timeout", "cpu") else "execution"
+        return ToolResult.fail(kind, message, details=details)
+
+
+def _figures(figures: list[str]) -> list[Artifact]:
+    return [
+        Artifact(
+            kind="image",
+            uri=f"data:image/png;base64,{png}",
+            mime_type="image/png",
+            name=f"figure-{n}.png",
+        )
+        for n, png in enumerate(figures, 1)
+    ]

@@ -1,0 +1,78 @@
+"""Allowed roots: every path a built-in tool touches must resolve inside one of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tooldeck.exceptions import InvalidArgumentsError, ToolDeniedError
+
+__all__ = ["Roots"]
+
+
+class Roots:
+    """A set of directories; ``resolve`` maps a caller's path into them or refuses it.
+
+    Semantics:
+        A relative path is taken from the first root. The path is resolved as the OS
+        would (``..`` collapsed, every symlink followed, a missing tail kept as is), and
+        the result must lie inside a root, also resolved; so ``../x``, ``/etc/passwd``
+        and a symlink inside a root that points out are all ``denied``. The check is
+        made before the tool acts; a symlink swapped in between check and use is not
+        covered (run tools under their own user for that).
+
+    Args:
+        roots: The allowed directories (need not exist yet).
+    """
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        if not roots:
+            raise ValueError("at least one root directory is needed")
+        self.roots = tuple(Path(r).expanduser().resolve() for r in roots)
+
+    def resolve(self, path: str | Path, *, field: str = "path") -> Path:
+        """The real path of ``path``, checked to be inside a root.
+
+        Raises:
+            InvalidArgumentsError: the path is empty or holds a NUL byte.
+            ToolDeniedError: it resolves outside every root; the message names the
+                roots.
+        """
+        text = str(path)
+        if not text or "\x00" in text:
+            raise InvalidArgumentsError(
+                f"{field} must be a non-empty path without NUL bytes, got {text!r}",
+                details={"errors": [{"field": field, "message": "invalid path"}]},
+            )
+        candidate = Path(text)
+        if not candidate.is_absolute():
+            candidate = self.roots[0] / candidate
+        real = candidate.resolve()
+        if not any(real == root or real.is_relative_to(root) for root in self.roots):
+            raise ToolDeniedError(
+                f"{field} {text!r} resolves to {real}, which is outside the allowed roots "
+                f"({', '.join(map(str, self.roots))}); use a path inside them",
+                details={"path": text, "resolved": str(real), "roots": list(map(str, self.roots))},
+            )
+        return real
+
+    def directory(self, path: str | Path | None, *, field: str = "cwd") -> Path:
+        """``resolve(path)`` (None: the first root), which must be an existing directory.
+
+        Raises:
+            InvalidArgumentsError: it does not exist or is not a directory.
+            ToolDeniedError: it is outside the roots.
+        """
+        real = self.resolve(path, field=field) if path is not None else self.roots[0]
+        if not real.is_dir():
+            what = "does not exist" if not real.exists() else "is not a directory"
+            raise InvalidArgumentsError(
+                f"{field} {str(path or real)!r} {what}",
+                details={"errors": [{"field": field, "message": what}]},
+            )
+        return real
+
+    def relative(self, path: Path) -> str:
+        """``path`` as shown to a model: relative to its root when inside the first."""
+        first = self.roots[0]
+        return str(path.relative_to(first)) if path.is_relative_to(first) else str(path)

@@ -1,0 +1,177 @@
+"""``shell``: run a command with bash/sh (POSIX) or PowerShell (Windows) (seed 001).
+
+Example::
+
+    await tool.execute({"command": "ls -la | head -5", "cwd": "src"})
+    # data: {"exit_code": 0, "stdout": "...", "stderr": "", "duration_ms": 7.2, ...}
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import BaseTool
+from tooldeck.exceptions import ToolDeniedError, ToolUnavailableError
+from tooldeck.packs.builtin.config import ShellConfig
+from tooldeck.packs.builtin.process import run_process
+from tooldeck.packs.builtin.roots import Roots
+
+__all__ = ["ShellRequest", "ShellResponse", "ShellTool", "command_names"]
+
+_SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")", "\n"}
+
+
+class ShellRequest(BaseModel):
+    """Arguments of ``shell``."""
+
+    command: str = Field(min_length=1, description="The command line to run.")
+    cwd: str | None = Field(
+        None, description="Working directory inside the allowed roots; default: the first root."
+    )
+    timeout_s: float | None = Field(
+        None, gt=0, description="Seconds before the command is killed, up to the configured maximum."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Extra environment variables for this command."
+    )
+
+
+class ShellResponse(BaseModel):
+    """What a finished command returns (a non-zero exit code is not an error)."""
+
+    exit_code: int
+    """The command's exit code; negative: killed by that signal."""
+    stdout: str
+    """Standard output, cut after the configured size with a marker."""
+    stderr: str
+    """Standard error, cut the same way."""
+    shell: str
+    """The shell that ran the command."""
+    duration_ms: float
+    """Wall time."""
+
+
+def command_names(command: str) -> list[str]:
+    """The program names a POSIX command line runs: the first word of each part.
+
+    ``FOO=1 git log | grep x && ./run.sh`` → ``["git", "grep", "run.sh"]``.
+
+    Raises:
+        ValueError: the line uses command substitution (``$(...)``, backticks) or
+            cannot be tokenised (unbalanced quotes).
+    """
+    if "$(" in command or "`" in command or "<(" in command or ">(" in command:
+        raise ValueError("command substitution is not allowed with an allow-list")
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()\n")
+    lexer.whitespace_split = True
+    names: list[str] = []
+    expect_command = True
+    for token in lexer:
+        if token in _SEPARATORS or set(token) <= set(";&|()\n"):
+            expect_command = True
+            continue
+        if expect_command:
+            if "=" in token and token.split("=", 1)[0].isidentifier():
+                continue  # a variable assignment before the command
+            names.append(os.path.basename(token))
+            expect_command = False
+    return names
+
+
+class ShellTool(BaseTool[ShellRequest, ToolResult]):
+    """Runs a shell command; needs a human's confirmation by default.
+
+    Semantics:
+        POSIX: ``bash -c`` (``sh -c`` without bash); Windows: ``powershell -Command``.
+        The command runs in its own process group, killed on timeout (``timeout``
+        error with the partial output in details) and after it exits. Its environment
+        holds only ``env_allow`` variables of the server's plus the call's ``env``.
+        With ``allowed_commands`` set, every program of the line must be in it (see
+        ``command_names``) or the call is ``denied``. A non-zero exit code is a
+        success result with that ``exit_code``.
+
+    Args:
+        config: Timeout, output cap, allow-lists.
+        roots: Where ``cwd`` may point.
+        environ: The server's environment (the variables ``env_allow`` picks from).
+    """
+
+    name = "shell"
+    description = (
+        "Run a shell command (bash on Linux/macOS, PowerShell on Windows) and return its "
+        "exit code, stdout and stderr. Needs the user's approval."
+    )
+    RequestModel = ShellRequest
+    ResponseModel = ShellResponse
+    annotations = ToolAnnotations(
+        title="Shell", read_only=False, destructive=True, idempotent=False, open_world=True
+    )
+    requires_confirmation = True
+    tags = ("builtin", "shell")
+
+    def __init__(self, config: ShellConfig, roots: Roots, environ: Mapping[str, str]) -> None:
+        self.config = config
+        self.roots = roots
+        self.env = {k: environ[k] for k in config.env_allow if k in environ}
+        self.timeout_s = config.timeout_s + 5
+
+    def argv(self, command: str) -> list[str]:
+        """The program and arguments that run ``command`` on this platform."""
+        if sys.platform == "win32":  # pragma: no cover - Windows
+            shell = shutil.which("pwsh") or "powershell"
+            return [shell, "-NoProfile", "-NonInteractive", "-Command", command]
+        return [shutil.which("bash") or "/bin/sh", "-c", command]
+
+    async def execute_internal(self, request: ShellRequest, ctx: ToolContext) -> ToolResult:
+        """Run the command (see the class docstring)."""
+        allowed = self.config.allowed_commands
+        if allowed is not None:
+            try:
+                names = command_names(request.command)
+            except ValueError as exc:
+                raise ToolDeniedError(f"shell: {exc}", details={"allowed": allowed}) from None
+            refused = [n for n in names if n not in allowed]
+            if refused:
+                raise ToolDeniedError(
+                    f"shell: {', '.join(refused)} is not an allowed command; allowed: "
+                    f"{', '.join(allowed) or 'none'}",
+                    details={"refused": refused, "allowed": allowed},
+                )
+        cwd = self.roots.directory(request.cwd)
+        limit = self.config.timeout_s
+        timeout = min(request.timeout_s, limit) if request.timeout_s else limit
+        argv = self.argv(request.command)
+        try:
+            done = await run_process(
+                argv,
+                cwd=cwd,
+                env={**self.env, **request.env},
+                timeout_s=timeout,
+                max_output_bytes=self.config.max_output_bytes,
+            )
+        except OSError as exc:
+            raise ToolUnavailableError(f"shell: cannot start {argv[0]}: {exc}") from None
+        data: dict[str, Any] = {
+            "stdout": done.stdout,
+            "stderr": done.stderr,
+            "shell": os.path.basename(argv[0]),
+            "duration_ms": done.duration_ms,
+        }
+        if done.timed_out:
+            return ToolResult.fail(
+                "timeout",
+                f"shell: the command did not finish within {timeout:g} s and was killed "
+                "with its process group",
+                details={**data, "timeout_s": timeout},
+            )
+        return ToolResult.ok({"exit_code": done.exit_code, **data})

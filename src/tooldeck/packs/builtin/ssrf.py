@@ -1,0 +1,108 @@
+"""SSRF guard: a URL may be fetched only if every address it resolves to is public.
+
+``AddressGuard.check(url)`` resolves the host and returns the vetted address; the
+fetcher then connects to that address (with the original ``Host`` and TLS server name),
+so a DNS answer that changes between check and connect cannot point it elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from tooldeck.exceptions import InvalidArgumentsError, ToolDeniedError, ToolUnavailableError
+
+__all__ = ["AddressGuard", "VettedURL"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True)
+class VettedURL:
+    """A URL whose host resolved to an allowed address."""
+
+    url: httpx.URL
+    """The URL as given (normalised)."""
+    address: str
+    """The address to connect to."""
+
+
+class AddressGuard:
+    """Refuses URLs that reach private, loopback, link-local or other non-public addresses.
+
+    Semantics:
+        Only ``http`` and ``https`` URLs with a host pass. The host is resolved (IP
+        literals in any form the resolver accepts, e.g. ``127.1`` or ``2130706433``,
+        included) and every address must be globally routable
+        (``ipaddress``'s ``is_global``; IPv4-mapped IPv6 addresses are judged by their
+        IPv4 address), unless the host name, the address or a CIDR range containing it
+        is in ``allow``.
+
+    Args:
+        allow: Host names, IP addresses or CIDR ranges that may be non-public.
+    """
+
+    def __init__(self, allow: Sequence[str] = ()) -> None:
+        self.hosts: set[str] = set()
+        self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for item in allow:
+            try:
+                self.networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                self.hosts.add(item.lower().rstrip("."))
+
+    def allowed(self, host: str, address: IPAddress) -> bool:
+        """Whether ``address`` (resolved from ``host``) may be reached."""
+        if host.lower().rstrip(".") in self.hosts:
+            return True
+        mapped = getattr(address, "ipv4_mapped", None)
+        judged = mapped or address
+        if any(judged in network or address in network for network in self.networks):
+            return True
+        return judged.is_global and not judged.is_multicast
+
+    async def check(self, url: str | httpx.URL) -> VettedURL:
+        """Resolve and vet ``url``.
+
+        Raises:
+            InvalidArgumentsError: not an http(s) URL with a host.
+            ToolDeniedError: an address of the host is not allowed; the message names it
+                and the ``allow_hosts`` setting.
+            ToolUnavailableError: the host name does not resolve.
+        """
+        try:
+            parsed = httpx.URL(str(url))
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise _invalid(f"{url!r} is not a valid URL ({exc})") from None
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise _invalid(f"{url!r} is not an http(s) URL with a host")
+        host = parsed.host
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port, type=socket.SOCK_STREAM
+            )
+        except (socket.gaierror, UnicodeError) as exc:
+            raise ToolUnavailableError(f"cannot resolve host {host!r}: {exc}") from None
+        addresses = list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
+        for text in addresses:
+            address = ipaddress.ip_address(text)
+            if not self.allowed(host, address):
+                raise ToolDeniedError(
+                    f"{parsed} resolves to {address}, a private, loopback, link-local or "
+                    "otherwise non-public address; fetching it is refused (add the host to "
+                    "web.allow_hosts to permit it)",
+                    details={"url": str(parsed), "address": str(address)},
+                )
+        return VettedURL(parsed, addresses[0])
+
+
+def _invalid(message: str) -> InvalidArgumentsError:
+    return InvalidArgumentsError(
+        f"url: {message}", details={"errors": [{"field": "url", "message": message}]}
+    )
