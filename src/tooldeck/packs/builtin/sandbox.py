@@ -115,7 +115,7 @@ class _Server:
         self.sock = sock
         self.loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[dict[str, Any]] = self.loop.create_future()
-        self.started: dict[int, asyncio.Future[int]] = {}
+        self.started: dict[int, asyncio.Future[int | None]] = {}
         self.exited: dict[int, asyncio.Future[int | None]] = {}
         self.alive = True
         sock.setblocking(False)
@@ -154,12 +154,9 @@ class _Server:
         gone = RuntimeError("the sandbox server stopped")
         if not self.ready.done():
             self.ready.set_exception(gone)
-        for future in self.started.values():
-            if not future.done():
-                future.set_exception(gone)
-        for exit_future in self.exited.values():
-            if not exit_future.done():
-                exit_future.set_result(None)  # status unknown: nobody left to reap it
+        for pending in (*self.started.values(), *self.exited.values()):
+            if not pending.done():
+                pending.set_result(None)  # no pid / status unknown: nobody left to reap it
         self.started.clear()
         self.exited.clear()
 
@@ -272,36 +269,16 @@ class Sandbox:
             RuntimeError: the fork server cannot be started.
         """
         start = perf_counter()
-        server = await self._ensure_server()
         outcome = SandboxOutcome()
-        ctrl, ctrl_child = socket.socketpair()
-        out, out_child = socket.socketpair()
-        err, err_child = socket.socketpair()
-        job_id = next(self._ids)
-        started = server.loop.create_future()
-        exited: asyncio.Future[int | None] = server.loop.create_future()
-        server.started[job_id] = started
-        server.exited[job_id] = exited
-        request = {"id": job_id, "limits": {**limits.__dict__, "cwd": str(cwd)}}
-        try:
-            socket.send_fds(
-                server.sock,
-                [json.dumps(request).encode()],
-                [ctrl_child.fileno(), out_child.fileno(), err_child.fileno()],
-            )
-        finally:
-            for end in (ctrl_child, out_child, err_child):
-                end.close()
-        pid: int | None = None
+        server, job_id, pid, (ctrl, out, err) = await self._launch(limits, cwd)
+        exited = server.exited[job_id]
         captures = [_Capture(out, limits.max_output_bytes), _Capture(err, limits.max_output_bytes)]
         timed_out = False
         done: dict[str, Any] | None = None
         status: int | None = None
         reader, writer = await asyncio.open_unix_connection(sock=ctrl)
         try:
-            # The job waits in the socket buffer while the server hands the child over.
             _write_frame(writer, {"code": code, "context": dict(context or {}), "tools": tools})
-            pid = await asyncio.wait_for(started, _START_TIMEOUT_S)
             try:
                 async with asyncio.timeout(limits.timeout_s):
                     done = await _converse(reader, writer, on_call, outcome.calls)
@@ -311,9 +288,8 @@ class Sandbox:
                 timed_out = True
         finally:
             writer.close()
-            if pid is not None:
-                _kill_group(pid)
-            if done is None and not timed_out and status is None and pid is not None:
+            _kill_group(pid)
+            if done is None and not timed_out and status is None:
                 with contextlib.suppress(TimeoutError):
                     status = await asyncio.wait_for(exited, 1.0)
             server.started.pop(job_id, None)
@@ -335,6 +311,42 @@ class Sandbox:
         else:
             self._read_done(done, outcome, limits)
         return outcome
+
+    async def _launch(
+        self, limits: SandboxLimits, cwd: Path
+    ) -> tuple[_Server, int, int, list[socket.socket]]:
+        """Have the server start a child; returns ``(server, job id, pid, [ctrl, out, err])``.
+
+        A server found dead on the way (killed by the previous run's code, say) is
+        restarted and the launch tried once more; no code has run yet, so it is safe.
+        """
+        for _attempt in range(2):
+            server = await self._ensure_server()
+            pairs = [socket.socketpair() for _ in range(3)]
+            job_id = next(self._ids)
+            started: asyncio.Future[int | None] = server.loop.create_future()
+            server.started[job_id] = started
+            server.exited[job_id] = server.loop.create_future()
+            request = {"id": job_id, "limits": {**limits.__dict__, "cwd": str(cwd)}}
+            pid = None
+            try:
+                socket.send_fds(
+                    server.sock, [json.dumps(request).encode()], [c.fileno() for _, c in pairs]
+                )
+                pid = await asyncio.wait_for(started, _START_TIMEOUT_S)
+            except (OSError, TimeoutError):
+                pass
+            finally:
+                for _, child in pairs:
+                    child.close()
+            if pid is not None:
+                return server, job_id, pid, [host for host, _ in pairs]
+            for host, _ in pairs:
+                host.close()
+            server.started.pop(job_id, None)
+            server.exited.pop(job_id, None)
+            server.close()
+        raise RuntimeError("the sandbox server stopped while starting the run, twice")
 
     @staticmethod
     def _read_done(done: dict[str, Any], outcome: SandboxOutcome, limits: SandboxLimits) -> None:
