@@ -28,6 +28,12 @@ from tooldeck.packs.builtin.roots import Roots
 __all__ = ["FilesTool", "decode_text"]
 
 _SNIFF_BYTES = 8192
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
 
 
 def _invalid(field: str, message: str, **details: Any) -> InvalidArgumentsError:
@@ -42,11 +48,19 @@ def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str] | N
 
     Semantics:
         With ``encoding`` given, decode with it (errors: ``UnicodeDecodeError``).
-        Otherwise a NUL byte in the first 8 KiB means binary; UTF-8 (with or without
-        BOM) is tried first, then ``charset_normalizer``'s best guess.
+        Otherwise: a UTF-16/32 byte-order mark decides; else a NUL byte in the first
+        8 KiB means binary; else UTF-8 (with or without BOM) is tried, then
+        ``charset_normalizer``'s guess. Among its equally good guesses windows-1252
+        wins, the most common legacy encoding (WHATWG reads latin-1 as it too).
     """
     if encoding is not None:
         return data.decode(encoding), encoding
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(name), name
+            except UnicodeDecodeError:
+                return None
     if b"\x00" in data[:_SNIFF_BYTES]:
         return None
     try:
@@ -55,10 +69,13 @@ def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str] | N
         pass
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data).best()
-    if best is None:
+    matches = list(from_bytes(data))
+    if not matches:
         return None
-    return str(best), best.encoding
+    best = matches[0]
+    tied = [m for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    chosen = next((m for m in tied if m.encoding == "cp1252"), best)
+    return str(chosen), chosen.encoding
 
 
 class ReadRequest(BaseModel):

@@ -1,0 +1,77 @@
+"""``shell``: real bash processes."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tooldeck.packs.builtin import Roots, ShellTool
+from tooldeck.packs.builtin.config import ShellConfig
+from tooldeck.packs.builtin.shell import command_names
+
+pytestmark = pytest.mark.anyio
+
+ENVIRON = {"PATH": os.environ["PATH"], "HOME": "/root", "API_TOKEN": "s3cret"}
+
+
+def shell(tmp_path: Path, **config: object) -> ShellTool:
+    return ShellTool(ShellConfig(**config), Roots([tmp_path]), ENVIRON)  # type: ignore[arg-type]
+
+
+async def test_output_exit_code_and_cwd(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    ok = await shell(tmp_path).execute({"command": "pwd; echo oops >&2", "cwd": "sub"})
+    assert ok.data["exit_code"] == 0
+    assert ok.data["stdout"].strip() == str(tmp_path / "sub")
+    assert ok.data["stderr"] == "oops\n" and ok.data["shell"] == "bash"
+    failing = await shell(tmp_path).execute({"command": "exit 3"})
+    assert failing.success and failing.data["exit_code"] == 3
+
+
+async def test_only_allowed_environment_reaches_the_command(tmp_path: Path) -> None:
+    result = await shell(tmp_path).execute({"command": "env", "env": {"EXTRA": "1"}})
+    names = {line.split("=", 1)[0] for line in result.data["stdout"].splitlines()}
+    assert "API_TOKEN" not in names and {"PATH", "HOME", "EXTRA"} <= names
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    start = time.perf_counter()
+    result = await shell(tmp_path).execute(
+        {"command": f"sleep 60 & echo $! > {marker}; echo started; wait", "timeout_s": 1}
+    )
+    assert time.perf_counter() - start < 5
+    assert result.error is not None and result.error.type == "timeout"
+    assert result.error.details["stdout"] == "started\n"
+    pid = int(marker.read_text())
+    time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists() or " Z " in Path(f"/proc/{pid}/stat").read_text()
+
+
+async def test_output_is_capped(tmp_path: Path) -> None:
+    result = await shell(tmp_path, max_output_bytes=100).execute({"command": "yes | head -c 5000"})
+    assert result.data["stdout"].startswith("y\ny\n")
+    assert "4900 more bytes cut" in result.data["stdout"]
+
+
+async def test_allow_list_checks_every_program_of_the_line(tmp_path: Path) -> None:
+    tool = shell(tmp_path, allowed_commands=["echo", "grep", "ls"])
+    assert (await tool.execute({"command": "echo hi | grep hi"})).data["stdout"] == "hi\n"
+    for command in ("rm -rf x", "echo hi; rm x", "ls && curl x", "echo $(rm x)", "echo `id`", "X=1 python -c 1"):
+        result = await tool.execute({"command": command})
+        assert result.error is not None and result.error.type == "denied", command
+
+
+def test_command_names() -> None:
+    assert command_names("FOO=1 git log | grep x && ./run.sh; /bin/ls -l") == ["git", "grep", "run.sh", "ls"]
+    assert command_names("echo 'a | b' \"c; d\"") == ["echo"]
+
+
+async def test_cwd_outside_the_roots_is_denied_and_confirmation_is_the_default(tmp_path: Path) -> None:
+    tool = shell(tmp_path)
+    assert tool.definition.requires_confirmation is True
+    result = await tool.execute({"command": "ls", "cwd": "/"})
+    assert result.error is not None and result.error.type == "denied"
