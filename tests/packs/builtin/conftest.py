@@ -22,7 +22,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         self.seen.append(
-            {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+            {"method": self.command, "path": self.path, "headers": self.headers, "body": body}
         )
         route = self.routes.get((self.command, path))
         status, headers, payload = route(self) if route else (404, {}, b'{"message": "Not Found"}')

@@ -337,9 +337,14 @@ class Differentiate(ActionStrategy):
         steps = [f"f({variable}) = {expr}"]
         current = expr
         for n in range(1, request.order + 1):
-            current = sp.simplify(sp.diff(current, variable))
+            current = sp.diff(current, variable)
             steps.append(f"d^{n}/d{variable}^{n}: {current}" if n > 1 else f"d/d{variable}: {current}")
-        return _answer(sp, expr, current, steps, request.show_steps, variable=str(variable))
+        simplest = sp.simplify(current)
+        if simplest != current:
+            steps.append(f"simplified: {simplest}")
+        return _answer(
+            sp, expr, current, steps, request.show_steps, variable=str(variable), simplified=str(simplest)
+        )
 
 
 class Integrate(ActionStrategy):
