@@ -31,6 +31,7 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/providers.py
+	$(BIN)/python benchmarks/python_exec.py
 
 check: lint typecheck test
 

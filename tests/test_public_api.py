@@ -14,6 +14,7 @@ PACKAGES = [
     "tooldeck.exporters",
     "tooldeck.observability",
     "tooldeck.packs.brokerage",
+    "tooldeck.packs.builtin",
     "tooldeck.exceptions",
 ]
 

@@ -168,8 +168,8 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     if settings.builtin.enabled:
         sandbox = make_sandbox(settings.builtin.python, os.environ)
         services.register(Sandbox, sandbox)
-        for tool in builtin_tools(settings.builtin, environ=os.environ, sandbox=sandbox):
-            registry.register(tool)
+        for builtin in builtin_tools(settings.builtin, environ=os.environ, sandbox=sandbox):
+            registry.register(builtin)
         policy_config = _caller_code_defaults(policy_config)
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}

@@ -92,9 +92,7 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
             )
             self._strategies[strategy.name] = (strategy, model)
         if not self.confirm_actions:
-            self.confirm_actions = tuple(
-                s.name for s in self.actions if s.requires_confirmation
-            )
+            self.confirm_actions = tuple(s.name for s in self.actions if s.requires_confirmation)
 
     def build_input_schema(self) -> dict[str, Any]:
         """``{"type": "object", "oneOf": [one object schema per action]}``."""

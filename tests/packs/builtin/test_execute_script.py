@@ -41,7 +41,9 @@ async def runtime() -> AsyncIterator[Runtime]:
 
 async def test_script_reaches_the_profiles_tools_and_not_the_hidden_one(runtime: Runtime) -> None:
     view = runtime.view("analyst")
-    result = await view.execute("execute_script", {"code": SCRIPT}, runtime.context(profile="analyst"))
+    result = await view.execute(
+        "execute_script", {"code": SCRIPT}, runtime.context(profile="analyst")
+    )
     assert result.success, result.error
     assert result.data["result"]["hidden"] == "not_found"
     assert result.data["result"]["value"] > 0
@@ -52,7 +54,9 @@ async def test_script_reaches_the_profiles_tools_and_not_the_hidden_one(runtime:
         ("get_transfers", "error", "not_found"),
     ]
     assert runtime.audit is not None
-    audited = {(r.tool_name, r.status, r.error_type, r.profile) for r in runtime.audit.query(limit=10)}
+    audited = {
+        (r.tool_name, r.status, r.error_type, r.profile) for r in runtime.audit.query(limit=10)
+    }
     assert {
         ("get_quotes", "success", None, "analyst"),
         ("get_positions", "success", None, "analyst"),
@@ -73,7 +77,10 @@ async def test_unfiltered_caller_reaches_the_tool_and_errors_raise_in_the_script
     recursive = await runtime.provider.execute(
         "execute_script", {"code": "tools.execute_script(code='result = 1')"}, runtime.context()
     )
-    assert recursive.error is not None and "a script cannot call execute_script" in recursive.error.message
+    assert (
+        recursive.error is not None
+        and "a script cannot call execute_script" in recursive.error.message
+    )
     assert recursive.error.details["tool_calls"][0]["error_type"] == "denied"
 
 

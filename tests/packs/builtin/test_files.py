@@ -53,12 +53,19 @@ async def test_read_write_list_search(files: FilesTool, root: Path) -> None:
     listing = await files.execute({"action": "list", "path": "docs"})
     assert [e["path"] for e in listing.data["entries"]] == ["docs/a.md", "docs/b.py"]
     found = await files.execute({"action": "search", "query": "todo"})
-    assert [(m["path"], m["line"]) for m in found.data["matches"]] == [("docs/a.md", 2), ("docs/b.py", 1)]
-    python_only = await files.execute({"action": "search", "query": "TODO", "glob": "*.py", "case_sensitive": True})
+    assert [(m["path"], m["line"]) for m in found.data["matches"]] == [
+        ("docs/a.md", 2),
+        ("docs/b.py", 1),
+    ]
+    python_only = await files.execute(
+        {"action": "search", "query": "TODO", "glob": "*.py", "case_sensitive": True}
+    )
     assert python_only.data["matches"] == []
 
 
-async def test_encoding_detection_binary_refusal_and_size_limit(files: FilesTool, root: Path) -> None:
+async def test_encoding_detection_binary_refusal_and_size_limit(
+    files: FilesTool, root: Path
+) -> None:
     latin = await files.execute({"action": "read", "path": "latin.txt"})
     assert latin.success, latin.error
     assert "crème brûlée près du château" in latin.data["content"]

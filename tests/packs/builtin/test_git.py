@@ -20,8 +20,13 @@ ENVIRON = {"PATH": os.environ["PATH"], "HOME": "/nonexistent"}
 def repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {**ENVIRON, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.org",
-           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.org"}  # fmt: skip
+    env = {
+        **ENVIRON,
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.org",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.org",
+    }
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
@@ -44,8 +49,10 @@ def tool(tmp_path: Path) -> GitTool:
 
 async def test_status_log_diff_show_branches(tool: GitTool, repo: Path) -> None:
     assert (await tool.execute({"action": "status", "repo": "repo"})).data == {
-        "branch": "main", "files": [], "clean": True,
-    }  # fmt: skip
+        "branch": "main",
+        "files": [],
+        "clean": True,
+    }
     (repo / "a.txt").write_text("one\ntwo\nthree\n")
     (repo / "new.txt").write_text("x")
     status = (await tool.execute({"action": "status", "repo": "repo"})).data
@@ -73,12 +80,22 @@ async def test_add_and_commit(tool: GitTool, repo: Path) -> None:
     staged = (await tool.execute({"action": "diff", "repo": "repo", "staged": True})).data["diff"]
     assert "+b" in staged
     committed = await tool.execute(
-        {"action": "commit", "repo": "repo", "message": "add b",
-         "author_name": "Bot", "author_email": "bot@example.org"}  # fmt: skip
+        {
+            "action": "commit",
+            "repo": "repo",
+            "message": "add b",
+            "author_name": "Bot",
+            "author_email": "bot@example.org",
+        }
     )
     assert committed.success, committed.error
-    head = subprocess.run(["git", "log", "-1", "--format=%H %an %s"], cwd=repo,
-                          capture_output=True, text=True, check=True).stdout.split(" ", 1)  # fmt: skip
+    head = subprocess.run(
+        ["git", "log", "-1", "--format=%H %an %s"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split(" ", 1)
     assert head == [committed.data["hash"], "Bot add b\n"]
 
 
@@ -93,4 +110,8 @@ async def test_refusals(tool: GitTool, repo: Path, tmp_path: Path) -> None:
     plain = await tool.execute({"action": "log", "repo": "plain"})
     assert plain.error is not None and "not inside a git repository" in plain.error.message
     bad = await tool.execute({"action": "show", "repo": "repo", "revision": "nope"})
-    assert bad.error is not None and bad.error.type == "execution" and "git show failed" in bad.error.message
+    assert (
+        bad.error is not None
+        and bad.error.type == "execution"
+        and "git show failed" in bad.error.message
+    )

@@ -36,7 +36,9 @@ async def test_repository_issues_and_pulls(server: LocalServer) -> None:
     repo = await tool.execute({"action": "repo", "owner": "o", "repo": "r"})
     assert repo.data["full_name"] == "o/r" and repo.data["stargazers_count"] == 5
     assert server.seen[-1]["headers"]["Authorization"] == "Bearer t0ken"
-    issues = await tool.execute({"action": "list_issues", "owner": "o", "repo": "r", "state": "all"})
+    issues = await tool.execute(
+        {"action": "list_issues", "owner": "o", "repo": "r", "state": "all"}
+    )
     assert [i["number"] for i in issues.data["issues"]] == [7]  # the pull request is left out
     assert "state=all" in server.seen[-1]["path"]
     issue = await tool.execute({"action": "get_issue", "owner": "o", "repo": "r", "number": 7})
@@ -48,13 +50,19 @@ async def test_repository_issues_and_pulls(server: LocalServer) -> None:
 
 
 async def test_create_issue_posts_and_needs_confirmation(server: LocalServer) -> None:
-    server.json("POST", "/api/v3/repos/o/r/issues", {**ISSUE, "number": 9, "title": "New"}, status=201)
+    server.json(
+        "POST", "/api/v3/repos/o/r/issues", {**ISSUE, "number": 9, "title": "New"}, status=201
+    )
     tool = github(server)
     assert tool.definition.confirm_actions == ("create_issue",)
     created = await tool.execute({"action": "create_issue", "owner": "o", "repo": "r",
                                   "title": "New", "body": "text", "labels": ["bug"]})  # fmt: skip
     assert created.data["number"] == 9
-    assert json.loads(server.seen[-1]["body"]) == {"title": "New", "body": "text", "labels": ["bug"]}
+    assert json.loads(server.seen[-1]["body"]) == {
+        "title": "New",
+        "body": "text",
+        "labels": ["bug"],
+    }
 
 
 async def test_auth_rate_limit_and_missing_are_clear(server: LocalServer) -> None:
@@ -65,9 +73,14 @@ async def test_auth_rate_limit_and_missing_are_clear(server: LocalServer) -> Non
     denied = await tool.execute({"action": "repo", "owner": "o", "repo": "bad"})
     assert denied.error is not None and denied.error.type == "denied"
     assert "check builtin.github.token" in denied.error.message
-    limited = await github(server, token=None).execute({"action": "repo", "owner": "o", "repo": "limited"})
+    limited = await github(server, token=None).execute(
+        {"action": "repo", "owner": "o", "repo": "limited"}
+    )
     assert limited.error is not None and limited.error.type == "unavailable"
-    assert "resets at 2026-09-21T" in limited.error.message and "builtin.github.token" in limited.error.message
+    assert (
+        "resets at 2026-09-21T" in limited.error.message
+        and "builtin.github.token" in limited.error.message
+    )
     missing = await tool.execute({"action": "repo", "owner": "o", "repo": "nothing"})
     assert missing.error is not None and missing.error.type == "validation"
     invalid = await tool.execute({"action": "repo", "owner": "../x", "repo": "r"})

@@ -33,7 +33,12 @@ async def test_generates_with_context_through_the_endpoint(server: LocalServer) 
     server.routes[("POST", "/v1/chat/completions")] = completion
     tool = LLMTool(LLMConfig(base_url=f"{server.url}/v1", model="tiny", api_key="k"))  # type: ignore[arg-type]
     result = await tool.execute(
-        {"prompt": "Summarise", "context": {"price": 193.12}, "system": "Be brief", "temperature": 0}
+        {
+            "prompt": "Summarise",
+            "context": {"price": 193.12},
+            "system": "Be brief",
+            "temperature": 0,
+        }
     )
     assert result.success, result.error
     assert result.data == {"text": "tiny saw 2 messages", "model": "tiny", "finish_reason": "stop",
@@ -49,5 +54,11 @@ async def test_unconfigured_and_failing_endpoints(server: LocalServer) -> None:
     assert unconfigured.error is not None and unconfigured.error.type == "unavailable"
     assert "[builtin.llm]" in unconfigured.error.message
     server.json("POST", "/v1/chat/completions", {"error": {"message": "overloaded"}}, status=503)
-    failing = await LLMTool(LLMConfig(base_url=f"{server.url}/v1", model="m")).execute({"prompt": "hi"})
-    assert failing.error is not None and failing.error.retryable and "HTTP 503" in failing.error.message
+    failing = await LLMTool(LLMConfig(base_url=f"{server.url}/v1", model="m")).execute(
+        {"prompt": "hi"}
+    )
+    assert (
+        failing.error is not None
+        and failing.error.retryable
+        and "HTTP 503" in failing.error.message
+    )

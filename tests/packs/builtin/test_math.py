@@ -24,9 +24,13 @@ async def test_solve_with_steps(math: MathTool) -> None:
 
 
 async def test_evaluate_simplify_differentiate_integrate(math: MathTool) -> None:
-    evaluated = await math.execute({"action": "evaluate", "expression": "2x + y^2", "values": {"x": 1.5, "y": 2}})
+    evaluated = await math.execute(
+        {"action": "evaluate", "expression": "2x + y^2", "values": {"x": 1.5, "y": 2}}
+    )
     assert evaluated.data["numeric"] == 7.0
-    exact = await math.execute({"action": "evaluate", "expression": "1/3 + 1/6", "show_steps": False})
+    exact = await math.execute(
+        {"action": "evaluate", "expression": "1/3 + 1/6", "show_steps": False}
+    )
     assert exact.data["result"] == "1/2" and exact.data["steps"] == []
     simplified = await math.execute({"action": "simplify", "expression": "(x^2 - 1)/(x - 1)"})
     assert simplified.data["result"] == "x + 1"
@@ -35,7 +39,9 @@ async def test_evaluate_simplify_differentiate_integrate(math: MathTool) -> None
     assert derivative.data["simplified"] == "sqrt(2)*exp(x)*sin(x + pi/4)"
     second = await math.execute({"action": "differentiate", "expression": "x^3", "order": 2})
     assert second.data["result"] == "6*x"
-    area = await math.execute({"action": "integrate", "expression": "x^2", "lower": "0", "upper": "3"})
+    area = await math.execute(
+        {"action": "integrate", "expression": "x^2", "lower": "0", "upper": "3"}
+    )
     assert area.data["result"] == "9" and area.data["numeric"] == 9.0
     antiderivative = await math.execute({"action": "integrate", "expression": "cos(t)"})
     assert antiderivative.data["result"] == "sin(t)"

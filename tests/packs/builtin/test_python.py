@@ -86,7 +86,9 @@ async def test_memory_bomb_hits_the_memory_limit(python: PythonTool) -> None:
     assert result.error is not None and result.error.type == "execution"
     assert result.error.details["limit"] == "memory_mb"
     assert "memory_mb=256" in result.error.message
-    growing = await python.execute({"code": "chunks = []\nwhile True:\n    chunks.append(b'x' * 10**7)"})
+    growing = await python.execute(
+        {"code": "chunks = []\nwhile True:\n    chunks.append(b'x' * 10**7)"}
+    )
     assert growing.error is not None and growing.error.details["limit"] == "memory_mb"
 
 
@@ -123,7 +125,10 @@ async def test_subprocess_output_is_captured_and_leftovers_are_killed(python: Py
     assert "from child" in result.data["stdout"] and "direct" in result.data["stdout"]
     pid = result.data["result"]
     for _ in range(50):
-        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]:
+        if (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        ):
             break
         time.sleep(0.05)
     else:
@@ -135,10 +140,14 @@ async def test_non_json_results_are_reported_and_nan_is_flagged(python: PythonTo
     assert odd.error is not None and "builtins.object" in odd.error.message
     assert "not JSON-able" in odd.error.message
     converted = await python.execute(
-        {"code": "import datetime\nresult = {'s': {1}, 't': (1, 2), 'd': datetime.date(2026, 1, 2), 'n': float('nan')}"}
+        {
+            "code": "import datetime\nresult = {'s': {1}, 't': (1, 2), 'd': datetime.date(2026, 1, 2), 'n': float('nan')}"
+        }
     )
     assert converted.data["result"] == {"s": [1], "t": [1, 2], "d": "2026-01-02", "n": None}
-    assert converted.data["warnings"] == ["result held NaN or infinite floats; they are sent as null"]
+    assert converted.data["warnings"] == [
+        "result held NaN or infinite floats; they are sent as null"
+    ]
 
 
 async def test_cwd_must_be_an_existing_directory_inside_the_roots(
@@ -158,7 +167,9 @@ async def test_cwd_must_be_an_existing_directory_inside_the_roots(
 
 
 async def test_default_cwd_is_a_fresh_scratch_directory(python: PythonTool) -> None:
-    code = "import os\nopen('f.txt', 'w').write('x')\nresult = [os.getcwd(), sorted(os.listdir('.'))]"
+    code = (
+        "import os\nopen('f.txt', 'w').write('x')\nresult = [os.getcwd(), sorted(os.listdir('.'))]"
+    )
     first = (await python.execute({"code": code})).data["result"]
     second = (await python.execute({"code": code})).data["result"]
     assert first[1] == second[1] == ["f.txt"]

@@ -60,17 +60,31 @@ async def test_output_is_capped(tmp_path: Path) -> None:
 async def test_allow_list_checks_every_program_of_the_line(tmp_path: Path) -> None:
     tool = shell(tmp_path, allowed_commands=["echo", "grep", "ls"])
     assert (await tool.execute({"command": "echo hi | grep hi"})).data["stdout"] == "hi\n"
-    for command in ("rm -rf x", "echo hi; rm x", "ls && curl x", "echo $(rm x)", "echo `id`", "X=1 python -c 1"):
+    for command in (
+        "rm -rf x",
+        "echo hi; rm x",
+        "ls && curl x",
+        "echo $(rm x)",
+        "echo `id`",
+        "X=1 python -c 1",
+    ):
         result = await tool.execute({"command": command})
         assert result.error is not None and result.error.type == "denied", command
 
 
 def test_command_names() -> None:
-    assert command_names("FOO=1 git log | grep x && ./run.sh; /bin/ls -l") == ["git", "grep", "run.sh", "ls"]
+    assert command_names("FOO=1 git log | grep x && ./run.sh; /bin/ls -l") == [
+        "git",
+        "grep",
+        "run.sh",
+        "ls",
+    ]
     assert command_names("echo 'a | b' \"c; d\"") == ["echo"]
 
 
-async def test_cwd_outside_the_roots_is_denied_and_confirmation_is_the_default(tmp_path: Path) -> None:
+async def test_cwd_outside_the_roots_is_denied_and_confirmation_is_the_default(
+    tmp_path: Path,
+) -> None:
     tool = shell(tmp_path)
     assert tool.definition.requires_confirmation is True
     result = await tool.execute({"command": "ls", "cwd": "/"})

@@ -44,7 +44,9 @@ async def test_fetch_extracts_title_main_text_and_links(server: LocalServer) -> 
 async def test_fetch_follows_redirects_caps_size_and_chars(server: LocalServer) -> None:
     server.raw("GET", "/old", b"", status=302, location="/text")
     server.raw("GET", "/text", b"hello " * 1000, **{"content-type": "text/plain"})
-    result = await web(max_bytes=600).execute({"action": "fetch", "url": f"{server.url}/old", "max_chars": 100})
+    result = await web(max_bytes=600).execute(
+        {"action": "fetch", "url": f"{server.url}/old", "max_chars": 100}
+    )
     assert result.data["final_url"] == f"{server.url}/text"
     assert result.data["content"] == ("hello " * 17)[:100] and result.data["truncated"] is True
     server.raw("GET", "/loop", b"", status=302, location="/loop")
@@ -53,7 +55,9 @@ async def test_fetch_follows_redirects_caps_size_and_chars(server: LocalServer) 
 
 
 async def test_redirect_to_a_private_address_is_refused(server: LocalServer) -> None:
-    server.raw("GET", "/bounce", b"", status=302, location="http://169.254.169.254/latest/meta-data/")
+    server.raw(
+        "GET", "/bounce", b"", status=302, location="http://169.254.169.254/latest/meta-data/"
+    )
     result = await web().execute({"action": "fetch", "url": f"{server.url}/bounce"})
     assert result.error is not None and result.error.type == "denied"
     assert "169.254.169.254" in result.error.message
@@ -95,7 +99,9 @@ async def test_non_public_addresses_are_denied_by_default(url: str) -> None:
     assert "web.allow_hosts" in result.error.message
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/x", "gopher://127.0.0.1/", "http:///nohost"])
+@pytest.mark.parametrize(
+    "url", ["file:///etc/passwd", "ftp://example.org/x", "gopher://127.0.0.1/", "http:///nohost"]
+)
 async def test_other_schemes_are_validation_errors(url: str) -> None:
     result = await WebTool(WebConfig()).execute({"action": "fetch", "url": url})
     assert result.error is not None and result.error.type == "validation"
@@ -132,7 +138,9 @@ async def test_searxng_and_brave_backends(server: LocalServer) -> None:
         {"title": "B", "url": "https://b.example", "description": "brave result"}]}})  # fmt: skip
     brave = WebTool(WebConfig(search=SearchConfig(backend="brave", url=server.url, api_key="k3y")))  # type: ignore[arg-type]
     answer = await brave.execute({"action": "search", "query": "x"})
-    assert answer.data["results"] == [{"title": "B", "url": "https://b.example", "snippet": "brave result"}]
+    assert answer.data["results"] == [
+        {"title": "B", "url": "https://b.example", "snippet": "brave result"}
+    ]
     assert server.seen[-1]["headers"]["X-Subscription-Token"] == "k3y"
     server.json("GET", "/res/v1/web/search", {"message": "bad key"}, status=401)
     refused = await brave.execute({"action": "search", "query": "x"})

@@ -1,5 +1,6 @@
-"""The built-in tools (seeds 000, 001, 002): python, execute_script, files, shell, web,
-git, github, math, llm.
+"""The built-in tools (seeds 000, 001, 002).
+
+python, execute_script, files, shell, web, git, github, math, llm.
 
 Each is a ``BaseTool``/``CompositeTool`` with typed requests, annotations and
 confirmation defaults (shell; files write; git commit; github create_issue).

@@ -34,6 +34,8 @@ import socket
 import struct
 import sys
 import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 CODE_FILE = "<code>"
 _FRAME = struct.Struct(">I")
@@ -44,12 +46,12 @@ _TYPING = ("Any", "Dict", "List", "Optional")
 # -- frames -------------------------------------------------------------------------------
 
 
-def _send(sock, message):
+def _send(sock: socket.socket, message: Any) -> None:
     data = json.dumps(message, separators=(",", ":")).encode()
     sock.sendall(_FRAME.pack(len(data)) + data)
 
 
-def _recv_exact(sock, size):
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
     chunks = []
     while size:
         chunk = sock.recv(min(size, 1 << 20))
@@ -60,7 +62,7 @@ def _recv_exact(sock, size):
     return b"".join(chunks)
 
 
-def _recv(sock):
+def _recv(sock: socket.socket) -> Any:
     (size,) = _FRAME.unpack(_recv_exact(sock, _FRAME.size))
     return json.loads(_recv_exact(sock, size))
 
@@ -71,7 +73,7 @@ def _recv(sock):
 class ToolCallError(Exception):
     """A tool called from a script returned an error (``type`` and ``message`` kept)."""
 
-    def __init__(self, name, type, message):
+    def __init__(self, name: str, type: str, message: str) -> None:
         super().__init__(f"{name} failed ({type}): {message}")
         self.tool = name
         self.type = type
@@ -81,24 +83,24 @@ class ToolCallError(Exception):
 class Tools:
     """``tools.<name>(**arguments)`` calls a tool through the host's provider stack."""
 
-    def __init__(self, sock, names):
+    def __init__(self, sock: socket.socket, names: list[str]) -> None:
         self._sock = sock
         self._names = list(names)
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return [*self._names, "call"]
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("__"):
             raise AttributeError(name)
 
-        def call(**arguments):
+        def call(**arguments: Any) -> Any:
             return self.call(name, arguments)
 
         call.__name__ = name
         return call
 
-    def call(self, name, arguments=None):
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
         """Call the tool ``name`` with ``arguments``; returns its data or raises ToolCallError."""
         _send(self._sock, {"op": "call", "name": name, "arguments": arguments or {}})
         reply = _recv(self._sock)
@@ -109,7 +111,7 @@ class Tools:
         raise ToolCallError(name, error.get("type", "execution"), error.get("message", ""))
 
 
-def _apply_limits(limits):
+def _apply_limits(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     cpu = limits.get("cpu_s")
     if cpu:
@@ -120,7 +122,9 @@ def _apply_limits(limits):
         # The limit is on address space; the child starts with the server's mappings
         # (the preloaded modules), so it gets ``memory_mb`` on top of them.
         with open("/proc/self/status") as status:
-            current = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+            current = next(
+                int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:")
+            )
         ceiling = current + memory * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     processes = limits.get("max_processes")
@@ -129,17 +133,15 @@ def _apply_limits(limits):
         owned = 0
         for entry in os.scandir("/proc"):
             if entry.name.isdigit():
-                try:
+                with contextlib.suppress(OSError):
                     owned += entry.stat().st_uid == uid
-                except OSError:
-                    pass
         resource.setrlimit(resource.RLIMIT_NPROC, (owned + processes, owned + processes))
 
 
-def _jsonable(value, warnings):
+def _jsonable(value: Any, warnings: list[str]) -> str:
     """``value`` as JSON text; common non-JSON types converted, others named in an error."""
 
-    def convert(obj):
+    def convert(obj: Any) -> Any:
         if isinstance(obj, (set, frozenset, tuple)):
             return list(obj)
         if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
@@ -167,7 +169,7 @@ def _jsonable(value, warnings):
         return json.dumps(_finite(json.loads(json.dumps(value, default=convert))))
 
 
-def _finite(value):
+def _finite(value: Any) -> Any:
     if isinstance(value, float) and not _math.isfinite(value):
         return None
     if isinstance(value, list):
@@ -177,12 +179,12 @@ def _finite(value):
     return value
 
 
-def _short(obj):
+def _short(obj: Any) -> str:
     text = repr(obj)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _user_traceback(exc):
+def _user_traceback(exc: BaseException) -> str:
     """The traceback limited to the submitted code's frames (line numbers as submitted)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == CODE_FILE]
     lines = ["Traceback (most recent call last):\n"] if frames else []
@@ -191,7 +193,7 @@ def _user_traceback(exc):
     return "".join(lines)
 
 
-def _figures():
+def _figures() -> list[str]:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return []
@@ -204,7 +206,7 @@ def _figures():
     return figures
 
 
-def _run_child(sock, limits, preloaded):
+def _run_child(sock: socket.socket, preloaded: list[str]) -> None:
     job = _recv(sock)
     code = job["code"]
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -217,7 +219,9 @@ def _run_child(sock, limits, preloaded):
         namespace["tools"] = Tools(sock, job["tools"])
         namespace["ToolCallError"] = ToolCallError
     linecache.cache[CODE_FILE] = (len(code), None, code.splitlines(True), CODE_FILE)
-    done = {"op": "done", "error": None, "result": "null", "warnings": [], "figures": []}
+    done: dict[str, Any] = {"op": "done", "error": None, "result": "null"}
+    warnings: list[str] = []
+    done["warnings"] = warnings
     try:
         compiled = compile(code, CODE_FILE, "exec")
         exec(compiled, namespace)
@@ -236,7 +240,7 @@ def _run_child(sock, limits, preloaded):
         }
     if done["error"] is None:
         try:
-            done["result"] = _jsonable(namespace.get("result"), done["warnings"])
+            done["result"] = _jsonable(namespace.get("result"), warnings)
         except (TypeError, ValueError) as exc:
             done["error"] = {"kind": "result", "message": str(exc)}
         except MemoryError:
@@ -244,7 +248,7 @@ def _run_child(sock, limits, preloaded):
     try:
         done["figures"] = _figures()
     except Exception as exc:  # a broken figure must not lose the result
-        done["warnings"].append(f"could not render figures: {type(exc).__name__}: {exc}")
+        warnings.append(f"could not render figures: {type(exc).__name__}: {exc}")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -253,7 +257,9 @@ def _run_child(sock, limits, preloaded):
     _send(sock, done)
 
 
-def _child(fds, limits, preloaded, identity):
+def _child(
+    fds: list[int], limits: dict[str, Any], preloaded: list[str], identity: dict[str, int] | None
+) -> NoReturn:
     control, out, err = fds
     try:
         os.setsid()
@@ -280,7 +286,7 @@ def _child(fds, limits, preloaded, identity):
         _apply_limits(limits)
         sock = socket.socket(fileno=control)
         gc.enable()
-        _run_child(sock, limits, preloaded)
+        _run_child(sock, preloaded)
         code = 0
     except BaseException:
         traceback.print_exc()
@@ -295,7 +301,7 @@ def _child(fds, limits, preloaded, identity):
 # -- the server ---------------------------------------------------------------------------
 
 
-def _preload(names):
+def _preload(names: list[str]) -> list[str]:
     loaded = []
     for name in names:
         try:
@@ -308,7 +314,7 @@ def _preload(names):
     return loaded
 
 
-def main():
+def main() -> None:
     host = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
     importlib.import_module("typing")
@@ -323,8 +329,8 @@ def main():
     gc.freeze()  # forked children share these pages instead of copying them on first GC
     gc.disable()
     inherited = (host, wake_r, wake_w)
-    spare = _fork_spare(inherited, preloaded, identity)
-    jobs = {}
+    spare: tuple[int, socket.socket] | None = _fork_spare(inherited, preloaded, identity)
+    jobs: dict[int, int] = {}
     host.send(json.dumps({"op": "ready", "preloaded": preloaded, "pid": os.getpid()}).encode())
     selector = selectors.DefaultSelector()
     selector.register(host, selectors.EVENT_READ, "host")
@@ -365,7 +371,7 @@ def main():
                 os.killpg(pid, signal.SIGKILL)
 
 
-def _warm_up():
+def _warm_up() -> None:
     """Touch what every job uses, so its copy-on-write page faults happen before the job."""
     gc.enable()
     namespace = {"__builtins__": __builtins__}
@@ -376,7 +382,9 @@ def _warm_up():
     gc.collect()
 
 
-def _fork_spare(inherited, preloaded, identity):
+def _fork_spare(
+    inherited: tuple[socket.socket, ...], preloaded: list[str], identity: dict[str, int] | None
+) -> tuple[int, socket.socket]:
     """Fork the child for the next request ahead of time, so a request pays no fork."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -395,7 +403,7 @@ def _fork_spare(inherited, preloaded, identity):
     _child(fds, json.loads(message)["limits"], preloaded, identity)
 
 
-def _reap(host, jobs):
+def _reap(host: socket.socket, jobs: dict[int, int]) -> None:
     while jobs:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)

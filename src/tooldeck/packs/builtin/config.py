@@ -166,8 +166,11 @@ class LLMConfig(_Section):
 
 
 class BuiltinConfig(_Section):
-    """All built-in tools (``python``, ``execute_script``, ``files``, ``shell``, ``web``,
-    ``git``, ``github``, ``math``, ``llm``)."""
+    """All built-in tools.
+
+    ``python``, ``execute_script``, ``files``, ``shell``, ``web``, ``git``, ``github``,
+    ``math``, ``llm``.
+    """
 
     enabled: bool = True
     """Register the built-in tools."""

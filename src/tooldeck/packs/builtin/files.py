@@ -11,8 +11,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -270,7 +270,11 @@ class Search(_FilesAction):
                 for number, line in enumerate(decoded[0].splitlines(), 1):
                     if pattern.search(line):
                         if len(matches) >= self.config.max_results:
-                            return {"matches": matches, "files_searched": searched, "truncated": True}
+                            return {
+                                "matches": matches,
+                                "files_searched": searched,
+                                "truncated": True,
+                            }
                         matches.append(
                             {"path": self.roots.relative(path), "line": number, "text": line[:500]}
                         )
@@ -319,4 +323,3 @@ class FilesTool(CompositeTool):
         super().__init__(
             [Read(roots, config), Write(roots, config), List(roots, config), Search(roots, config)]
         )
-

@@ -129,7 +129,9 @@ class Status(_GitAction):
         repo = self.repository(request)
         out = await self.git(repo, "status", "--porcelain=v1", "--branch", "-z")
         entries = out.split("\x00")
-        branch = entries[0][3:].split("...")[0] if entries and entries[0].startswith("## ") else None
+        branch = (
+            entries[0][3:].split("...")[0] if entries and entries[0].startswith("## ") else None
+        )
         files = []
         rest = iter(entries[1:])
         for entry in rest:

@@ -129,7 +129,9 @@ def _check(response: httpx.Response, path: str, *, authenticated: bool) -> None:
     if status in (403, 429) and (remaining == "0" or "rate limit" in message.lower()):
         reset = response.headers.get("x-ratelimit-reset")
         when = (
-            datetime.fromtimestamp(int(reset), UTC).isoformat() if reset and reset.isdigit() else "later"
+            datetime.fromtimestamp(int(reset), UTC).isoformat()
+            if reset and reset.isdigit()
+            else "later"
         )
         raise ToolUnavailableError(
             f"GitHub rate limit exceeded; it resets at {when}"

@@ -115,9 +115,11 @@ class LLMTool(BaseTool[LLMRequest, LLMResponse]):
             messages.append({"role": "system", "content": request.system})
         content = request.prompt
         if request.context:
-            content += "\n\nBase the answer on this data:\n```json\n" + json.dumps(
-                request.context, indent=1, default=str
-            ) + "\n```"
+            content += (
+                "\n\nBase the answer on this data:\n```json\n"
+                + json.dumps(request.context, indent=1, default=str)
+                + "\n```"
+            )
         messages.append({"role": "user", "content": content})
         import openai
 
@@ -125,7 +127,9 @@ class LLMTool(BaseTool[LLMRequest, LLMResponse]):
             completion = await self.client().chat.completions.create(
                 model=model,
                 messages=messages,
-                temperature=request.temperature if request.temperature is not None else config.temperature,
+                temperature=request.temperature
+                if request.temperature is not None
+                else config.temperature,
                 max_tokens=request.max_tokens or config.max_tokens,
             )
         except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError) as exc:

@@ -54,11 +54,38 @@ def _names(sp: Any) -> tuple[dict[str, Callable[..., Any]], dict[str, Any]]:
     functions = {
         name: getattr(sp, name)
         for name in (
-            "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "atan2",
-            "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "log", "sqrt",
-            "factorial", "floor", "ceiling", "gamma", "binomial", "Abs", "Min", "Max",
-            "sign", "re", "im", "conjugate",
-        )  # fmt: skip
+            "sin",
+            "cos",
+            "tan",
+            "cot",
+            "sec",
+            "csc",
+            "asin",
+            "acos",
+            "atan",
+            "atan2",
+            "sinh",
+            "cosh",
+            "tanh",
+            "asinh",
+            "acosh",
+            "atanh",
+            "exp",
+            "log",
+            "sqrt",
+            "factorial",
+            "floor",
+            "ceiling",
+            "gamma",
+            "binomial",
+            "Abs",
+            "Min",
+            "Max",
+            "sign",
+            "re",
+            "im",
+            "conjugate",
+        )
     }
     functions.update({"ln": sp.log, "abs": sp.Abs, "min": sp.Min, "max": sp.Max})
     constants = {"pi": sp.pi, "E": sp.E, "e": sp.E, "I": sp.I, "oo": sp.oo, "inf": sp.oo}
@@ -102,7 +129,9 @@ def _build(source: str, field: str, sp: Any) -> Any:
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
-        raise _invalid(field, f"not a valid expression ({exc.msg} at column {exc.offset})") from None
+        raise _invalid(
+            field, f"not a valid expression ({exc.msg} at column {exc.offset})"
+        ) from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise _invalid(field, f"the expression has more than {MAX_NODES} parts")
     functions, constants = _names(sp)
@@ -160,9 +189,13 @@ def _build(source: str, field: str, sp: Any) -> Any:
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
                 raise _invalid(field, "functions take plain positional arguments only")
             args = [build(a) for a in node.args]
-            if node.func.id == "factorial" and args and args[0].is_number:
-                if abs(args[0]) > MAX_EXPONENT:
-                    raise _invalid(field, f"factorial of more than {MAX_EXPONENT} is not computed")
+            if (
+                node.func.id == "factorial"
+                and args
+                and args[0].is_number
+                and abs(args[0]) > MAX_EXPONENT
+            ):
+                raise _invalid(field, f"factorial of more than {MAX_EXPONENT} is not computed")
             try:
                 return functions[node.func.id](*args)
             except (TypeError, ValueError) as exc:
@@ -187,7 +220,7 @@ class EvaluateRequest(_MathRequest):
     """Arguments of ``evaluate``."""
 
     values: dict[str, float] = Field(
-        default_factory=dict, description="Values of variables, e.g. {\"x\": 2}."
+        default_factory=dict, description='Values of variables, e.g. {"x": 2}.'
     )
     precision: int = Field(15, ge=1, le=100, description="Significant digits of the number.")
 
@@ -228,7 +261,9 @@ def _variable(expr: Any, name: str | None, sp: Any) -> Any:
     )
 
 
-def _answer(sp: Any, expr: Any, result: Any, steps: list[str], show: bool, **extra: Any) -> dict[str, Any]:
+def _answer(
+    sp: Any, expr: Any, result: Any, steps: list[str], show: bool, **extra: Any
+) -> dict[str, Any]:
     numeric = None
     if getattr(result, "is_number", False):
         try:
@@ -261,7 +296,9 @@ class Evaluate(ActionStrategy):
         steps = [f"parse: {expr}"]
         value = expr.subs(subs) if subs else expr
         if subs:
-            steps.append(f"substitute {', '.join(f'{k}={v}' for k, v in request.values.items())}: {value}")
+            steps.append(
+                f"substitute {', '.join(f'{k}={v}' for k, v in request.values.items())}: {value}"
+            )
         exact = sp.simplify(value)
         steps.append(f"simplify: {exact}")
         missing = sorted(map(str, exact.free_symbols))
@@ -284,9 +321,20 @@ class Simplify(ActionStrategy):
         sp = _sympy()
         expr = parse_math(request.expression)
         expanded, factored, simplest = sp.expand(expr), sp.factor(expr), sp.simplify(expr)
-        steps = [f"parse: {expr}", f"expand: {expanded}", f"factor: {factored}", f"simplify: {simplest}"]
+        steps = [
+            f"parse: {expr}",
+            f"expand: {expanded}",
+            f"factor: {factored}",
+            f"simplify: {simplest}",
+        ]
         return _answer(
-            sp, expr, simplest, steps, request.show_steps, expanded=str(expanded), factored=str(factored)
+            sp,
+            expr,
+            simplest,
+            steps,
+            request.show_steps,
+            expanded=str(expanded),
+            factored=str(factored),
         )
 
 
@@ -338,12 +386,20 @@ class Differentiate(ActionStrategy):
         current = expr
         for n in range(1, request.order + 1):
             current = sp.diff(current, variable)
-            steps.append(f"d^{n}/d{variable}^{n}: {current}" if n > 1 else f"d/d{variable}: {current}")
+            steps.append(
+                f"d^{n}/d{variable}^{n}: {current}" if n > 1 else f"d/d{variable}: {current}"
+            )
         simplest = sp.simplify(current)
         if simplest != current:
             steps.append(f"simplified: {simplest}")
         return _answer(
-            sp, expr, current, steps, request.show_steps, variable=str(variable), simplified=str(simplest)
+            sp,
+            expr,
+            current,
+            steps,
+            request.show_steps,
+            variable=str(variable),
+            simplified=str(simplest),
         )
 
 
@@ -362,9 +418,13 @@ class Integrate(ActionStrategy):
         antiderivative = sp.integrate(expr, variable)
         steps = [f"∫ {expr} d{variable} = {antiderivative} + C"]
         if (request.lower is None) != (request.upper is None):
-            raise _invalid("upper" if request.upper is None else "lower", "give both bounds or neither")
+            raise _invalid(
+                "upper" if request.upper is None else "lower", "give both bounds or neither"
+            )
         if request.lower is None or request.upper is None:
-            return _answer(sp, expr, antiderivative, steps, request.show_steps, variable=str(variable))
+            return _answer(
+                sp, expr, antiderivative, steps, request.show_steps, variable=str(variable)
+            )
         lower, upper = parse_math(request.lower, "lower"), parse_math(request.upper, "upper")
         value = sp.simplify(
             antiderivative.subs(variable, upper) - antiderivative.subs(variable, lower)

@@ -62,7 +62,8 @@ async def run_process(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=posix,
     )
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     readers = [
         asyncio.create_task(_read_capped(process.stdout, max_output_bytes)),
         asyncio.create_task(_read_capped(process.stderr, max_output_bytes)),

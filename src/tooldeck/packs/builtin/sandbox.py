@@ -430,11 +430,12 @@ async def _converse(
         if message["op"] == "done":
             return message  # type: ignore[no-any-return]
         name, arguments = message["name"], message["arguments"]
+        result: dict[str, Any]
         if on_call is None:
             result = {"status": "error", "error": {"type": "denied", "message": "no tools"}}
         else:
             result = await on_call(name, arguments)
-        error = result.get("error") or {}
+        error: dict[str, Any] = result.get("error") or {}
         calls.append(
             {
                 "name": name,

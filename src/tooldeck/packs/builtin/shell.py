@@ -39,7 +39,9 @@ class ShellRequest(BaseModel):
         None, description="Working directory inside the allowed roots; default: the first root."
     )
     timeout_s: float | None = Field(
-        None, gt=0, description="Seconds before the command is killed, up to the configured maximum."
+        None,
+        gt=0,
+        description="Seconds before the command is killed, up to the configured maximum.",
     )
     env: dict[str, str] = Field(
         default_factory=dict, description="Extra environment variables for this command."

@@ -150,8 +150,11 @@ class Fetch(ActionStrategy):
     async def _get(
         self, client: httpx.AsyncClient, url: httpx.URL, address: str
     ) -> tuple[httpx.Response, bytes, bool]:
-        """GET ``url`` from ``address``; returns the response, up to ``max_bytes`` of body, and
-        whether the body was cut."""
+        """GET ``url`` from ``address``.
+
+        Returns:
+            The response, at most ``max_bytes`` of its body, and whether it was cut.
+        """
         host_header = url.netloc.decode("ascii")
         target = url.copy_with(host=address)
         extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
