@@ -46,6 +46,7 @@ class ExecuteScriptTool(PythonTool):
     """
 
     name = "execute_script"
+    source_id = "tool:execute_script:v1"
     description = (
         "Run a Python script that calls other tools as functions: "
         "`tools.get_quotes(symbol='AAPL')` returns that tool's data, or raises "

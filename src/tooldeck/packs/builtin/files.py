@@ -311,6 +311,7 @@ class FilesTool(CompositeTool):
     """
 
     name = "files"
+    source_id = "tool:files:v1"
     description = (
         "Read, write, list and search files in the allowed directories. Actions: read "
         "(path), write (path, content, overwrite), list (path, pattern, recursive), "

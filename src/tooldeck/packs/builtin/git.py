@@ -269,6 +269,7 @@ class GitTool(CompositeTool):
     """
 
     name = "git"
+    source_id = "tool:git:v1"
     description = (
         "Work with git repositories. Actions: status, log (limit, path), diff (staged, "
         "paths), show (revision), branches, add (paths), commit (message)."

@@ -273,6 +273,7 @@ class GitHubTool(CompositeTool):
     """
 
     name = "github"
+    source_id = "tool:github:v1"
     description = (
         "GitHub: actions repo, list_issues, get_issue, create_issue, list_pulls, "
         "get_pull (owner, repo, number, state)."

@@ -62,6 +62,7 @@ class LLMTool(BaseTool[LLMRequest, LLMResponse]):
     """
 
     name = "llm"
+    source_id = "tool:llm:v1"
     description = (
         "Generate text with a language model (summaries, drafts, synthesis of results). "
         "Pass the data to use in `context`."

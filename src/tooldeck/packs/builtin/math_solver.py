@@ -446,6 +446,7 @@ class MathTool(CompositeTool):
     """
 
     name = "math"
+    source_id = "tool:math:v1"
     description = (
         "Exact math with SymPy. Actions: evaluate (expression, values), simplify, solve "
         "(an equation like `x^2 - 4 = 0`), differentiate (order), integrate (lower, "

@@ -91,6 +91,7 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
     """
 
     name = "python"
+    source_id = "tool:python:v1"
     description = (
         "Run Python code in an isolated process and return the value of `result`. Each "
         "call starts from an empty namespace: variables do NOT persist between calls, so "

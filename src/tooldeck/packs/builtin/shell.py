@@ -109,6 +109,7 @@ class ShellTool(BaseTool[ShellRequest, ToolResult]):
     """
 
     name = "shell"
+    source_id = "tool:shell:v1"
     description = (
         "Run a shell command (bash on Linux/macOS, PowerShell on Windows) and return its "
         "exit code, stdout and stderr. Needs the user's approval."

@@ -8,6 +8,7 @@ Example::
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -98,7 +99,12 @@ class Fetch(ActionStrategy):
         self.guard = AddressGuard(config.allow_hosts)
 
     async def run(self, request: FetchRequest, ctx: ToolContext) -> dict[str, Any]:
-        """Return ``{url, final_url, status_code, content_type, title, content, truncated, links}``."""
+        """Fetch the page (``as_of`` in the data is when it was fetched).
+
+        Returns:
+            ``{as_of, url, final_url, status_code, content_type, title, content,
+            truncated, links}``.
+        """
         client = ctx.services.get_optional(httpx.AsyncClient)
         if client is None:
             async with httpx.AsyncClient() as own:
@@ -137,6 +143,7 @@ class Fetch(ActionStrategy):
             )
         content = page["content"]
         return {
+            "as_of": datetime.now(UTC).isoformat(timespec="seconds"),
             "url": request.url,
             "final_url": str(vetted.url),
             "status_code": response.status_code,
@@ -294,6 +301,7 @@ class WebTool(CompositeTool):
     """
 
     name = "web"
+    source_id = "tool:web:v1"
     description = (
         "Use the web. Actions: fetch (url, extract_links, max_chars) returns a page's "
         "title and main text as Markdown; search (query, num_results) returns titles, "
