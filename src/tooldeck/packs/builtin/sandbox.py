@@ -276,8 +276,9 @@ class Sandbox:
         timed_out = False
         done: dict[str, Any] | None = None
         status: int | None = None
-        reader, writer = await asyncio.open_unix_connection(sock=ctrl)
+        writer: asyncio.StreamWriter | None = None
         try:
+            reader, writer = await asyncio.open_unix_connection(sock=ctrl)
             _write_frame(writer, {"code": code, "context": dict(context or {}), "tools": tools})
             try:
                 async with asyncio.timeout(limits.timeout_s):
@@ -287,7 +288,10 @@ class Sandbox:
             except TimeoutError:
                 timed_out = True
         finally:
-            writer.close()
+            if writer is not None:
+                writer.close()
+            else:
+                ctrl.close()
             _kill_group(pid)
             if done is None and not timed_out and status is None:
                 with contextlib.suppress(TimeoutError):
