@@ -96,6 +96,18 @@ class InvalidArgumentsError(ToolFailure):
 
     error_type = "validation"
 
+    @classmethod
+    def for_field(cls, field: str, message: str, **details: Any) -> InvalidArgumentsError:
+        """The error for one argument, shaped like a schema validation error.
+
+        The message reads ``"<field>: <message>"``; ``details`` holds ``errors``
+        (``[{"field", "message"}]``, as schema validation gives) and ``details``.
+        """
+        return cls(
+            f"{field}: {message}",
+            details={"errors": [{"field": field, "message": message}], **details},
+        )
+
 
 class TransientToolError(ToolFailure):
     """A failure that may pass on a later attempt; the retry policy retries it."""

@@ -36,13 +36,6 @@ _BOMS = (
 )
 
 
-def _invalid(field: str, message: str, **details: Any) -> InvalidArgumentsError:
-    return InvalidArgumentsError(
-        f"{field}: {message}",
-        details={"errors": [{"field": field, "message": message}], **details},
-    )
-
-
 def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str] | None:
     """``(text, encoding)`` of ``data``, or None when it is binary.
 
@@ -129,7 +122,7 @@ class _FilesAction(ActionStrategy):
             parent = real.parent
             names = sorted(p.name for p in parent.iterdir()) if parent.is_dir() else []
             hint = closest_names(real.name, names)
-            raise _invalid(
+            raise InvalidArgumentsError.for_field(
                 field,
                 f"{path!r} does not exist"
                 + (f"; did you mean {hint[0]!r}?" if hint else "")
@@ -149,11 +142,13 @@ class Read(_FilesAction):
         """Return ``{path, encoding, size_bytes, content}``."""
         path = self.existing(request.path)
         if path.is_dir():
-            raise _invalid("path", f"{request.path!r} is a directory; use action 'list'")
+            raise InvalidArgumentsError.for_field(
+                "path", f"{request.path!r} is a directory; use action 'list'"
+            )
         size = path.stat().st_size
         limit = self.config.max_read_bytes
         if size > limit:
-            raise _invalid(
+            raise InvalidArgumentsError.for_field(
                 "path",
                 f"{request.path!r} is {size} bytes, over the read limit of {limit} bytes "
                 "(files.max_read_bytes); search it instead, or raise the limit",
@@ -164,9 +159,11 @@ class Read(_FilesAction):
         try:
             decoded = decode_text(data, request.encoding)
         except (UnicodeDecodeError, LookupError) as exc:
-            raise _invalid("encoding", f"cannot decode {request.path!r}: {exc}") from None
+            raise InvalidArgumentsError.for_field(
+                "encoding", f"cannot decode {request.path!r}: {exc}"
+            ) from None
         if decoded is None:
-            raise _invalid(
+            raise InvalidArgumentsError.for_field(
                 "path", f"{request.path!r} is a binary file; only text files can be read"
             )
         text, encoding = decoded
@@ -192,18 +189,18 @@ class Write(_FilesAction):
         try:
             data = request.content.encode(request.encoding)
         except (UnicodeEncodeError, LookupError) as exc:
-            raise _invalid("encoding", str(exc)) from None
+            raise InvalidArgumentsError.for_field("encoding", str(exc)) from None
         if len(data) > self.config.max_write_bytes:
-            raise _invalid(
+            raise InvalidArgumentsError.for_field(
                 "content",
                 f"{len(data)} bytes is over the write limit of {self.config.max_write_bytes} "
                 "bytes (files.max_write_bytes)",
             )
         if path.is_dir():
-            raise _invalid("path", f"{request.path!r} is a directory")
+            raise InvalidArgumentsError.for_field("path", f"{request.path!r} is a directory")
         existed = path.exists()
         if existed and not request.overwrite:
-            raise _invalid(
+            raise InvalidArgumentsError.for_field(
                 "overwrite", f"{request.path!r} exists; pass overwrite=true to replace it"
             )
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -222,7 +219,7 @@ class List(_FilesAction):
         """Return ``{path, entries: [{path, type, size_bytes}], truncated}``."""
         base = self.existing(request.path)
         if not base.is_dir():
-            raise _invalid("path", f"{request.path!r} is not a directory")
+            raise InvalidArgumentsError.for_field("path", f"{request.path!r} is not a directory")
         entries: list[dict[str, Any]] = []
         truncated = False
         for directory, names in _walk(base, request.recursive, request.include_hidden):
@@ -253,7 +250,9 @@ class Search(_FilesAction):
                 request.query if request.regex else re.escape(request.query), flags
             )
         except re.error as exc:
-            raise _invalid("query", f"not a valid regular expression: {exc}") from None
+            raise InvalidArgumentsError.for_field(
+                "query", f"not a valid regular expression: {exc}"
+            ) from None
         matches: list[dict[str, Any]] = []
         searched = 0
         for directory, names in _walk(base, True, False):

@@ -44,12 +44,6 @@ def _sympy() -> Any:
     return sympy
 
 
-def _invalid(field: str, message: str) -> InvalidArgumentsError:
-    return InvalidArgumentsError(
-        f"{field}: {message}", details={"errors": [{"field": field, "message": message}]}
-    )
-
-
 def _names(sp: Any) -> tuple[dict[str, Callable[..., Any]], dict[str, Any]]:
     functions = {
         name: getattr(sp, name)
@@ -110,15 +104,19 @@ def parse_math(text: str, field: str = "expression") -> Any:
     sp = _sympy()
     text = text.strip()
     if not text:
-        raise _invalid(field, "the expression is empty")
+        raise InvalidArgumentsError.for_field(field, "the expression is empty")
     if len(text) > MAX_CHARS:
-        raise _invalid(field, f"the expression is longer than {MAX_CHARS} characters")
+        raise InvalidArgumentsError.for_field(
+            field, f"the expression is longer than {MAX_CHARS} characters"
+        )
     if "__" in text:
-        raise _invalid(field, "double underscores are not allowed in expressions")
+        raise InvalidArgumentsError.for_field(
+            field, "double underscores are not allowed in expressions"
+        )
     source = _IMPLICIT.sub(r"\1*", text.replace("^", "**"))
     sides = re.split(r"(?<![=<>!])=(?!=)", source)
     if len(sides) > 2:
-        raise _invalid(field, "an equation has one '=' sign")
+        raise InvalidArgumentsError.for_field(field, "an equation has one '=' sign")
     built = [_build(side, field, sp) for side in sides]
     if len(built) == 2:
         return sp.Eq(built[0], built[1], evaluate=False)
@@ -129,11 +127,13 @@ def _build(source: str, field: str, sp: Any) -> Any:
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
-        raise _invalid(
+        raise InvalidArgumentsError.for_field(
             field, f"not a valid expression ({exc.msg} at column {exc.offset})"
         ) from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
-        raise _invalid(field, f"the expression has more than {MAX_NODES} parts")
+        raise InvalidArgumentsError.for_field(
+            field, f"the expression has more than {MAX_NODES} parts"
+        )
     functions, constants = _names(sp)
     binary: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
         ast.Add: lambda a, b: a + b,
@@ -146,7 +146,9 @@ def _build(source: str, field: str, sp: Any) -> Any:
 
     def power(base: Any, exponent: Any) -> Any:
         if exponent.is_number and base.is_number and abs(exponent) > MAX_EXPONENT:
-            raise _invalid(field, f"the exponent {exponent} is too large (limit {MAX_EXPONENT})")
+            raise InvalidArgumentsError.for_field(
+                field, f"the exponent {exponent} is too large (limit {MAX_EXPONENT})"
+            )
         return base**exponent
 
     def build(node: ast.AST) -> Any:
@@ -155,17 +157,23 @@ def _build(source: str, field: str, sp: Any) -> Any:
         if isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise _invalid(field, f"{value!r} is not a number")
+                raise InvalidArgumentsError.for_field(field, f"{value!r} is not a number")
             if isinstance(value, int) and len(str(abs(value))) > 100:
-                raise _invalid(field, "integers longer than 100 digits are not accepted")
+                raise InvalidArgumentsError.for_field(
+                    field, "integers longer than 100 digits are not accepted"
+                )
             return sp.Integer(value) if isinstance(value, int) else sp.Float(repr(value))
         if isinstance(node, ast.Name):
             if node.id in constants:
                 return constants[node.id]
             if node.id in functions:
-                raise _invalid(field, f"{node.id} is a function; call it, e.g. {node.id}(x)")
+                raise InvalidArgumentsError.for_field(
+                    field, f"{node.id} is a function; call it, e.g. {node.id}(x)"
+                )
             if not _NAME.match(node.id):
-                raise _invalid(field, f"{node.id!r} is not an accepted variable name")
+                raise InvalidArgumentsError.for_field(
+                    field, f"{node.id!r} is not an accepted variable name"
+                )
             return sp.Symbol(node.id)
         if isinstance(node, ast.BinOp):
             left, right = build(node.left), build(node.right)
@@ -173,7 +181,9 @@ def _build(source: str, field: str, sp: Any) -> Any:
                 return power(left, right)
             operation = binary.get(type(node.op))
             if operation is None:
-                raise _invalid(field, f"the operator {type(node.op).__name__} is not allowed")
+                raise InvalidArgumentsError.for_field(
+                    field, f"the operator {type(node.op).__name__} is not allowed"
+                )
             return operation(left, right)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
             operand = build(node.operand)
@@ -181,13 +191,15 @@ def _build(source: str, field: str, sp: Any) -> Any:
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in functions:
                 shown = ast.unparse(node.func)
-                raise _invalid(
+                raise InvalidArgumentsError.for_field(
                     field,
                     f"{shown!r} is not an allowed function; allowed: "
                     f"{', '.join(sorted(functions))}",
                 )
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-                raise _invalid(field, "functions take plain positional arguments only")
+                raise InvalidArgumentsError.for_field(
+                    field, "functions take plain positional arguments only"
+                )
             args = [build(a) for a in node.args]
             if (
                 node.func.id == "factorial"
@@ -195,12 +207,14 @@ def _build(source: str, field: str, sp: Any) -> Any:
                 and args[0].is_number
                 and abs(args[0]) > MAX_EXPONENT
             ):
-                raise _invalid(field, f"factorial of more than {MAX_EXPONENT} is not computed")
+                raise InvalidArgumentsError.for_field(
+                    field, f"factorial of more than {MAX_EXPONENT} is not computed"
+                )
             try:
                 return functions[node.func.id](*args)
             except (TypeError, ValueError) as exc:
-                raise _invalid(field, f"{node.func.id}: {exc}") from None
-        raise _invalid(
+                raise InvalidArgumentsError.for_field(field, f"{node.func.id}: {exc}") from None
+        raise InvalidArgumentsError.for_field(
             field,
             f"{type(node).__name__} ({ast.unparse(node)!r}) is not allowed; use numbers, "
             "variables, + - * / ^ and functions such as sin, sqrt, log",
@@ -250,13 +264,13 @@ def _variable(expr: Any, name: str | None, sp: Any) -> Any:
     free = sorted(expr.free_symbols, key=str)
     if name is not None:
         if not _NAME.match(name):
-            raise _invalid("variable", f"{name!r} is not a variable name")
+            raise InvalidArgumentsError.for_field("variable", f"{name!r} is not a variable name")
         return sp.Symbol(name)
     if len(free) == 1:
         return free[0]
     if not free:
-        raise _invalid("variable", "the expression has no variable")
-    raise _invalid(
+        raise InvalidArgumentsError.for_field("variable", "the expression has no variable")
+    raise InvalidArgumentsError.for_field(
         "variable", f"the expression has several variables ({', '.join(map(str, free))}); name one"
     )
 
@@ -303,7 +317,9 @@ class Evaluate(ActionStrategy):
         steps.append(f"simplify: {exact}")
         missing = sorted(map(str, exact.free_symbols))
         if missing:
-            raise _invalid("values", f"no value given for {', '.join(missing)}")
+            raise InvalidArgumentsError.for_field(
+                "values", f"no value given for {', '.join(missing)}"
+            )
         number = sp.N(exact, request.precision)
         steps.append(f"numeric value: {number}")
         return _answer(sp, expr, exact, steps, request.show_steps, value=str(number))
@@ -418,7 +434,7 @@ class Integrate(ActionStrategy):
         antiderivative = sp.integrate(expr, variable)
         steps = [f"∫ {expr} d{variable} = {antiderivative} + C"]
         if (request.lower is None) != (request.upper is None):
-            raise _invalid(
+            raise InvalidArgumentsError.for_field(
                 "upper" if request.upper is None else "lower", "give both bounds or neither"
             )
         if request.lower is None or request.upper is None:

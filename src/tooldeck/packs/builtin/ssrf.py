@@ -78,9 +78,13 @@ class AddressGuard:
         try:
             parsed = httpx.URL(str(url))
         except (httpx.InvalidURL, TypeError) as exc:
-            raise _invalid(f"{url!r} is not a valid URL ({exc})") from None
+            raise InvalidArgumentsError.for_field(
+                "url", f"{url!r} is not a valid URL ({exc})"
+            ) from None
         if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise _invalid(f"{url!r} is not an http(s) URL with a host")
+            raise InvalidArgumentsError.for_field(
+                "url", f"{url!r} is not an http(s) URL with a host"
+            )
         host = parsed.host
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         try:
@@ -100,9 +104,3 @@ class AddressGuard:
                     details={"url": str(parsed), "address": str(address)},
                 )
         return VettedURL(parsed, addresses[0])
-
-
-def _invalid(message: str) -> InvalidArgumentsError:
-    return InvalidArgumentsError(
-        f"url: {message}", details={"errors": [{"field": "url", "message": message}]}
-    )
