@@ -24,6 +24,7 @@ from tooldeck.exceptions import (
     TransientToolError,
 )
 from tooldeck.packs.builtin.config import GitHubConfig
+from tooldeck.packs.builtin.http_client import http_client
 
 __all__ = ["GitHubTool"]
 
@@ -87,9 +88,13 @@ class _GitHubAction(ActionStrategy):
     def __init__(self, config: GitHubConfig) -> None:
         self.config = config
 
-    async def request(
-        self, ctx: ToolContext, method: str, path: str, **kwargs: Any
-    ) -> tuple[Any, httpx.Response]:
+    async def request(self, ctx: ToolContext, method: str, path: str, **kwargs: Any) -> Any:
+        """Send ``method path`` to the API and return the decoded JSON body.
+
+        Raises:
+            ToolFailure: the error ``_check`` chose for a failed response.
+            TransientToolError: the request did not get an answer.
+        """
         config = self.config
         headers = {
             "Accept": "application/vnd.github+json",
@@ -99,21 +104,15 @@ class _GitHubAction(ActionStrategy):
         if config.token is not None:
             headers["Authorization"] = f"Bearer {config.token.get_secret_value()}"
         url = f"{config.base_url.rstrip('/')}{path}"
-        client = ctx.services.get_optional(httpx.AsyncClient)
         try:
-            if client is None:
-                async with httpx.AsyncClient() as own:
-                    response = await own.request(
-                        method, url, headers=headers, timeout=config.timeout_s, **kwargs
-                    )
-            else:
+            async with http_client(ctx) as client:
                 response = await client.request(
                     method, url, headers=headers, timeout=config.timeout_s, **kwargs
                 )
         except httpx.HTTPError as exc:
             raise TransientToolError(f"GitHub API request failed: {exc}") from None
         _check(response, path, authenticated=config.token is not None)
-        return response.json(), response
+        return response.json()
 
 
 def _check(response: httpx.Response, path: str, *, authenticated: bool) -> None:
@@ -173,7 +172,7 @@ class Repository(_GitHubAction):
 
     async def run(self, request: RepoRequest, ctx: ToolContext) -> dict[str, Any]:
         """Return the repository's main fields."""
-        data, _ = await self.request(ctx, "GET", f"/repos/{request.owner}/{request.repo}")
+        data = await self.request(ctx, "GET", f"/repos/{request.owner}/{request.repo}")
         keys = ("full_name", "description", "stargazers_count", "forks_count",
                 "open_issues_count", "default_branch", "language", "html_url",
                 "private", "archived", "updated_at")  # fmt: skip
@@ -189,7 +188,7 @@ class ListIssues(_GitHubAction):
 
     async def run(self, request: ListRequest, ctx: ToolContext) -> dict[str, Any]:
         """Return ``{issues: [...]}``."""
-        data, _ = await self.request(
+        data = await self.request(
             ctx,
             "GET",
             f"/repos/{request.owner}/{request.repo}/issues",
@@ -208,7 +207,7 @@ class GetIssue(_GitHubAction):
     async def run(self, request: NumberRequest, ctx: ToolContext) -> dict[str, Any]:
         """Return the issue."""
         path = f"/repos/{request.owner}/{request.repo}/issues/{request.number}"
-        data, _ = await self.request(ctx, "GET", path)
+        data = await self.request(ctx, "GET", path)
         return _issue(data)
 
 
@@ -226,7 +225,7 @@ class CreateIssue(_GitHubAction):
         if request.labels:
             body["labels"] = request.labels
         path = f"/repos/{request.owner}/{request.repo}/issues"
-        data, _ = await self.request(ctx, "POST", path, json=body)
+        data = await self.request(ctx, "POST", path, json=body)
         return _issue(data)
 
 
@@ -239,7 +238,7 @@ class ListPulls(_GitHubAction):
 
     async def run(self, request: ListRequest, ctx: ToolContext) -> dict[str, Any]:
         """Return ``{pulls: [...]}``."""
-        data, _ = await self.request(
+        data = await self.request(
             ctx,
             "GET",
             f"/repos/{request.owner}/{request.repo}/pulls",
@@ -258,7 +257,7 @@ class GetPull(_GitHubAction):
     async def run(self, request: NumberRequest, ctx: ToolContext) -> dict[str, Any]:
         """Return the pull request."""
         path = f"/repos/{request.owner}/{request.repo}/pulls/{request.number}"
-        data, _ = await self.request(ctx, "GET", path)
+        data = await self.request(ctx, "GET", path)
         return _pull(data)
 
 

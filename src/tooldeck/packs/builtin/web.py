@@ -24,6 +24,7 @@ from tooldeck.exceptions import (
     TransientToolError,
 )
 from tooldeck.packs.builtin.config import SearchConfig, WebConfig
+from tooldeck.packs.builtin.http_client import http_client
 from tooldeck.packs.builtin.ssrf import AddressGuard
 
 __all__ = ["WebTool", "extract_page"]
@@ -105,11 +106,8 @@ class Fetch(ActionStrategy):
             ``{as_of, url, final_url, status_code, content_type, title, content,
             truncated, links}``.
         """
-        client = ctx.services.get_optional(httpx.AsyncClient)
-        if client is None:
-            async with httpx.AsyncClient() as own:
-                return await self._fetch(own, request)
-        return await self._fetch(client, request)
+        async with http_client(ctx) as client:
+            return await self._fetch(client, request)
 
     async def _fetch(self, client: httpx.AsyncClient, request: FetchRequest) -> dict[str, Any]:
         config = self.config
@@ -214,11 +212,8 @@ class Search(ActionStrategy):
                 'or backend = "brave" with api_key = "<Brave Search API key>"',
                 retryable=False,
             )
-        client = ctx.services.get_optional(httpx.AsyncClient)
-        if client is None:
-            async with httpx.AsyncClient() as own:
-                return await self._search(own, search, request)
-        return await self._search(client, search, request)
+        async with http_client(ctx) as client:
+            return await self._search(client, search, request)
 
     async def _search(
         self, client: httpx.AsyncClient, search: SearchConfig, request: SearchRequest
