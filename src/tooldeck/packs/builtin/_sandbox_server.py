@@ -128,8 +128,8 @@ def _apply_limits(limits: dict[str, Any]) -> None:
         ceiling = current + memory * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     processes = limits.get("max_processes")
-    if processes:
-        uid = os.getuid()
+    uid = os.getuid()
+    if processes and uid != 0:  # the kernel never applies RLIMIT_NPROC to root: skip the count
         owned = 0
         for entry in os.scandir("/proc"):
             if entry.name.isdigit():

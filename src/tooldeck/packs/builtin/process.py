@@ -7,12 +7,12 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
 
-__all__ = ["ProcessResult", "run_process"]
+__all__ = ["OutputCapture", "ProcessResult", "run_process"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,11 +62,12 @@ async def run_process(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=posix,
     )
-    assert process.stdout is not None
-    assert process.stderr is not None
-    readers = [
-        asyncio.create_task(_read_capped(process.stdout, max_output_bytes)),
-        asyncio.create_task(_read_capped(process.stderr, max_output_bytes)),
+    stdout, stderr = process.stdout, process.stderr
+    assert stdout is not None
+    assert stderr is not None
+    captures = [
+        OutputCapture(lambda: stdout.read(1 << 16), max_output_bytes),
+        OutputCapture(lambda: stderr.read(1 << 16), max_output_bytes),
     ]
     timed_out = False
     try:
@@ -83,14 +84,11 @@ async def run_process(
         _kill(process.pid, posix)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), 5)
-        _, pending = await asyncio.wait(readers, timeout=1.0)
-        for task in pending:
-            task.cancel()
-    out, err = (t.result() if t.done() and not t.cancelled() else "" for t in readers)
+        await OutputCapture.finish(captures)
     return ProcessResult(
         exit_code=None if timed_out else process.returncode,
-        stdout=out,
-        stderr=err,
+        stdout=captures[0].text(),
+        stderr=captures[1].text(),
         timed_out=timed_out,
         duration_ms=round((perf_counter() - start) * 1000, 3),
     )
@@ -104,14 +102,39 @@ def _kill(pid: int, posix: bool) -> None:
             os.kill(pid, signal.SIGTERM)
 
 
-async def _read_capped(stream: asyncio.StreamReader, limit: int) -> str:
-    kept = bytearray()
-    dropped = 0
-    while chunk := await stream.read(1 << 16):
-        room = limit - len(kept)
-        kept += chunk[: max(room, 0)]
-        dropped += max(0, len(chunk) - max(room, 0))
-    text = kept.decode("utf-8", errors="replace")
-    if dropped:
-        text += f"\n[... {dropped} more bytes cut: output limit {limit} bytes]"
-    return text
+class OutputCapture:
+    """Reads a stream to EOF in a task, keeping ``limit`` bytes and counting the rest.
+
+    Args:
+        read: Returns the next chunk; ``b""`` at end of stream.
+        limit: Bytes kept; what follows is counted and marked as cut in ``text()``.
+    """
+
+    def __init__(self, read: Callable[[], Awaitable[bytes]], limit: int) -> None:
+        self.kept = bytearray()
+        self.dropped = 0
+        self.limit = limit
+        self.task = asyncio.create_task(self._read(read))
+
+    async def _read(self, read: Callable[[], Awaitable[bytes]]) -> None:
+        while chunk := await read():
+            room = self.limit - len(self.kept)
+            self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - room)
+
+    def text(self) -> str:
+        """What was read so far, with a marker when bytes were cut."""
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[... {self.dropped} more bytes cut: max_output_bytes={self.limit}]"
+        return text
+
+    @staticmethod
+    async def finish(captures: Sequence[OutputCapture]) -> None:
+        """Wait for EOF on each stream, 1 s at most; what was read by then is kept.
+
+        A process left running (outside the killed group) may hold a stream open.
+        """
+        _, pending = await asyncio.wait([c.task for c in captures], timeout=1.0)
+        for task in pending:
+            task.cancel()

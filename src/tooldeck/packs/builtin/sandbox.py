@@ -45,6 +45,8 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
+from tooldeck.packs.builtin.process import OutputCapture
+
 __all__ = ["CallHandler", "Sandbox", "SandboxError", "SandboxLimits", "SandboxOutcome"]
 
 _SERVER = Path(__file__).with_name("_sandbox_server.py")
@@ -272,7 +274,7 @@ class Sandbox:
         outcome = SandboxOutcome()
         server, job_id, pid, (ctrl, out, err) = await self._launch(limits, cwd)
         exited = server.exited[job_id]
-        captures = [_Capture(out, limits.max_output_bytes), _Capture(err, limits.max_output_bytes)]
+        captures = [_capture(out, limits.max_output_bytes), _capture(err, limits.max_output_bytes)]
         timed_out = False
         done: dict[str, Any] | None = None
         status: int | None = None
@@ -298,7 +300,7 @@ class Sandbox:
                     status = await asyncio.wait_for(exited, 1.0)
             server.started.pop(job_id, None)
             server.exited.pop(job_id, None)
-            await _Capture.finish(captures)
+            await OutputCapture.finish(captures)
             for sock in (out, err):
                 sock.close()
         outcome.stdout, outcome.stderr = (c.text() for c in captures)
@@ -408,6 +410,12 @@ def _abnormal_end(status: int | None, limits: SandboxLimits) -> SandboxError:
     return SandboxError(kind="crash", message=f"the process was killed by {sig.name}")
 
 
+def _capture(sock: socket.socket, limit: int) -> OutputCapture:
+    loop = asyncio.get_running_loop()
+    sock.setblocking(False)
+    return OutputCapture(lambda: loop.sock_recv(sock, 1 << 16), limit)
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -450,36 +458,3 @@ async def _converse(
         )
         _write_frame(writer, {"op": "reply", "result": result})
         await writer.drain()
-
-
-class _Capture:
-    """Reads a socket to EOF in a task, keeping ``limit`` bytes and counting the rest."""
-
-    def __init__(self, sock: socket.socket, limit: int) -> None:
-        self.kept = bytearray()
-        self.dropped = 0
-        self.limit = limit
-        self.task = asyncio.create_task(self._read(sock))
-
-    async def _read(self, sock: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
-        sock.setblocking(False)
-        while chunk := await loop.sock_recv(sock, 1 << 16):
-            room = self.limit - len(self.kept)
-            self.kept += chunk[:room]
-            self.dropped += max(0, len(chunk) - room)
-
-    def text(self) -> str:
-        """What was read, with a marker when bytes were cut."""
-        text = self.kept.decode("utf-8", errors="replace")
-        if self.dropped:
-            text += f"\n[... {self.dropped} more bytes cut: max_output_bytes={self.limit}]"
-        return text
-
-    @staticmethod
-    async def finish(captures: list[_Capture]) -> None:
-        """Wait for EOF on each stream, 1 s at most (a stray process may hold one open)."""
-        tasks = [c.task for c in captures]
-        _, pending = await asyncio.wait(tasks, timeout=1.0)
-        for task in pending:
-            task.cancel()
