@@ -79,14 +79,11 @@ class ConfirmingToolsProvider(WrapperProvider):
         shown: list[ToolDefinition] = []
         guarded: dict[str, ToolDefinition] = {}
         for definition in definitions:
-            if self.needs_confirmation(definition):
-                if not definition.requires_confirmation:
-                    definition = definition.model_copy(update={"requires_confirmation": True})
-            elif not definition.confirm_actions:
-                shown.append(definition)
-                continue
-            for name in (definition.name, *definition.aliases):
-                guarded[name] = definition
+            if not definition.requires_confirmation and self.needs_confirmation(definition):
+                definition = definition.model_copy(update={"requires_confirmation": True})
+            if definition.requires_confirmation or definition.confirm_actions:
+                for name in (definition.name, *definition.aliases):
+                    guarded[name] = definition
             shown.append(definition)
         self._guarded = guarded
         return shown
