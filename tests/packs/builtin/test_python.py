@@ -231,3 +231,20 @@ async def test_a_sandbox_restarts_after_its_server_dies(tmp_path: Path) -> None:
     await tool.execute({"code": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"})
     assert (await tool.execute({"code": "result = json.dumps([1])"})).data["result"] == "[1]"
     await sandbox.aclose()
+
+
+@pytest.mark.parametrize(
+    ("builtin", "key"),
+    [
+        ({"python": {"user": "no-such-user-x"}}, "builtin.python.user"),
+        ({"roots": []}, "builtin.roots"),
+    ],
+)
+def test_bad_builtin_settings_are_config_errors_naming_the_key(
+    builtin: dict[str, object], key: str
+) -> None:
+    from tooldeck.config import load_settings
+    from tooldeck.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match=key):
+        load_settings(builtin=builtin)

@@ -23,10 +23,11 @@ Example::
 
 from __future__ import annotations
 
+import pwd
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 __all__ = [
     "BuiltinConfig",
@@ -72,6 +73,16 @@ class PythonConfig(_Section):
     """Environment variables for the code, added to PATH, HOME, LANG and TMPDIR."""
     user: str | None = None
     """Run the code as this user (the server must run as root)."""
+
+    @field_validator("user")
+    @classmethod
+    def _user_exists(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                pwd.getpwnam(value)
+            except KeyError:
+                raise ValueError(f"no user named {value!r} on this machine") from None
+        return value
 
 
 class FilesConfig(_Section):
@@ -176,7 +187,7 @@ class BuiltinConfig(_Section):
     """Register the built-in tools."""
     disabled: list[str] = Field(default_factory=list)
     """Tools not to register, by name."""
-    roots: list[Path] = Field(default_factory=lambda: [Path.cwd()])
+    roots: list[Path] = Field(default_factory=lambda: [Path.cwd()], min_length=1)
     """Directories the tools may touch; paths resolving elsewhere are ``denied``."""
     python: PythonConfig = Field(default_factory=PythonConfig)
     files: FilesConfig = Field(default_factory=FilesConfig)
