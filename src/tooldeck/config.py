@@ -38,7 +38,7 @@ Example ``tooldeck.toml``::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import (
@@ -69,6 +69,7 @@ __all__ = [
     "ProfileConfig",
     "ServerSettings",
     "Settings",
+    "TracingSettings",
     "load_settings",
 ]
 
@@ -97,6 +98,30 @@ class AuditSettings(BaseModel):
     """Record every call."""
     url: str | None = None
     """SQLAlchemy URL; default ``sqlite:///<data_dir>/audit.db``."""
+    retention_days: float | None = Field(None, gt=0)
+    """Prune call records older than this many days (hourly); absent: keep everything.
+    The running totals behind ``/metrics`` are kept."""
+
+
+class TracingSettings(BaseModel):
+    """OpenTelemetry spans, one per tool call (GenAI semantic conventions)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exporter: Literal["none", "console", "otlp"] = "none"
+    """Where spans go. ``none`` still uses a tracer provider the host application
+    configured globally before the runtime was built."""
+    endpoint: str | None = None
+    """OTLP/HTTP traces URL, e.g. ``http://127.0.0.1:4318/v1/traces`` (default: the
+    exporter's, or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra OTLP HTTP headers, e.g. an API key."""
+    service_name: str = "tooldeck"
+    """The ``service.name`` resource attribute."""
+    capture_content: bool = False
+    """Put arguments (redacted) and result text on spans; off because they may be sensitive."""
+    schedule_delay_ms: int = Field(5000, ge=1)
+    """Longest time (ms) a finished span waits before it is exported."""
 
 
 class BrokerageSettings(BaseModel):
@@ -147,6 +172,7 @@ class Settings(BaseSettings):
     """Where the audit database and other state live."""
     server: ServerSettings = Field(default_factory=ServerSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     brokerage: BrokerageSettings = Field(default_factory=BrokerageSettings)
     builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
     """The built-in tools (python, files, shell, web, git, github, math, llm)."""

@@ -14,16 +14,22 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from tooldeck.config import Settings, load_settings
+from tooldeck.config import Settings, TracingSettings, load_settings
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentRouter
 from tooldeck.core.tool import ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
+from tooldeck.observability.tracing import (
+    TRACER_NAME,
+    ToolTracer,
+    global_tracer,
+    make_tracer_provider,
+)
 from tooldeck.packs.brokerage import BrokerageDataSource, brokerage_intents, brokerage_tools
 from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
 from tooldeck.providers.approvals import ApprovalStore
@@ -33,6 +39,10 @@ from tooldeck.providers.confirming import ConfirmingToolsProvider
 from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.policy import PolicyConfig, PolicyOverride, PolicyProvider
 from tooldeck.providers.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import TracerProvider as TracerProviderAPI
 
 __all__ = ["Runtime", "build_runtime"]
 
@@ -50,6 +60,7 @@ class Runtime:
         provider: The stack with no profile: every tool, confirmation applied, audited.
         approvals: Pending and decided approvals, shared by every view.
         audit: The audit store, or None when auditing is off.
+        tracer: Opens a span per call, or None when tracing is off.
         services: Shared dependencies handed to every tool through ``ToolContext``.
         intents: Intent router over ``provider`` (seed 004 dispatch).
     """
@@ -62,9 +73,11 @@ class Runtime:
     provider: ToolsProvider
     approvals: ApprovalStore
     audit: AuditStore | None
+    tracer: ToolTracer | None
     services: ServiceContainer
     intents: IntentRouter
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
+    _tracer_provider: TracerProvider | None = None
 
     @property
     def policy_config(self) -> PolicyConfig:
@@ -92,8 +105,8 @@ class Runtime:
             approvals=self.approvals,
             rule=lambda d: self.policy_config.resolve(d, profile).requires_confirmation,
         )
-        if self.audit is not None:
-            view = view.observed(self.audit)
+        if self.audit is not None or self.tracer is not None:
+            view = view.observed(self.audit, self.tracer)
         self._views[profile] = view
         return view
 
@@ -120,6 +133,8 @@ class Runtime:
                 await service.aclose()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
+        if self._tracer_provider is not None:  # flush spans still in the batch
+            await asyncio.to_thread(self._tracer_provider.shutdown)
 
     def close(self) -> None:
         """Synchronous ``aclose`` for code outside an event loop."""
@@ -141,8 +156,14 @@ class _RuntimeViews(ToolViews):
         return sorted(d.name for d in await self.runtime.view(profile).definitions())
 
 
-def build_runtime(settings: Settings | None = None) -> Runtime:
+def build_runtime(
+    settings: Settings | None = None, *, tracer_provider: TracerProviderAPI | None = None
+) -> Runtime:
     """Build the runtime from ``settings`` (default: ``load_settings()``); nothing connects yet.
+
+    Spans go to ``tracer_provider`` when given (tests pass one with an in-memory
+    exporter), else to the exporter of ``[tracing]``, else to a tracer provider the
+    application set globally before this call; with none of them, there are no spans.
 
     Raises:
         ConfigError: invalid configuration (e.g. an unreadable ``mcp_config`` file).
@@ -181,10 +202,15 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
     )
     audit = None
     if settings.audit.enabled:
-        audit = AuditStore(settings.audit_url)
+        retention = settings.audit.retention_days
+        audit = AuditStore(
+            settings.audit_url, retention_s=None if retention is None else retention * 86_400
+        )
         services.register(AuditStore, audit)
         approvals.on_decision(lambda approval: audit.record_decision(approval.as_dict()))
-        provider = provider.observed(audit)
+    tracer, own_provider = _tracer(settings.tracing, tracer_provider)
+    if audit is not None or tracer is not None:
+        provider = provider.observed(audit, tracer)
     services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     services.register(ApprovalStore, approvals)
     runtime = Runtime(
@@ -196,8 +222,10 @@ def build_runtime(settings: Settings | None = None) -> Runtime:
         provider=provider,
         approvals=approvals,
         audit=audit,
+        tracer=tracer,
         services=services,
         intents=IntentRouter(provider, brokerage_intents()),
+        _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
     return runtime
@@ -215,3 +243,22 @@ def _caller_code_defaults(config: PolicyConfig) -> PolicyConfig:
         values = own.model_dump(exclude_unset=True) if own is not None else {}
         tools[name] = PolicyOverride(**{"breaker_enabled": False, **values})
     return config.model_copy(update={"tools": tools})
+
+
+def _tracer(
+    config: TracingSettings, given: TracerProviderAPI | None
+) -> tuple[ToolTracer | None, TracerProvider | None]:
+    """The call tracer, and the tracer provider the runtime owns (shuts down), if any."""
+    capture = config.capture_content
+    if given is not None:
+        return ToolTracer(given.get_tracer(TRACER_NAME), capture_content=capture), None
+    if config.exporter == "none":
+        return global_tracer(capture_content=capture), None
+    owned = make_tracer_provider(
+        config.exporter,
+        endpoint=config.endpoint,
+        headers=config.headers,
+        service_name=config.service_name,
+        schedule_delay_ms=config.schedule_delay_ms,
+    )
+    return ToolTracer(owned.get_tracer(TRACER_NAME), capture_content=capture), owned

@@ -15,81 +15,34 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator
-from sqlalchemy import (
-    Column,
-    DateTime,
-    Float,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    bindparam,
-    create_engine,
-    event,
-    func,
-    insert,
-    select,
-)
+from sqlalchemy import bindparam, create_engine, delete, event, func, insert, inspect, select
 from sqlalchemy.engine import Engine
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
+from tooldeck.observability.metering import CallStats, GroupBy, call_stats
 from tooldeck.observability.redact import might_contain_secret, redact
+from tooldeck.observability.tables import approval_decisions, metadata, tool_call_totals, tool_calls
+from tooldeck.observability.totals import (
+    Totals,
+    TotalsKey,
+    add_totals,
+    backfill_totals,
+    read_totals,
+)
 
-__all__ = ["AuditRecord", "AuditSink", "AuditStore", "approval_decisions", "tool_calls"]
+__all__ = ["AuditRecord", "AuditSink", "AuditStore"]
 
 log = logging.getLogger("tooldeck.audit")
 
-metadata = MetaData()
-
-tool_calls = Table(
-    "tool_calls",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
-    Column("tool_name", String(128), nullable=False, index=True),
-    Column("status", String(16), nullable=False),
-    Column("error_type", String(32)),
-    Column("error_message", Text),
-    Column("error_details", Text),  # JSON text, serialised once by the writer
-    Column("arguments", Text),  # JSON text, redacted
-    Column("data", Text),  # JSON text
-    Column("duration_ms", Float),
-    Column("attempts", Integer),
-    Column("source_id", String(128)),
-    Column("as_of", String(64)),
-    Column("request_id", String(128), index=True),
-    Column("session_id", String(128)),
-    Column("run_id", String(128)),
-    Column("user", String(128)),
-    Column("profile", String(64)),
-    Column("provider", String(128)),
-)
-
-approval_decisions = Table(
-    "approval_decisions",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("decided_at", DateTime(timezone=True), nullable=False, index=True),
-    Column("approval_id", String(64), nullable=False, index=True),
-    Column("tool_name", String(128), nullable=False),
-    Column("decision", String(16), nullable=False),  # approved | denied
-    Column("arguments_hash", String(64), nullable=False),
-    Column("arguments", Text),  # JSON text, redacted
-    Column("edited_arguments", Text),  # JSON text, redacted
-    Column("principal", String(128)),
-    Column("approver", String(128)),
-    Column("profile", String(64)),
-    Column("message", Text),
-)
+_PRUNE_EVERY_S = 3600.0
 
 
 class AuditSink(Protocol):
@@ -113,9 +66,11 @@ class AuditRecord(BaseModel):
     status: str
     error_type: str | None
     error_message: str | None
-    error_details: Any
-    arguments: Any
-    data: Any
+    error_details: Any = None
+    arguments: Any = None
+    """The call's arguments (redacted); None in summaries."""
+    data: Any = None
+    """The result's data; None in summaries."""
     duration_ms: float | None
     attempts: int | None
     source_id: str | None
@@ -174,6 +129,8 @@ class AuditStore:
         flush_interval_s: Longest time a record waits in memory, in seconds.
         fallback_path: JSONL file for batches the database refuses; default beside
             a SQLite file, else ``./audit-fallback.jsonl``.
+        retention_s: Records older than this many seconds are pruned by the writer
+            thread, at start and then hourly; None keeps everything.
     """
 
     def __init__(
@@ -183,6 +140,7 @@ class AuditStore:
         batch_size: int = 256,
         flush_interval_s: float = 0.2,
         fallback_path: Path | None = None,
+        retention_s: float | None = None,
     ) -> None:
         self.url = url
         self.engine: Engine = create_engine(url)
@@ -195,9 +153,10 @@ class AuditStore:
         else:
             default_fallback = Path("audit-fallback.jsonl")
         self.fallback_path = fallback_path or default_fallback
-        metadata.create_all(self.engine)
+        _create_schema(self.engine)
         self._insert_sql, self._positional = _compiled_insert(self.engine)
         self._bind_time = tool_calls.c.created_at.type.bind_processor(self.engine.dialect)
+        self.retention_s = retention_s
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
         self._queue: deque[tuple[float, str, Arguments, ToolContext | None, ToolResult]] = deque()
@@ -273,6 +232,7 @@ class AuditStore:
             try:
                 with self.engine.begin() as conn:
                     conn.exec_driver_sql(self._insert_sql, params)
+                    add_totals(conn, _batch_totals(rows))
             except Exception:
                 log.exception(
                     "audit: database write failed; %d rows go to %s", len(rows), self.fallback_path
@@ -284,7 +244,14 @@ class AuditStore:
             return len(rows)
 
     def _run(self) -> None:
+        next_prune = time.monotonic()
         while not self._closed:
+            if self.retention_s is not None and time.monotonic() >= next_prune:
+                next_prune = time.monotonic() + _PRUNE_EVERY_S
+                try:
+                    self.prune(datetime.now(UTC) - timedelta(seconds=self.retention_s))
+                except Exception:
+                    log.exception("audit: pruning failed")
             self._wake.wait(self.flush_interval_s)
             self._wake.clear()
             try:
@@ -312,21 +279,107 @@ class AuditStore:
         tool: str | None = None,
         status: str | None = None,
         error_type: str | None = None,
+        profile: str | None = None,
         since: datetime | None = None,
+        until: datetime | None = None,
+        before_id: int | None = None,
+        summary: bool = False,
     ) -> list[AuditRecord]:
-        """Recent records, newest first, filtered by tool, status, error type and time."""
+        """Recent records, newest first.
+
+        Args:
+            limit: At most this many records (at least 1).
+            tool: Only this tool.
+            status: ``success`` or ``error``.
+            error_type: Only this error type.
+            profile: Only calls made in this profile (``""``: calls made without one).
+            since: Only calls at or after this time.
+            until: Only calls before this time.
+            before_id: Only records with a smaller id (the next page after ``before_id``).
+            summary: Leave out arguments, data and error details (a listing's rows).
+        """
         self.flush()
-        stmt = select(tool_calls).order_by(tool_calls.c.id.desc()).limit(max(1, limit))
-        if tool:
-            stmt = stmt.where(tool_calls.c.tool_name == tool)
-        if status:
-            stmt = stmt.where(tool_calls.c.status == status)
-        if error_type:
-            stmt = stmt.where(tool_calls.c.error_type == error_type)
+        c = tool_calls.c
+        columns = _SUMMARY_COLUMNS if summary else tool_calls.columns
+        stmt = select(*columns).order_by(c.id.desc()).limit(max(1, limit))
+        for column, value in ((c.tool_name, tool), (c.status, status), (c.error_type, error_type)):
+            if value:
+                stmt = stmt.where(column == value)
+        if profile is not None:
+            stmt = stmt.where(c.profile.is_(None) if profile == "" else c.profile == profile)
         if since:
-            stmt = stmt.where(tool_calls.c.created_at >= since)
+            stmt = stmt.where(c.created_at >= since.astimezone(UTC))
+        if until:
+            stmt = stmt.where(c.created_at < until.astimezone(UTC))
+        if before_id is not None:
+            stmt = stmt.where(c.id < before_id)
         with self.engine.connect() as conn:
             return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
+
+    def get(self, record_id: int) -> AuditRecord | None:
+        """The record with id ``record_id``, or None."""
+        self.flush()
+        with self.engine.connect() as conn:
+            row = conn.execute(select(tool_calls).where(tool_calls.c.id == record_id)).first()
+        return None if row is None else AuditRecord.model_validate(dict(row._mapping))
+
+    def export(
+        self, *, since: datetime | None = None, until: datetime | None = None, batch: int = 1000
+    ) -> Iterator[AuditRecord]:
+        """Every record in ``[since, until)``, oldest first, read ``batch`` rows at a time."""
+        self.flush()
+        c = tool_calls.c
+        last_id = 0
+        while True:
+            stmt = select(tool_calls).where(c.id > last_id).order_by(c.id).limit(batch)
+            if since:
+                stmt = stmt.where(c.created_at >= since.astimezone(UTC))
+            if until:
+                stmt = stmt.where(c.created_at < until.astimezone(UTC))
+            with self.engine.connect() as conn:
+                rows = [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
+            yield from rows
+            if len(rows) < batch:
+                return
+            last_id = rows[-1].id
+
+    def prune(self, before: datetime) -> int:
+        """Delete call records and decisions older than ``before``; returns the calls deleted.
+
+        Running totals (``/metrics``) are kept.
+        """
+        self.flush()
+        cutoff = before.astimezone(UTC)
+        with self._write_lock, self.engine.begin() as conn:
+            deleted = conn.execute(delete(tool_calls).where(tool_calls.c.created_at < cutoff))
+            conn.execute(delete(approval_decisions).where(approval_decisions.c.decided_at < cutoff))
+        return int(deleted.rowcount or 0)
+
+    def stats(
+        self,
+        *,
+        since: datetime,
+        until: datetime | None = None,
+        by: GroupBy = "tool",
+        buckets: int = 0,
+        tool: str | None = None,
+    ) -> list[CallStats]:
+        """Calls, errors and latency per tool or profile in ``[since, until)`` (default: now).
+
+        See ``metering.call_stats``.
+        """
+        self.flush()
+        until = (until or datetime.now(UTC)).astimezone(UTC)
+        with self.engine.connect() as conn:
+            return call_stats(
+                conn, since=since.astimezone(UTC), until=until, by=by, buckets=buckets, tool=tool
+            )
+
+    def totals(self) -> list[tuple[TotalsKey, Totals]]:
+        """Running totals per (tool, status, error type, profile) since the store began."""
+        self.flush()
+        with self.engine.connect() as conn:
+            return list(read_totals(conn))
 
     def record_decision(self, approval: Mapping[str, Any]) -> None:
         """Write one confirmation decision (``Approval.as_dict()`` shape) at once.
@@ -403,3 +456,34 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
+
+
+_SUMMARY_COLUMNS = [
+    c for c in tool_calls.columns if c.name not in ("arguments", "data", "error_details")
+]
+_TOTALS_FIELDS = tuple(_COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
+_DURATION_FIELD = _COLUMNS.index("duration_ms")
+
+
+def _batch_totals(rows: list[tuple[Any, ...]]) -> dict[TotalsKey, Totals]:
+    """The running totals to add for a batch of rows in ``_COLUMNS`` order."""
+    totals: dict[TotalsKey, Totals] = {}
+    tool, status, error_type, profile = _TOTALS_FIELDS
+    for row in rows:
+        key = (row[tool], row[status], row[error_type] or "", row[profile] or "")
+        entry = totals.get(key)
+        if entry is None:
+            entry = totals[key] = Totals()
+        entry.add(row[_DURATION_FIELD])
+    return totals
+
+
+def _create_schema(engine: Engine) -> None:
+    """Create missing tables and indexes; fill the totals of a database from before them."""
+    had_totals = inspect(engine).has_table(tool_call_totals.name)
+    metadata.create_all(engine)
+    with engine.begin() as conn:
+        for index in tool_calls.indexes:
+            index.create(conn, checkfirst=True)
+        if not had_totals:
+            backfill_totals(conn)

@@ -15,6 +15,7 @@ from tooldeck.core.tool import Arguments, error_result
 
 if TYPE_CHECKING:
     from tooldeck.observability.audit import AuditSink
+    from tooldeck.observability.tracing import ToolTracer
     from tooldeck.providers.approvals import ApprovalStore
     from tooldeck.providers.confirming import ConfirmingToolsProvider
     from tooldeck.providers.filtered import FilteredToolsProvider
@@ -96,11 +97,13 @@ class ToolsProvider(ABC):
 
         return PolicyProvider(self, config)
 
-    def observed(self, sink: AuditSink) -> ObservedProvider:
-        """Wrap this provider so every call is recorded in ``sink``."""
+    def observed(
+        self, sink: AuditSink | None, tracer: ToolTracer | None = None
+    ) -> ObservedProvider:
+        """Wrap this provider so every call is traced by ``tracer`` and recorded in ``sink``."""
         from tooldeck.providers.observed import ObservedProvider
 
-        return ObservedProvider(self, sink)
+        return ObservedProvider(self, sink, tracer)
 
     def filtered(
         self, tools: Iterable[str] | None = None, servers: Iterable[str] | None = None

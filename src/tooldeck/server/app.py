@@ -11,8 +11,9 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from starlette.routing import Route
 
 from tooldeck.runtime import Runtime, build_runtime
-from tooldeck.server.http import runtime_of
-from tooldeck.server.routes import approvals, brokerage, tools
+from tooldeck.server import ui
+from tooldeck.server.http import TraceContextMiddleware, runtime_of
+from tooldeck.server.routes import approvals, audit, brokerage, catalog, metrics, tools
 
 __all__ = ["create_app"]
 
@@ -40,10 +41,12 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     """The FastAPI application over ``runtime`` (default: built from ``load_settings()``).
 
     Routes: ``GET /healthz``; ``GET /api/tools[?profile=]``;
-    ``POST /api/tools/execute/{name}[?profile=]``; ``/api/approvals``; the seed 004
-    ``GET /api/positions`` ... ``/api/facts``; and the MCP endpoint ``/mcp``
-    (streamable HTTP, ``?profile=`` picks the view). When ``server.api_key`` is set,
-    ``/api/*`` and ``/mcp`` require it as a bearer token. MCP servers are connected at
+    ``POST /api/tools/execute/{name}[?profile=]``; ``GET /api/catalog[?profile=]``;
+    ``/api/approvals``; ``GET /api/audit``, ``/api/audit/{id}``, ``/api/stats``; the
+    seed 004 ``GET /api/positions`` ... ``/api/facts``; ``GET /metrics`` (Prometheus);
+    the tools UI at ``/tools``; and the MCP endpoint ``/mcp`` (streamable HTTP,
+    ``?profile=`` picks the view). When ``server.api_key`` is set, ``/api/*``,
+    ``/metrics`` and ``/mcp`` require it as a bearer token (the UI asks for it). MCP servers are connected at
     start-up; the runtime is closed (sessions ended, audit flushed) at shutdown.
     """
     from tooldeck.server.mcp import create_mcp_http_app
@@ -67,10 +70,11 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    app.add_middleware(TraceContextMiddleware)
     guarded = [Depends(_require_api_key)]
-    app.include_router(tools.router, dependencies=guarded)
-    app.include_router(approvals.router, dependencies=guarded)
-    app.include_router(brokerage.router, dependencies=guarded)
+    for module in (tools, catalog, approvals, audit, brokerage, metrics):
+        app.include_router(module.router, dependencies=guarded)
+    ui.install(app)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 
     @app.get("/healthz", tags=["health"])

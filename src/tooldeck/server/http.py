@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from fastapi import HTTPException, Request, Response
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
@@ -12,6 +15,7 @@ from tooldeck.runtime import Runtime
 
 __all__ = [
     "STATUS_BY_ERROR",
+    "TraceContextMiddleware",
     "call_context",
     "result_response",
     "runtime_of",
@@ -65,3 +69,38 @@ def call_context(request: Request) -> ToolContext:
         user=headers.get("x-user"),
         profile=request.query_params.get("profile"),
     )
+
+
+_TRACE_HEADERS = (b"traceparent", b"tracestate", b"baggage")
+
+
+class TraceContextMiddleware:
+    """ASGI middleware: a request's W3C ``traceparent`` becomes the parent of its tool spans.
+
+    A client that traces (an agent calling ``/api/tools/execute/...``) sees each
+    ``execute_tool`` span under its own; requests without the header cost one scan
+    of their headers.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Attach the extracted context for the request's lifetime."""
+        carrier = (
+            {
+                k.decode("latin-1"): v.decode("latin-1")
+                for k, v in scope["headers"]
+                if k in _TRACE_HEADERS
+            }
+            if scope["type"] == "http"
+            else None
+        )
+        if not carrier:
+            await self.app(scope, receive, send)
+            return
+        token = otel_context.attach(propagate.extract(carrier))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            otel_context.detach(token)

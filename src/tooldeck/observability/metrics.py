@@ -1,0 +1,73 @@
+"""Prometheus metrics from the audit store's running totals (served at ``/metrics``).
+
+- ``tooldeck_tool_calls_total{tool, status, error_type, profile}``: counter.
+- ``tooldeck_tool_call_duration_seconds{tool, profile}``: histogram (buckets from
+  ``tables.BUCKETS_MS``).
+
+The figures come from ``tool_call_totals`` at scrape time, so they count the calls of
+every process writing to the audit database (CLI, MCP stdio, the server), survive
+restarts and ignore retention pruning. ``error_type`` and ``profile`` are empty when
+absent, which Prometheus reads as an unset label.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from tooldeck.observability.audit import AuditStore
+from tooldeck.observability.tables import BUCKETS_MS
+from tooldeck.observability.totals import Totals
+
+__all__ = ["AuditTotalsCollector", "metrics_registry"]
+
+_BOUNDS = [f"{ms / 1000:g}" for ms in BUCKETS_MS] + ["+Inf"]
+
+
+class AuditTotalsCollector(Collector):
+    """A Prometheus collector reading ``store.totals()`` on each scrape.
+
+    Args:
+        store: The audit store whose totals are exposed.
+    """
+
+    def __init__(self, store: AuditStore) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        """The call counter and the latency histogram."""
+        calls = CounterMetricFamily(
+            "tooldeck_tool_calls",
+            "Tool calls, by tool, status, error type and profile.",
+            labels=["tool", "status", "error_type", "profile"],
+        )
+        merged: dict[tuple[str, str], Totals] = defaultdict(Totals)
+        for (tool, status, error_type, profile), totals in self.store.totals():
+            calls.add_metric([tool, status, error_type, profile], totals.calls)
+            into = merged[(tool, profile)]
+            into.calls += totals.calls
+            into.duration_ms_sum += totals.duration_ms_sum
+            into.buckets = [a + b for a, b in zip(into.buckets, totals.buckets, strict=True)]
+        latency = HistogramMetricFamily(
+            "tooldeck_tool_call_duration_seconds",
+            "Tool call duration in seconds, by tool and profile.",
+            labels=["tool", "profile"],
+        )
+        for (tool, profile), totals in sorted(merged.items()):
+            cumulative, running = [], 0
+            for bound, count in zip(_BOUNDS, totals.buckets, strict=True):
+                running += count
+                cumulative.append((bound, float(running)))
+            latency.add_metric([tool, profile], cumulative, totals.duration_ms_sum / 1000)
+        yield calls
+        yield latency
+
+
+def metrics_registry(store: AuditStore) -> CollectorRegistry:
+    """A registry (not the process-global one) holding ``AuditTotalsCollector(store)``."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(AuditTotalsCollector(store))
+    return registry

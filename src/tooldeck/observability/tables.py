@@ -1,0 +1,98 @@
+"""The audit database's tables (SQLAlchemy Core), shared by the store, metering and metrics.
+
+``tool_calls`` holds one row per call and may be pruned (``audit.retention_days``);
+``tool_call_totals`` holds running totals per (tool, status, error type, profile) with
+a latency histogram, updated in the same transaction as the rows they count and never
+pruned, so Prometheus counters stay monotonic and agree across processes (CLI, MCP
+stdio, the server) that share one database.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+__all__ = [
+    "BUCKETS_MS",
+    "BUCKET_COLUMNS",
+    "approval_decisions",
+    "metadata",
+    "tool_call_totals",
+    "tool_calls",
+]
+
+metadata = MetaData()
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("tool_name", String(128), nullable=False, index=True),
+    Column("status", String(16), nullable=False),
+    Column("error_type", String(32)),
+    Column("error_message", Text),
+    Column("error_details", Text),  # JSON text, serialised once by the writer
+    Column("arguments", Text),  # JSON text, redacted
+    Column("data", Text),  # JSON text
+    Column("duration_ms", Float),
+    Column("attempts", Integer),
+    Column("source_id", String(128)),
+    Column("as_of", String(64)),
+    Column("request_id", String(128), index=True),
+    Column("session_id", String(128)),
+    Column("run_id", String(128)),
+    Column("user", String(128)),
+    Column("profile", String(64)),
+    Column("provider", String(128)),
+    # History filters: each index ends in the rowid, so "filter, newest first" is a scan.
+    Index("ix_tool_calls_status", "status"),
+    Index("ix_tool_calls_profile", "profile"),
+)
+
+approval_decisions = Table(
+    "approval_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("decided_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("approval_id", String(64), nullable=False, index=True),
+    Column("tool_name", String(128), nullable=False),
+    Column("decision", String(16), nullable=False),  # approved | denied
+    Column("arguments_hash", String(64), nullable=False),
+    Column("arguments", Text),  # JSON text, redacted
+    Column("edited_arguments", Text),  # JSON text, redacted
+    Column("principal", String(128)),
+    Column("approver", String(128)),
+    Column("profile", String(64)),
+    Column("message", Text),
+)
+
+BUCKETS_MS: tuple[float, ...] = (
+    1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000,
+)  # fmt: skip
+"""Upper bounds (ms) of the latency histogram's finite buckets; slower calls count in +Inf."""
+
+BUCKET_COLUMNS: tuple[str, ...] = tuple(f"le_{i:02d}" for i in range(len(BUCKETS_MS)))
+"""Columns of ``tool_call_totals`` counting calls in each bucket (not cumulative)."""
+
+tool_call_totals = Table(
+    "tool_call_totals",
+    metadata,
+    # '' rather than NULL for "none", so the four columns can form the primary key.
+    Column("tool_name", String(128), primary_key=True),
+    Column("status", String(16), primary_key=True),
+    Column("error_type", String(32), primary_key=True),
+    Column("profile", String(64), primary_key=True),
+    Column("calls", Integer, nullable=False),
+    Column("duration_ms_sum", Float, nullable=False),
+    *(Column(name, Integer, nullable=False) for name in BUCKET_COLUMNS),
+)

@@ -1,0 +1,113 @@
+"""Running totals of tool calls, kept in the audit database (``tool_call_totals``).
+
+The audit writer adds each batch's totals in the same transaction as its rows, so a
+total never counts a call the log lacks; pruning old rows leaves the totals alone.
+``/metrics`` reads them, which makes its counters cover every process that writes to
+the database (``tooldeck call``, ``tooldeck mcp``, the server) and survive restarts.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, case, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from tooldeck.observability.tables import BUCKET_COLUMNS, BUCKETS_MS, tool_call_totals, tool_calls
+
+__all__ = ["Totals", "TotalsKey", "add_totals", "backfill_totals", "read_totals"]
+
+TotalsKey = tuple[str, str, str, str]
+"""(tool_name, status, error_type or "", profile or "")."""
+
+_KEY_COLUMNS = ("tool_name", "status", "error_type", "profile")
+
+
+@dataclass(kw_only=True, slots=True)
+class Totals:
+    """Calls, summed duration (ms) and per-bucket counts (``BUCKETS_MS`` + one for +Inf)."""
+
+    calls: int = 0
+    duration_ms_sum: float = 0.0
+    buckets: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_MS) + 1))
+
+    def add(self, duration_ms: float | None) -> None:
+        """Count one call; a call without a duration counts in the first bucket."""
+        ms = duration_ms or 0.0
+        self.calls += 1
+        self.duration_ms_sum += ms
+        self.buckets[bisect_left(BUCKETS_MS, ms)] += 1
+
+
+def add_totals(conn: Connection, totals: dict[TotalsKey, Totals]) -> None:
+    """Add ``totals`` to the table inside the caller's transaction (upsert per key).
+
+    SQLite and PostgreSQL use ``INSERT ... ON CONFLICT DO UPDATE``; other databases an
+    ``UPDATE`` followed by an ``INSERT`` when no row matched.
+    """
+    dialect = conn.dialect.name
+    for key, t in totals.items():
+        values: dict[str, Any] = dict(zip(_KEY_COLUMNS, key, strict=True))
+        increments: dict[str, Any] = {"calls": t.calls, "duration_ms_sum": t.duration_ms_sum}
+        increments.update(zip(BUCKET_COLUMNS, t.buckets, strict=False))  # +Inf is derived
+        if dialect in ("sqlite", "postgresql"):
+            make = sqlite.insert if dialect == "sqlite" else postgresql.insert
+            stmt = make(tool_call_totals).values(**values, **increments)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=list(_KEY_COLUMNS),
+                    set_={c: tool_call_totals.c[c] + stmt.excluded[c] for c in increments},
+                )
+            )
+            continue
+        where = [tool_call_totals.c[c] == v for c, v in values.items()]
+        changed = conn.execute(
+            update(tool_call_totals)
+            .where(*where)
+            .values({c: tool_call_totals.c[c] + v for c, v in increments.items()})
+        )
+        if changed.rowcount == 0:
+            conn.execute(insert(tool_call_totals).values(**values, **increments))
+
+
+def backfill_totals(conn: Connection) -> None:
+    """Fill an empty totals table from the rows of ``tool_calls`` (a database from before it)."""
+    c = tool_calls.c
+    duration = func.coalesce(c.duration_ms, 0.0)
+    bounds = (float("-inf"), *BUCKETS_MS)
+    buckets = [
+        func.sum(case(((duration > low) & (duration <= high), 1), else_=0))
+        for low, high in zip(bounds, BUCKETS_MS, strict=False)
+    ]
+    keys = (c.tool_name, c.status, func.coalesce(c.error_type, ""), func.coalesce(c.profile, ""))
+    query = select(*keys, func.count(), func.sum(duration), *buckets).group_by(*keys)
+    totals: dict[TotalsKey, Totals] = {}
+    for row in conn.execute(query):
+        counts = [int(n or 0) for n in row[6:]]
+        calls = int(row[4])
+        totals[(row[0], row[1], row[2], row[3])] = Totals(
+            calls=calls,
+            duration_ms_sum=float(row[5] or 0.0),
+            buckets=[*counts, calls - sum(counts)],
+        )
+    add_totals(conn, totals)
+
+
+def read_totals(conn: Connection) -> Iterable[tuple[TotalsKey, Totals]]:
+    """Every row of the totals table as (key, ``Totals``)."""
+    for row in conn.execute(select(tool_call_totals)):
+        m = row._mapping
+        counts = [int(m[name]) for name in BUCKET_COLUMNS]
+        calls = int(m["calls"])
+        key = (m["tool_name"], m["status"], m["error_type"], m["profile"])
+        yield (
+            key,
+            Totals(
+                calls=calls,
+                duration_ms_sum=float(m["duration_ms_sum"]),
+                buckets=[*counts, calls - sum(counts)],
+            ),
+        )

@@ -1,0 +1,114 @@
+"""``/api/audit`` (call history) and ``/api/stats`` (metering), read from the audit store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request
+
+from tooldeck.observability.audit import AuditRecord, AuditStore
+from tooldeck.observability.metering import CallStats, parse_since
+from tooldeck.server.http import runtime_of
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api", tags=["audit"])
+
+SINCE_HELP = "A duration back from now (30m, 24h, 7d) or an ISO date/time."
+
+
+def _store(request: Request) -> AuditStore:
+    store = runtime_of(request).audit
+    if store is None:
+        raise HTTPException(status_code=404, detail="audit is disabled ([audit] enabled = false)")
+    return store
+
+
+def _time(value: str | None, name: str) -> datetime | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return parse_since(value)
+    except ValueError as exc:
+        raise HTTPException(status_code=422, detail=f"{name}: {exc}") from None
+
+
+@router.get("/audit", summary="Call history")
+def history(
+    request: Request,
+    tool: str | None = None,
+    status: Literal["success", "error"] | None = None,
+    error_type: str | None = None,
+    profile: Annotated[
+        str | None, Query(description='Only this profile; "" for calls made without one.')
+    ] = None,
+    since: Annotated[str | None, Query(description=SINCE_HELP)] = None,
+    until: Annotated[str | None, Query(description=SINCE_HELP)] = None,
+    before_id: Annotated[
+        int | None, Query(description="Next page: records older than this id.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    """Recent calls, newest first, without arguments and data (``/api/audit/{id}`` has them).
+
+    Returns ``{"records": [...], "next_before_id": <id or null>}``; pass
+    ``next_before_id`` as ``before_id`` for the next page.
+    """
+    records = _store(request).query(
+        limit=limit,
+        tool=tool or None,
+        status=status,
+        error_type=error_type or None,
+        profile=profile,
+        since=_time(since, "since"),
+        until=_time(until, "until"),
+        before_id=before_id,
+        summary=True,
+    )
+    next_id = records[-1].id if len(records) == limit else None
+    return {
+        "records": [
+            r.model_dump(mode="json", exclude={"arguments", "data", "error_details"})
+            for r in records
+        ],
+        "next_before_id": next_id,
+    }
+
+
+@router.get("/audit/{record_id}", summary="One call")
+def record(record_id: int, request: Request) -> AuditRecord:
+    """One call with its arguments (redacted), result data and error details.
+
+    Raises:
+        HTTPException: 404 when there is no such record (or it was pruned).
+    """
+    found = _store(request).get(record_id)
+    if found is None:
+        raise HTTPException(status_code=404, detail=f"no audit record {record_id}")
+    return found
+
+
+@router.get("/stats", summary="Calls, errors and latency per tool or profile")
+def stats(
+    request: Request,
+    since: Annotated[str, Query(description=SINCE_HELP)] = "24h",
+    until: Annotated[str | None, Query(description=SINCE_HELP)] = None,
+    by: Literal["tool", "profile"] = "tool",
+    buckets: Annotated[int, Query(ge=0, le=200, description="Time buckets per series.")] = 0,
+    tool: str | None = None,
+) -> dict[str, Any]:
+    """``{"since", "until", "by", "stats": [CallStats...]}``, most called first."""
+    start = _time(since, "since") or parse_since("24h")
+    end = _time(until, "until") or datetime.now(UTC)
+    if start >= end:
+        raise HTTPException(status_code=422, detail=f"since ({start}) must be before until ({end})")
+    rows: list[CallStats] = _store(request).stats(
+        since=start, until=end, by=by, buckets=buckets, tool=tool or None
+    )
+    return {
+        "since": start.isoformat(),
+        "until": end.isoformat(),
+        "by": by,
+        "stats": [s.model_dump(mode="json") for s in rows],
+    }
