@@ -1,0 +1,381 @@
+// The tools UI: pages rendered from /api/* (catalog, execute, audit, stats, approvals).
+import { h, spark } from "./dom.js";
+import { buildForm } from "./form.js";
+
+const app = document.getElementById("app");
+const profileSelect = document.getElementById("profile");
+const state = { catalog: null, profile: localStorage.getItem("tooldeck.profile") || "" };
+
+// ---- API ------------------------------------------------------------------------
+async function api(path, { method = "GET", body, headers = {}, query = {} } = {}) {
+  const url = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") url.searchParams.set(k, v);
+  const key = localStorage.getItem("tooldeck.apiKey");
+  const init = { method, headers: { ...headers } };
+  if (key) init.headers.authorization = `Bearer ${key}`;
+  if (body !== undefined) { init.body = typeof body === "string" ? body : JSON.stringify(body); init.headers["content-type"] = "application/json"; }
+  const response = await fetch(url, init);
+  if (response.status === 401) {
+    if (await askKey()) return api(path, { method, body, headers, query });
+    throw new Error("this server needs its API key");
+  }
+  const data = await response.json().catch(() => ({ detail: `HTTP ${response.status}` }));
+  return { status: response.status, data };
+}
+
+function askKey() {
+  const dialog = document.getElementById("key-dialog");
+  const input = document.getElementById("key-input");
+  input.value = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      if (dialog.returnValue === "ok" && input.value) { localStorage.setItem("tooldeck.apiKey", input.value); resolve(true); } else resolve(false);
+    }, { once: true });
+    dialog.showModal();
+  });
+}
+
+const detail = (data) => (typeof data?.detail === "string" ? data.detail : JSON.stringify(data?.detail ?? data));
+
+// ---- routing ----------------------------------------------------------------------
+function navigate(path) { history.pushState(null, "", path); render(); }
+document.addEventListener("click", (event) => {
+  const a = event.target.closest("a[data-link]");
+  if (!a || event.metaKey || event.ctrlKey || event.shiftKey) return;
+  event.preventDefault(); navigate(a.getAttribute("href"));
+});
+window.addEventListener("popstate", render);
+profileSelect.addEventListener("change", () => {
+  state.profile = profileSelect.value; localStorage.setItem("tooldeck.profile", state.profile);
+  state.catalog = null; render();
+});
+
+async function render() {
+  const path = location.pathname.replace(/\/+$/, "");
+  const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
+  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === page));
+  try {
+    if (page === "history") await historyPage();
+    else if (page === "metrics") await metricsPage();
+    else if (page === "approvals") await approvalsPage();
+    else await toolsPage(path.startsWith("/tools/t/") ? decodeURIComponent(path.slice(9)) : null);
+  } catch (error) {
+    app.replaceChildren(h("div", { class: "panel error-box" }, String(error.message || error)));
+  }
+  refreshPending();
+}
+
+async function loadCatalog() {
+  if (state.catalog) return state.catalog;
+  let { status, data } = await api("/api/catalog", { query: { profile: state.profile } });
+  if (status === 404 && state.profile) { // a profile that no longer exists
+    state.profile = ""; localStorage.removeItem("tooldeck.profile");
+    ({ status, data } = await api("/api/catalog"));
+  }
+  if (status !== 200) throw new Error(detail(data));
+  profileSelect.replaceChildren(h("option", { value: "" }, "all tools"),
+    ...data.profiles.map((p) => h("option", { value: p.name, title: p.description }, p.name)));
+  profileSelect.value = state.profile;
+  state.catalog = data;
+  return data;
+}
+
+function toolBadges(tool) {
+  const a = tool.annotations || {};
+  return h("span", { class: "badges" },
+    !tool.visible ? h("span", { class: "badge", title: "Not in this profile's view" }, "hidden") : null,
+    tool.requires_confirmation ? h("span", { class: "badge warn", title: "Needs a human's approval" }, "confirm") : null,
+    !tool.requires_confirmation && tool.confirm_actions?.length ? h("span", { class: "badge warn", title: `Confirmation for: ${tool.confirm_actions.join(", ")}` }, "confirm: some actions") : null,
+    tool.unavailable ? h("span", { class: "badge err", title: tool.unavailable }, "unavailable") : null,
+    a.read_only ? h("span", { class: "badge ok" }, "read-only") : null,
+    a.destructive ? h("span", { class: "badge err" }, "destructive") : null);
+}
+
+// ---- tools ------------------------------------------------------------------------
+async function toolsPage(name) {
+  const catalog = await loadCatalog();
+  const all = catalog.providers.flatMap((p) => p.tools);
+  const search = h("input", { type: "search", placeholder: "Search tools…", "aria-label": "Search tools", value: sessionStorage.getItem("tooldeck.search") || "" });
+  const groups = h("div", {});
+  const drawList = () => {
+    const q = search.value.trim().toLowerCase();
+    sessionStorage.setItem("tooldeck.search", search.value);
+    groups.replaceChildren(...catalog.providers.map((p) => {
+      const tools = p.tools.filter((t) => !q || t.name.toLowerCase().includes(q) || t.description.toLowerCase().includes(q));
+      if (!tools.length && (q || !p.error)) return null;
+      return h("div", { class: "group" },
+        h("h3", {}, p.kind === "mcp" ? `MCP · ${p.id}` : "local pack", " ", h("span", { class: "muted" }, `(${tools.length})`)),
+        p.error ? h("div", { class: "error" }, p.error) : null,
+        ...tools.map((t) => h("a", { href: `/tools/t/${encodeURIComponent(t.name)}`, "data-link": true, "data-tool": t.name,
+          class: `tool-link${t.visible ? "" : " hidden-tool"}${t.name === name ? " current" : ""}` }, t.name, toolBadges(t))));
+    }));
+  };
+  search.addEventListener("input", drawList);
+  drawList();
+  const sidebar = h("aside", { class: "panel sidebar" }, search, groups);
+  const tool = name ? all.find((t) => t.name === name) : null;
+  let mainPanel;
+  if (name && !tool) mainPanel = h("div", { class: "panel error-box" }, `No tool named ${name}.`);
+  else if (tool) mainPanel = toolDetail(tool);
+  else {
+    const visible = all.filter((t) => t.visible).length;
+    mainPanel = h("div", { class: "panel" }, h("h1", {}, "Tools"),
+      h("p", {}, `${all.length} tools from ${catalog.providers.length} provider(s); `,
+        state.profile ? `profile ${state.profile} sees ${visible}.` : "no profile selected: every tool is shown."),
+      h("p", { class: "muted" }, "Pick a tool to see its schemas and run it through the same provider stack as the API (validation, policies, confirmation, audit)."));
+  }
+  app.replaceChildren(h("div", { class: "layout" }, sidebar, h("section", {}, mainPanel)));
+}
+
+function toolDetail(tool) {
+  const prefill = JSON.parse(sessionStorage.getItem("tooldeck.prefill") || "null");
+  sessionStorage.removeItem("tooldeck.prefill");
+  let args = prefill && prefill.tool === tool.name ? prefill.arguments : {};
+  let mode = "form";
+  let form = buildForm(tool.input_schema, args);
+  const formHolder = h("div", {}, form.element);
+  const raw = h("textarea", { class: "code", rows: 10, "aria-label": "Arguments (JSON)", id: "raw-json" });
+  const rawHolder = h("div", { hidden: true }, raw);
+  const resultHolder = h("div", { id: "result" });
+  const tabs = h("div", { class: "tabs" });
+  const setMode = (next) => {
+    if (next === mode) return;
+    if (next === "raw") raw.value = JSON.stringify(form.value(), null, 2);
+    else {
+      try { args = JSON.parse(raw.value || "{}"); } catch (e) { resultHolder.replaceChildren(h("div", { class: "toast" }, `The JSON does not parse: ${e.message}`)); return; }
+      form = buildForm(tool.input_schema, args); formHolder.replaceChildren(form.element);
+    }
+    mode = next; formHolder.hidden = mode !== "form"; rawHolder.hidden = mode !== "raw";
+    [...tabs.children].forEach((b) => b.classList.toggle("active", b.dataset.mode === mode));
+  };
+  tabs.append(h("button", { type: "button", class: "active", "data-mode": "form", onclick: () => setMode("form") }, "Form"),
+    h("button", { type: "button", "data-mode": "raw", onclick: () => setMode("raw") }, "Raw JSON"));
+  const run = h("button", { type: "submit", class: "primary", id: "run" }, "Run");
+  const submit = async (event) => {
+    event.preventDefault();
+    const body = mode === "raw" ? raw.value || "{}" : JSON.stringify(form.value());
+    run.disabled = true; run.textContent = "Running…";
+    try { resultHolder.replaceChildren(await execute(tool.name, body)); }
+    catch (error) { resultHolder.replaceChildren(h("div", { class: "error-box" }, String(error.message || error))); }
+    finally { run.disabled = false; run.textContent = "Run"; }
+  };
+  const a = tool.annotations || {};
+  const annotations = Object.entries(a).filter(([, v]) => v !== null && v !== undefined);
+  return h("div", {},
+    h("div", { class: "panel" },
+      h("h1", {}, tool.name, " ", toolBadges(tool)),
+      h("p", {}, tool.description),
+      h("dl", { class: "kv" },
+        h("dt", {}, "version"), h("dd", {}, tool.version),
+        h("dt", {}, "provider"), h("dd", {}, tool.server_id ? `MCP server ${tool.server_id}` : (tool.provider || "local")),
+        tool.source_id ? [h("dt", {}, "source_id"), h("dd", {}, h("code", {}, tool.source_id))] : null,
+        tool.timeout_s ? [h("dt", {}, "timeout"), h("dd", {}, `${tool.timeout_s} s`)] : null,
+        annotations.length ? [h("dt", {}, "annotations"), h("dd", {}, annotations.map(([k, v]) => `${k}=${v}`).join(", "))] : null,
+        tool.tags?.length ? [h("dt", {}, "tags"), h("dd", {}, tool.tags.join(", "))] : null),
+      !tool.visible ? h("p", { class: "toast" }, `Profile ${state.profile} does not see this tool; running it here answers not_found.`) : null),
+    h("form", { class: "panel", onsubmit: submit }, h("h2", {}, "Arguments"), tabs, formHolder, rawHolder,
+      h("div", { class: "actions" }, run, h("span", { class: "muted" }, state.profile ? `as profile ${state.profile}` : "no profile"))),
+    resultHolder,
+    h("div", { class: "panel" }, h("h2", {}, "Schemas"),
+      h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, JSON.stringify(tool.input_schema, null, 2))),
+      tool.output_schema ? h("details", {}, h("summary", {}, "Output schema"), h("pre", {}, JSON.stringify(tool.output_schema, null, 2))) : null));
+}
+
+async function execute(name, body, { user = "ui", profile = state.profile } = {}) {
+  const headers = user && user !== "anonymous" ? { "x-user": user } : {};
+  const { status, data } = await api(`/api/tools/execute/${encodeURIComponent(name)}`, { method: "POST", body, headers, query: { profile } });
+  if (!data || !data.status) return h("div", { class: "panel error-box" }, `HTTP ${status}: ${detail(data)}`);
+  return resultView(data, () => execute(name, body, { user, profile }));
+}
+
+function resultView(result, repeat) {
+  const m = result.metadata || {};
+  const error = result.error;
+  const panel = h("div", { class: `panel result ${result.status}`, "data-status": result.status },
+    h("h2", {}, "Result ", h("span", { class: `badge ${result.status === "success" ? "ok" : "err"}`, id: "result-status" }, result.status),
+      error ? h("span", { class: "badge err", id: "error-type" }, ` ${error.type}`) : null),
+    error ? h("div", { class: "error-box", id: "error-message" }, error.message,
+      error.details && Object.keys(error.details).length ? h("details", {}, h("summary", {}, "details"), h("pre", {}, JSON.stringify(error.details, null, 2))) : null) : null,
+    h("dl", { class: "kv", id: "provenance" },
+      h("dt", {}, "source_id"), h("dd", {}, result.source_id ? h("code", {}, result.source_id) : "—"),
+      h("dt", {}, "as_of"), h("dd", {}, result.as_of || "—"),
+      h("dt", {}, "duration"), h("dd", {}, m.duration_ms != null ? `${m.duration_ms.toFixed(2)} ms` : "—"),
+      h("dt", {}, "attempts"), h("dd", {}, m.attempts ?? "—"),
+      h("dt", {}, "request id"), h("dd", {}, h("code", {}, m.request_id || "—")),
+      h("dt", {}, "tool"), h("dd", {}, `${m.tool_name || ""} ${m.tool_version ? "v" + m.tool_version : ""} ${m.provider ? "· " + m.provider : ""}`)));
+  if (error?.type === "confirmation_required" && error.details?.approval_id && repeat) panel.append(confirmBox(error.details, panel, repeat));
+  if (result.data !== null && result.data !== undefined) panel.append(h("h2", {}, "Data"), dataView(result.data));
+  if (result.output) panel.append(h("details", {}, h("summary", {}, "Output (what a model sees)"), h("pre", {}, result.output)));
+  for (const art of result.artifacts || []) {
+    panel.append(h("div", { class: "artifact" }, art.kind === "image" || (art.mime_type || "").startsWith("image/")
+      ? h("img", { src: art.uri, alt: art.name || "artifact" })
+      : h("a", { href: art.uri, target: "_blank", rel: "noopener" }, art.name || art.uri)));
+  }
+  return panel;
+}
+
+function confirmBox(request, panel, repeat) {
+  const decide = async (verdict) => {
+    const body = verdict === "approve" ? { approver: "ui" } : { approver: "ui", message: "denied in the tools UI" };
+    const { status, data } = await api(`/api/approvals/${request.approval_id}/${verdict}`, { method: "POST", body });
+    if (status !== 200) { box.append(h("div", { class: "toast" }, detail(data))); return; }
+    panel.replaceWith(await repeat());
+  };
+  const box = h("div", { class: "confirm-box" },
+    h("p", {}, `${request.tool} needs confirmation before it runs with these arguments:`),
+    h("pre", {}, JSON.stringify(request.arguments, null, 2)),
+    h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: () => decide("approve") }, "Approve & run"),
+      h("button", { type: "button", class: "danger", onclick: () => decide("deny") }, "Deny")));
+  return box;
+}
+
+function isRecordList(v) { return Array.isArray(v) && v.length > 0 && v.every((x) => x && typeof x === "object" && !Array.isArray(x)); }
+function cell(v) { return v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v); }
+
+function dataView(data, depth = 0) {
+  if (isRecordList(data)) {
+    const keys = [...new Set(data.flatMap((r) => Object.keys(r)))];
+    return h("table", { class: "data" }, h("thead", {}, h("tr", {}, ...keys.map((k) => h("th", {}, k)))),
+      h("tbody", {}, ...data.map((r) => h("tr", {}, ...keys.map((k) => h("td", { class: typeof r[k] === "number" ? "num" : "" }, cell(r[k])))))));
+  }
+  if (data && typeof data === "object" && !Array.isArray(data) && depth === 0) {
+    const dl = h("dl", { class: "kv" });
+    for (const [k, v] of Object.entries(data)) dl.append(h("dt", {}, k), h("dd", {}, isRecordList(v) || (v && typeof v === "object") ? dataView(v, depth + 1) : cell(v)));
+    return h("div", {}, dl, h("details", {}, h("summary", {}, "JSON"), h("pre", {}, JSON.stringify(data, null, 2))));
+  }
+  return typeof data === "object" ? h("pre", {}, JSON.stringify(data, null, 2)) : h("div", {}, String(data));
+}
+
+// ---- history ----------------------------------------------------------------------
+async function historyPage() {
+  const catalog = await loadCatalog();
+  const params = new URLSearchParams(location.search);
+  const filters = { tool: params.get("tool") || "", status: params.get("status") || "", profile: params.get("profile") ?? "", since: params.get("since") || "" };
+  const select = (name, options) => {
+    const s = h("select", { name, "aria-label": name }, ...options.map(([v, t]) => h("option", { value: v }, t)));
+    s.value = filters[name];
+    s.addEventListener("change", () => { filters[name] = s.value; const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v)); navigate(`/tools/history${q.size ? "?" + q : ""}`); });
+    return h("label", {}, name, s);
+  };
+  const tools = catalog.providers.flatMap((p) => p.tools.map((t) => t.name)).sort();
+  const bar = h("div", { class: "filters" },
+    select("tool", [["", "any"], ...tools.map((t) => [t, t])]),
+    select("status", [["", "any"], ["success", "success"], ["error", "error"]]),
+    select("profile", [["", "any"], ...catalog.profiles.map((p) => [p.name, p.name])]),
+    select("since", [["", "all time"], ["15m", "last 15 min"], ["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"]]));
+  const body = h("tbody", {});
+  const more = h("button", { type: "button", hidden: true }, "Older calls");
+  const table = h("table", { id: "history" }, h("thead", {}, h("tr", {}, ...["time", "tool", "status", "error", "ms", "profile", "user", "source_id"].map((c) => h("th", { class: c === "ms" ? "num" : "" }, c)))), body);
+  const load = async (before) => {
+    const { status, data } = await api("/api/audit", { query: { ...filters, before_id: before, limit: 50 } });
+    if (status !== 200) throw new Error(detail(data));
+    for (const r of data.records) body.append(...historyRows(r));
+    more.hidden = !data.next_before_id;
+    more.onclick = () => load(data.next_before_id);
+    if (!body.children.length) body.append(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No calls match.")));
+  };
+  app.replaceChildren(h("div", { class: "panel" }, h("h1", {}, "History"), bar), h("div", { class: "panel" }, table, h("div", { class: "actions" }, more)));
+  await load();
+}
+
+function historyRows(r) {
+  const when = new Date(r.created_at);
+  const row = h("tr", { class: "clickable", "data-id": r.id },
+    h("td", { title: r.created_at }, when.toLocaleString()), h("td", {}, r.tool_name),
+    h("td", {}, h("span", { class: `badge ${r.status === "success" ? "ok" : "err"}` }, r.status)),
+    h("td", { title: r.error_message || "" }, r.error_type || ""), h("td", { class: "num" }, r.duration_ms != null ? r.duration_ms.toFixed(1) : ""),
+    h("td", {}, r.profile || ""), h("td", {}, r.user || ""), h("td", {}, r.source_id ? h("code", {}, r.source_id) : ""));
+  const holder = h("td", { colspan: 8 });
+  const expanded = h("tr", { hidden: true }, holder);
+  row.addEventListener("click", async () => {
+    expanded.hidden = !expanded.hidden;
+    if (expanded.hidden || holder.childElementCount) return;
+    const { data } = await api(`/api/audit/${r.id}`);
+    holder.append(h("div", { class: "layout", style: "grid-template-columns: 1fr 1fr" },
+      h("div", {}, h("h2", {}, "Arguments"), h("pre", {}, JSON.stringify(data.arguments, null, 2))),
+      h("div", {}, h("h2", {}, data.error_type ? `Error: ${data.error_type}` : "Data"),
+        h("pre", {}, data.error_type ? `${data.error_message}\n${data.error_details ? JSON.stringify(data.error_details, null, 2) : ""}` : JSON.stringify(data.data, null, 2)))),
+      h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: (e) => {
+        e.stopPropagation();
+        sessionStorage.setItem("tooldeck.prefill", JSON.stringify({ tool: r.tool_name, arguments: data.arguments }));
+        navigate(`/tools/t/${encodeURIComponent(r.tool_name)}`);
+      } }, "Re-run"), h("span", { class: "muted" }, `request ${r.request_id || "—"} · attempts ${r.attempts ?? "—"} · ${r.provider || ""}`)));
+  });
+  return [row, expanded];
+}
+
+// ---- metrics ----------------------------------------------------------------------
+async function metricsPage() {
+  const params = new URLSearchParams(location.search);
+  const since = params.get("since") || "24h";
+  const by = params.get("by") || "tool";
+  const { status, data } = await api("/api/stats", { query: { since, by, buckets: 24 } });
+  if (status !== 200) throw new Error(detail(data));
+  const choose = (name, value, options) => {
+    const s = h("select", { name, "aria-label": name }, ...options.map(([v, t]) => h("option", { value: v }, t)));
+    s.value = value;
+    s.addEventListener("change", () => { params.set(name, s.value); navigate(`/tools/metrics?${params}`); });
+    return h("label", {}, name, s);
+  };
+  const total = data.stats.reduce((n, s) => n + s.calls, 0);
+  const errors = data.stats.reduce((n, s) => n + s.errors, 0);
+  const ms = (v) => (v == null ? "—" : v.toFixed(v < 10 ? 2 : 1));
+  const rows = data.stats.map((s) => h("tr", {},
+    h("td", {}, by === "tool" ? h("a", { href: `/tools/history?tool=${encodeURIComponent(s.key)}`, "data-link": true }, s.key) : (s.key || "(none)")),
+    h("td", { class: "num" }, s.calls), h("td", { class: "num" }, s.errors),
+    h("td", { class: "num" }, `${(s.error_rate * 100).toFixed(1)}%`), h("td", { class: "num" }, ms(s.p50_ms)), h("td", { class: "num" }, ms(s.p95_ms)),
+    h("td", {}, spark(s.series.map((b) => b.calls), { line: s.series.map((b) => b.p95_ms), title: `calls per bucket (bars) and p95 ms (line) for ${s.key}` }))));
+  app.replaceChildren(
+    h("div", { class: "panel" }, h("h1", {}, "Metrics"),
+      h("div", { class: "filters" }, choose("since", since, [["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"], ["30d", "last 30 days"]]), choose("by", by, [["tool", "tool"], ["profile", "profile"]])),
+      h("p", { class: "muted" }, `${total} calls, ${errors} errors between ${new Date(data.since).toLocaleString()} and ${new Date(data.until).toLocaleString()}. Prometheus: `, h("a", { href: "/metrics" }, "/metrics"), ".")),
+    h("div", { class: "panel" }, h("table", { id: "metrics" },
+      h("thead", {}, h("tr", {}, ...[[by, ""], ["calls", "num"], ["errors", "num"], ["error rate", "num"], ["p50 ms", "num"], ["p95 ms", "num"], ["calls · p95 over time", ""]].map(([c, k]) => h("th", { class: k }, c)))),
+      h("tbody", {}, ...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No calls in this window."))])))));
+}
+
+// ---- approvals --------------------------------------------------------------------
+async function approvalsPage() {
+  const { status, data } = await api("/api/approvals");
+  if (status !== 200) throw new Error(detail(data));
+  const list = h("div", {});
+  for (const a of data) {
+    const args = h("textarea", { class: "code", rows: 4, "aria-label": "Arguments to approve" }, JSON.stringify(a.arguments, null, 2));
+    const message = h("input", { type: "text", placeholder: "Reason (shown to the model)", "aria-label": "Reason" });
+    const out = h("div", {});
+    const decide = async (verdict, runAfter) => {
+      let body;
+      if (verdict === "approve") {
+        let edited;
+        try { edited = JSON.parse(args.value); } catch (e) { out.replaceChildren(h("div", { class: "toast" }, `The JSON does not parse: ${e.message}`)); return; }
+        body = { approver: "ui", arguments: JSON.stringify(edited) === JSON.stringify(a.arguments) ? null : edited };
+      } else body = { approver: "ui", message: message.value || null };
+      const r = await api(`/api/approvals/${a.approval_id}/${verdict}`, { method: "POST", body });
+      if (r.status !== 200) { out.replaceChildren(h("div", { class: "toast" }, detail(r.data))); return; }
+      if (runAfter) out.replaceChildren(await execute(a.tool, JSON.stringify(a.arguments), { user: a.principal, profile: a.profile || "" }));
+      else out.replaceChildren(h("p", { class: "muted" }, `${r.data.status}; the caller's repeated call ${verdict === "approve" ? "runs" : "gets denied"}.`));
+      refreshPending();
+    };
+    list.append(h("div", { class: "panel", "data-approval": a.approval_id },
+      h("h2", {}, a.tool, " ", h("span", { class: "badge warn" }, "pending")),
+      h("dl", { class: "kv" }, h("dt", {}, "principal"), h("dd", {}, a.principal), h("dt", {}, "profile"), h("dd", {}, a.profile || "—"),
+        h("dt", {}, "expires"), h("dd", {}, new Date(a.expires_at * 1000).toLocaleString())),
+      args, h("div", { class: "actions" },
+        h("button", { type: "button", class: "primary", onclick: () => decide("approve", true) }, "Approve & run"),
+        h("button", { type: "button", onclick: () => decide("approve", false) }, "Approve"),
+        message, h("button", { type: "button", class: "danger", onclick: () => decide("deny", false) }, "Deny")), out));
+  }
+  app.replaceChildren(h("div", { class: "panel" }, h("h1", {}, "Pending confirmations"),
+    h("p", { class: "muted" }, data.length ? "Calls to tools that need confirmation wait here. \"Approve & run\" completes the call now as its principal; \"Approve\" lets the caller repeat it." : "Nothing is waiting for a decision.")), list);
+}
+
+async function refreshPending() {
+  try {
+    const { status, data } = await api("/api/approvals");
+    const badge = document.getElementById("pending-count");
+    badge.hidden = status !== 200 || !data.length;
+    badge.textContent = status === 200 ? String(data.length) : "";
+  } catch { /* the badge is a hint */ }
+}
+
+render();
