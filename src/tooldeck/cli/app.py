@@ -1,11 +1,13 @@
-"""The ``tooldeck`` command: tools, call, mcp, serve, audit (Typer + Rich)."""
+"""The ``tooldeck`` command: tools, call, mcp, serve, audit, stats (Typer + Rich)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -19,6 +21,8 @@ from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
+from tooldeck.observability.audit import AuditStore
+from tooldeck.observability.metering import GroupBy, parse_since
 from tooldeck.runtime import Runtime, build_runtime
 
 __all__ = ["app", "main"]
@@ -259,23 +263,59 @@ def serve(
     uvicorn.run(create_app(runtime), host=s.server.host, port=s.server.port, log_level="info")
 
 
-@app.command()
+audit_app = typer.Typer(
+    help="The audit store: recent calls (default), export, prune.", no_args_is_help=False
+)
+app.add_typer(audit_app, name="audit")
+
+SinceOption = Annotated[
+    str | None,
+    typer.Option("--since", help="Start: a duration back from now (30m, 24h, 7d) or ISO time."),
+]
+
+
+def _audit_store(runtime: Runtime) -> AuditStore:
+    if runtime.audit is None:
+        runtime.close()
+        err.print("audit is disabled ([audit] enabled = false)")
+        raise typer.Exit(1)
+    return runtime.audit
+
+
+def _when(value: str, option: str = "--since") -> datetime:
+    try:
+        return parse_since(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=option) from None
+
+
+def _since(value: str | None, option: str = "--since") -> datetime | None:
+    return None if value is None else _when(value, option)
+
+
+@audit_app.callback(invoke_without_command=True)
 def audit(
+    ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Records to show.")] = 20,
     tool: Annotated[str | None, typer.Option("--tool", help="Only this tool.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="success or error.")] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", "-p", help="Only this profile.")
+    ] = None,
+    since: SinceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
     config: ConfigOption = None,
 ) -> None:
     """Show recent calls from the audit store, newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
     if status not in (None, "success", "error"):
         raise typer.BadParameter("status must be 'success' or 'error'", param_hint="--status")
+    start = _since(since)
     runtime = _runtime(config)
+    store = _audit_store(runtime)
     try:
-        if runtime.audit is None:
-            err.print("audit is disabled ([audit] enabled = false)")
-            raise typer.Exit(1)
-        records = runtime.audit.query(limit=limit, tool=tool, status=status)
+        records = store.query(limit=limit, tool=tool, status=status, profile=profile, since=start)
     finally:
         runtime.close()
     if as_json:
@@ -297,6 +337,109 @@ def audit(
             json.dumps(r.arguments)[:60],
             f"{r.error_type}: {r.error_message}"[:60] if r.error_type else "",
         )
+    out.print(table)
+
+
+@audit_app.command("export")
+def audit_export(
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="Output format; jsonl: one record per line.")
+    ] = "jsonl",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")
+    ] = None,
+    since: SinceOption = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="End (exclusive), same forms as --since.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Export call records, oldest first, for offline analysis (arguments redacted as stored)."""
+    if format != "jsonl":
+        raise typer.BadParameter(
+            f"unknown format {format!r}; formats: jsonl", param_hint="--format"
+        )
+    start, end = _since(since), _since(until, "--until")
+    runtime = _runtime(config)
+    store = _audit_store(runtime)
+    count = 0
+    try:
+        with (
+            output.open("w", encoding="utf-8") if output else contextlib.nullcontext(sys.stdout)
+        ) as fh:
+            for record in store.export(since=start, until=end):
+                fh.write(record.model_dump_json() + "\n")
+                count += 1
+    finally:
+        runtime.close()
+    err.print(f"exported {count} records" + (f" to {output}" if output else ""))
+
+
+@audit_app.command("prune")
+def audit_prune(
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than", help="Age such as 30d or 12h; default: [audit] retention_days."
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Delete call records (and decisions) older than an age; /metrics totals are kept."""
+    runtime = _runtime(config)
+    retention = runtime.settings.audit.retention_days
+    if older_than is None and retention is None:
+        runtime.close()
+        raise typer.BadParameter(
+            "give an age (e.g. 30d) or set [audit] retention_days", param_hint="--older-than"
+        )
+    cutoff = _when(older_than or f"{retention}d", "--older-than")
+    store = _audit_store(runtime)
+    try:
+        deleted = store.prune(cutoff)
+    finally:
+        runtime.close()
+    err.print(f"deleted {deleted} records older than {cutoff.isoformat(timespec='seconds')}")
+
+
+@app.command()
+def stats(
+    since: Annotated[
+        str, typer.Option("--since", help="Window start: 30m, 24h, 7d or an ISO time.")
+    ] = "24h",
+    by: Annotated[GroupBy, typer.Option("--by", help="Group by tool or profile.")] = "tool",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Calls, errors, total and p50/p95 duration per tool (or profile), from the audit store."""
+    start = _when(since)
+    runtime = _runtime(config)
+    store = _audit_store(runtime)
+    try:
+        rows = store.stats(since=start, by=by)
+    finally:
+        runtime.close()
+    if as_json:
+        for row in rows:
+            typer.echo(row.model_dump_json(exclude={"series"}))
+        return
+    table = Table(title=f"calls since {start.isoformat(timespec='seconds')} by {by}")
+    table.add_column(by)
+    for column in ("calls", "errors", "error %", "total ms", "p50 ms", "p95 ms"):
+        table.add_column(column, justify="right")
+    for r in rows:
+        table.add_row(
+            r.key or "(none)",
+            str(r.calls),
+            str(r.errors),
+            f"{r.error_rate * 100:.1f}",
+            f"{r.total_ms:.1f}",
+            f"{r.p50_ms:.2f}" if r.p50_ms is not None else "",
+            f"{r.p95_ms:.2f}" if r.p95_ms is not None else "",
+        )
+    if not rows:
+        err.print("no calls in this window")
+        return
     out.print(table)
 
 

@@ -19,6 +19,7 @@ Spec: https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/ (execute 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -145,7 +146,7 @@ def make_tracer_provider(
 
     span_exporter: SpanExporter
     if exporter == "console":
-        span_exporter = ConsoleSpanExporter()
+        span_exporter = ConsoleSpanExporter(out=sys.stdout)  # the current stdout
     else:
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

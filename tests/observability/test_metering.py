@@ -1,0 +1,208 @@
+"""Metering over a real SQLite audit file: stats, percentiles, pages, export, pruning, totals."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tooldeck.core import ToolContext, ToolError, ToolResult
+from tooldeck.core.result import ErrorType, ResultMetadata
+from tooldeck.observability import AuditStore
+from tooldeck.observability.metering import parse_since, percentile
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+
+def result(ms: float, error: ErrorType | None = None) -> ToolResult:
+    return ToolResult(
+        status="error" if error else "success",
+        data=None if error else {"ok": True},
+        error=ToolError(type=error, message="boom") if error else None,
+        metadata=ResultMetadata(duration_ms=ms),
+    )
+
+
+def fill(db: Path, calls: list[tuple[str, str | None, float, ErrorType | None, datetime]]) -> None:
+    """Write calls, then set their times (the store stamps rows with the wall clock)."""
+    store = AuditStore.sqlite(db)
+    for tool, profile, ms, error, _ in calls:
+        store.record(tool, {"n": ms}, ToolContext(profile=profile), result(ms, error))
+    store.close()
+    with sqlite3.connect(db) as conn:
+        for row_id, (*_, when) in enumerate(calls, start=1):
+            stamp = (
+                when.astimezone(UTC)
+                .replace(tzinfo=None)
+                .isoformat(sep=" ", timespec="microseconds")
+            )
+            conn.execute("update tool_calls set created_at = ? where id = ?", (stamp, row_id))
+
+
+def test_percentile_interpolates_like_numpy() -> None:
+    values = [1.0, 2.0, 3.0, 4.0, 10.0]
+    assert percentile(values, 0.5) == 3.0
+    assert percentile(values, 0.95) == pytest.approx(8.8)  # numpy.percentile(values, 95)
+    assert percentile([7.0], 0.95) == 7.0
+    assert percentile([], 0.5) is None
+
+
+def test_parse_since_reads_durations_and_iso_times_and_names_both_forms() -> None:
+    assert parse_since("24h", NOW) == NOW - timedelta(hours=24)
+    assert parse_since("1.5d", NOW) == NOW - timedelta(hours=36)
+    assert parse_since("2026-11-20T08:00", NOW) == datetime(2026, 11, 20, 8, tzinfo=UTC)
+    with pytest.raises(ValueError, match=r"30m, 24h, 7d .* ISO date/time"):
+        parse_since("yesterday", NOW)
+
+
+def test_stats_per_tool_and_profile_with_errors_percentiles_and_series(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    hour = timedelta(hours=1)
+    fill(
+        db,
+        [
+            ("get_quotes", "analyst", 1.0, None, NOW - 5 * hour),
+            ("get_quotes", "analyst", 2.0, None, NOW - 5 * hour),
+            ("get_quotes", None, 3.0, None, NOW - 1 * hour),
+            ("get_quotes", None, 4.0, "timeout", NOW - 1 * hour),
+            ("get_quotes", None, 10.0, None, NOW - 1 * hour),
+            ("shell", "analyst", 50.0, "denied", NOW - 2 * hour),
+            ("shell", None, 9.0, None, NOW - 30 * hour),  # outside the window
+        ],
+    )
+    store = AuditStore.sqlite(db)
+    try:
+        by_tool = store.stats(since=NOW - 6 * hour, until=NOW, buckets=3)
+        quotes, shell = by_tool
+        assert (quotes.key, quotes.calls, quotes.errors, quotes.total_ms) == (
+            "get_quotes",
+            5,
+            1,
+            20.0,
+        )
+        assert quotes.error_rate == pytest.approx(0.2)
+        assert (quotes.p50_ms, quotes.p95_ms) == (3.0, pytest.approx(8.8))
+        assert [(b.calls, b.errors) for b in quotes.series] == [(2, 0), (0, 0), (3, 1)]
+        assert [b.start for b in quotes.series] == [NOW - 6 * hour, NOW - 4 * hour, NOW - 2 * hour]
+        assert quotes.series[0].p95_ms == pytest.approx(1.95) and quotes.series[1].p95_ms is None
+        assert (shell.calls, shell.errors, shell.p95_ms) == (1, 1, 50.0)
+
+        by_profile = {
+            s.key: (s.calls, s.errors)
+            for s in store.stats(since=NOW - 6 * hour, until=NOW, by="profile")
+        }
+        assert by_profile == {"": (3, 1), "analyst": (3, 1)}
+        only = store.stats(since=NOW - 48 * hour, until=NOW, tool="shell")
+        assert [(s.key, s.calls) for s in only] == [("shell", 2)]
+    finally:
+        store.close()
+
+
+def test_history_filters_pages_and_summaries(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    minute = timedelta(minutes=1)
+    fill(
+        db,
+        [
+            ("get_quotes", "analyst" if i % 2 else None, float(i), None, NOW - (30 - i) * minute)
+            for i in range(30)
+        ]
+        + [("shell", None, 1.0, "denied", NOW)],
+    )
+    store = AuditStore.sqlite(db)
+    try:
+        page = store.query(limit=10, tool="get_quotes", summary=True)
+        assert [r.id for r in page] == list(range(30, 20, -1))
+        assert page[0].arguments is None and page[0].data is None  # summaries leave them out
+        older = store.query(limit=10, tool="get_quotes", before_id=page[-1].id)
+        assert [r.id for r in older] == list(range(20, 10, -1))
+        assert older[0].arguments == {"n": 19.0} and older[0].data == {"ok": True}
+
+        assert {r.profile for r in store.query(limit=100, profile="analyst")} == {"analyst"}
+        assert len(store.query(limit=100, profile="analyst")) == 15
+        assert {r.profile for r in store.query(limit=100, profile="")} == {None}
+        window = store.query(limit=100, since=NOW - 10 * minute, until=NOW - 5 * minute)
+        assert [r.id for r in window] == [25, 24, 23, 22, 21]
+        errors = store.query(status="error")
+        assert [(r.tool_name, r.error_type, r.error_message) for r in errors] == [
+            ("shell", "denied", "boom")
+        ]
+        full = store.get(31)
+        assert full is not None and full.arguments == {"n": 1.0} and full.error_message == "boom"
+        assert store.get(999) is None
+    finally:
+        store.close()
+
+
+def test_export_streams_every_record_oldest_first_in_batches(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    fill(
+        db,
+        [("get_quotes", None, float(i), None, NOW - timedelta(minutes=60 - i)) for i in range(25)],
+    )
+    store = AuditStore.sqlite(db)
+    try:
+        records = list(store.export(batch=7))
+        assert [r.id for r in records] == list(range(1, 26))
+        assert records[3].arguments == {"n": 3.0}
+        recent = list(store.export(since=NOW - timedelta(minutes=40), batch=7))
+        assert [r.id for r in recent] == list(range(21, 26))
+    finally:
+        store.close()
+
+
+def test_prune_deletes_old_rows_but_keeps_running_totals(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    fill(
+        db,
+        [
+            ("get_quotes", None, 2.0, None, NOW - timedelta(days=40)),
+            ("get_quotes", None, 700.0, None, NOW - timedelta(days=1)),
+            ("get_quotes", "analyst", 3.0, "timeout", NOW),
+        ],
+    )
+    store = AuditStore.sqlite(db)
+    try:
+        assert store.prune(NOW - timedelta(days=30)) == 1
+        assert [r.id for r in store.query()] == [3, 2]
+        totals = dict(store.totals())
+        ok = totals[("get_quotes", "success", "", "")]
+        assert (ok.calls, ok.duration_ms_sum) == (2, 702.0)  # the pruned call still counts
+        assert ok.buckets[1] == 1 and ok.buckets[9] == 1  # 2 ms ≤ 2.5; 700 ms ≤ 1000
+        assert totals[("get_quotes", "error", "timeout", "analyst")].calls == 1
+    finally:
+        store.close()
+
+
+def test_retention_prunes_in_the_writer_thread(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    fill(db, [("get_quotes", None, 1.0, None, datetime.now(UTC) - timedelta(days=3))] * 2)
+    store = AuditStore.sqlite(db, retention_s=86_400)
+    try:
+        store.record("get_quotes", {}, None, result(1.0))
+        deadline = time.monotonic() + 10
+        while store.count() != 1 and time.monotonic() < deadline:  # the writer prunes at start
+            time.sleep(0.05)
+        assert store.count() == 1
+    finally:
+        store.close()
+
+
+def test_totals_are_backfilled_for_a_database_from_before_them(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    fill(db, [("get_quotes", None, 4.0, None, NOW), ("get_quotes", None, 20_000.0, "timeout", NOW)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("drop table tool_call_totals")
+    store = AuditStore.sqlite(db)
+    try:
+        totals = dict(store.totals())
+        assert totals[("get_quotes", "success", "", "")].buckets[2] == 1  # 4 ms in (2.5, 5]
+        slow = totals[("get_quotes", "error", "timeout", "")]
+        assert (slow.calls, slow.duration_ms_sum, slow.buckets[13]) == (1, 20_000.0, 1)
+        store.record("get_quotes", {}, None, result(1.0))
+        assert dict(store.totals())[("get_quotes", "success", "", "")].calls == 2
+    finally:
+        store.close()
