@@ -28,12 +28,18 @@ def env_for(data_dir: Path) -> dict[str, str]:
 class Server:
     """A ``tooldeck serve`` process on 127.0.0.1:``port``, healthy when constructed."""
 
-    def __init__(self, data_dir: Path, port: int, extra_args: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int,
+        extra_args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.url = f"http://127.0.0.1:{port}"
         self.log = (data_dir.parent / f"server-{port}-{time.monotonic_ns()}.log").open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tooldeck", "serve", "--port", str(port), *(extra_args or [])],
-            env=env_for(data_dir),
+            env={**env_for(data_dir), **(env or {})},
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )

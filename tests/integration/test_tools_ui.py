@@ -1,0 +1,264 @@
+"""The tools UI in Debian's Chromium (Playwright), and one call per entry point seen everywhere.
+
+A real ``tooldeck serve`` process exports spans over OTLP/HTTP to a receiver on
+127.0.0.1. Screenshots of each page go to ``test-artifacts/`` (or
+``$TOOLDECK_TEST_ARTIFACTS``). Without ``/usr/bin/chromium`` the browser tests are
+skipped, or fail when ``TOOLDECK_REQUIRE_BROWSER=1`` (CI sets it; ``make test``
+installs Chromium where apt-get can run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+from otlp_receiver import OTLPReceiver
+from processes import Server, env_for, free_port
+from prometheus_client.parser import text_string_to_metric_families
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = Path("/usr/bin/chromium")
+REQUIRE_BROWSER = (
+    os.environ.get("TOOLDECK_REQUIRE_BROWSER") == "1"
+)  # read before conftest clears it
+ARTIFACTS = Path(
+    os.environ.get("TOOLDECK_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
+)
+CHROMIUM_ARGS = [  # no background requests: this machine has no network but the registries
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[OTLPReceiver]:
+    r = OTLPReceiver()
+    yield r
+    r.close()
+
+
+def tracing_env(receiver: OTLPReceiver) -> dict[str, str]:
+    return {
+        "TOOLDECK_TRACING__EXPORTER": "otlp",
+        "TOOLDECK_TRACING__ENDPOINT": f"{receiver.url}/v1/traces",
+        "TOOLDECK_TRACING__SCHEDULE_DELAY_MS": "50",
+    }
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ui") / "data"
+
+
+@pytest.fixture(scope="module")
+def server(data_dir: Path, receiver: OTLPReceiver) -> Iterator[Server]:
+    s = Server(data_dir, free_port(), env=tracing_env(receiver))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        message = "Debian's chromium is not installed (make browser installs it)"
+        if REQUIRE_BROWSER:
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def eventually(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout_s} s: {check}")
+        time.sleep(0.05)
+
+
+def test_find_run_and_see_provenance_then_a_validation_error(server: Server, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server.url}/tools")
+    page.get_by_placeholder("Search tools…").fill("positions")
+    expect(page.locator('a[data-tool="get_quotes"]')).to_have_count(0)  # filtered out
+    shot(page, "tools-index")
+    page.locator('a[data-tool="get_positions"]').click()
+    expect(page.locator("h1")).to_contain_text("get_positions")
+    page.fill("#f-symbol", "AAPL")
+    page.click("#run")
+    expect(page.locator("#result-status")).to_have_text("success")
+    expect(page.locator("#provenance")).to_contain_text("tool:positions:v1")
+    expect(page.locator("#provenance")).to_contain_text("2026-11-20")
+    expect(page.locator("table.data")).to_contain_text("individual")  # records render as a table
+    shot(page, "tool-success")
+
+    page.get_by_role("button", name="Raw JSON").click()
+    expect(page.locator("#raw-json")).to_have_value('{\n  "symbol": "AAPL"\n}')
+    page.fill("#raw-json", '{"symbol": 42}')
+    page.click("#run")
+    expect(page.locator("#result-status")).to_have_text("error")
+    expect(page.locator("#error-type")).to_contain_text("validation")
+    expect(page.locator("#error-message")).to_contain_text("symbol")
+    shot(page, "tool-validation-error")
+
+    page.goto(f"{server.url}/tools/history?tool=get_positions")
+    rows = page.locator("#history tr.clickable")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text("error")
+    rows.nth(1).click()
+    expect(page.get_by_role("button", name="Re-run")).to_be_visible()
+    shot(page, "history")
+    page.get_by_role("button", name="Re-run").click()
+    expect(page.locator("#f-symbol")).to_have_value("AAPL")  # the form is filled from the record
+
+    page.goto(f"{server.url}/tools/metrics?since=1h")
+    expect(page.locator("#metrics")).to_contain_text("get_positions")
+    expect(page.locator("#metrics svg.spark").first).to_be_visible()
+    shot(page, "metrics")
+
+
+def test_profile_selector_greys_out_hidden_tools(
+    tmp_path: Path, browser: Any, receiver: OTLPReceiver
+) -> None:
+    from playwright.sync_api import expect
+
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[profiles.support]\ntools = ["get_quotes"]\nconfirm = ["get_quotes"]\n')
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/tools")
+        page.select_option("#profile", "support")
+        expect(page.locator('a[data-tool="get_positions"]')).to_have_class("tool-link hidden-tool")
+        expect(page.locator('a[data-tool="get_quotes"]')).to_contain_text("confirm")
+        shot(page, "tools-profile-support")
+    finally:
+        context.close()
+        server.stop()
+
+
+def test_a_pending_confirmation_is_approved_in_the_ui_and_the_call_completes(
+    server: Server, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    held = httpx.post(
+        f"{server.url}/api/tools/execute/shell",
+        json={"command": "echo approved-from-ui"},
+        headers={"x-user": "bob"},
+    )
+    assert held.status_code == 409
+    approval_id = held.json()["error"]["details"]["approval_id"]
+    page.goto(f"{server.url}/tools/approvals")
+    card = page.locator(f'[data-approval="{approval_id}"]')
+    expect(card).to_contain_text("bob")
+    expect(page.locator("#pending-count")).to_have_text("1")
+    shot(page, "approvals")
+    card.get_by_role("button", name="Approve & run").click()
+    expect(card.locator("#result-status")).to_have_text("success")
+    expect(card).to_contain_text("approved-from-ui")
+    assert httpx.get(f"{server.url}/api/approvals").json() == []
+    user = httpx.get(f"{server.url}/api/audit", params={"tool": "shell"}).json()["records"]
+    assert [(r["status"], r["user"]) for r in user] == [("success", "bob"), ("error", "bob")]
+
+
+def mcp_call(url: str, tool: str) -> bool:
+    """Call ``tool`` with the MCP SDK client in a thread of its own (Playwright owns this one's loop)."""
+
+    async def call() -> bool:
+        async with Client(f"{url}/mcp") as client:
+            return not (await client.call_tool(tool, {})).is_error
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, call()).result(timeout=60)
+
+
+def test_each_entry_point_appears_once_in_history_metrics_and_traces(
+    server: Server, page: Any, data_dir: Path, receiver: OTLPReceiver
+) -> None:
+    from playwright.sync_api import expect
+
+    rest = httpx.post(f"{server.url}/api/tools/execute/get_account_summary", json={})
+    assert rest.status_code == 200
+    cli = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "call", "get_quotes", "symbol=NVDA"],
+        env={**env_for(data_dir), **tracing_env(receiver)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert mcp_call(server.url, "get_activity")
+    page.goto(f"{server.url}/tools/t/get_positions_list")
+    page.click("#run")
+    expect(page.locator("#result-status")).to_have_text("success")
+
+    channels = {
+        "get_account_summary": "rest",
+        "get_quotes": "cli",
+        "get_activity": "mcp",
+        "get_positions_list": "ui",
+    }
+    metrics = {
+        s.labels["tool"]: s.value
+        for family in text_string_to_metric_families(httpx.get(f"{server.url}/metrics").text)
+        for s in family.samples
+        if s.name == "tooldeck_tool_calls_total" and s.labels["tool"] in channels
+    }
+    assert metrics == dict.fromkeys(
+        channels, 1.0
+    )  # the CLI's call too: totals live in the database
+    for tool in channels:
+        history = httpx.get(f"{server.url}/api/audit", params={"tool": tool}).json()["records"]
+        assert len(history) == 1, (tool, history)
+        eventually(lambda tool=tool: len(receiver.tool_spans(tool)) >= 1)
+    time.sleep(0.3)  # a duplicate would arrive with the same batch delay
+    for tool in channels:
+        (span,) = receiver.tool_spans(tool)
+        assert span["name"] == f"execute_tool {tool}"
+        assert span["attributes"]["gen_ai.operation.name"] == "execute_tool"
+        assert span["resource"]["service.name"] == "tooldeck"
+    assert (
+        json.loads(cli.stdout)["source_id"]
+        == receiver.tool_spans("get_quotes")[0]["attributes"]["tooldeck.source_id"]
+    )
