@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -130,35 +130,33 @@ def call_stats(
     )
     if tool:
         query = query.where(c.tool_name == tool)
-    durations: dict[str, list[float]] = defaultdict(list)
-    errors: dict[str, int] = defaultdict(int)
-    cells: dict[str, list[tuple[int, list[float]]]] = {}
-    for key, index, status, duration_ms in conn.execute(query):
-        key = key or ""
+    durations: dict[str | None, list[float]] = defaultdict(list)
+    errors: Counter[str | None] = Counter()
+    cells: dict[tuple[str | None, int], list[float]] = defaultdict(list)
+    cell_errors: Counter[tuple[str | None, int]] = Counter()
+    for key, index, status, duration_ms in conn.execute(query).all():  # one fetch, tight loop
         ms = duration_ms or 0.0
         durations[key].append(ms)
-        failed = status == "error"
-        errors[key] += failed
         if buckets:
-            row = cells.setdefault(key, [(0, []) for _ in range(count)])
-            bucket_errors, bucket_durations = row[index]
-            bucket_durations.append(ms)
-            row[index] = (bucket_errors + failed, bucket_durations)
+            cells[(key, index)].append(ms)
+        if status == "error":
+            errors[key] += 1
+            cell_errors[(key, index)] += 1
     stats = []
     for key, values in durations.items():
         values.sort()
         series = [
             BucketStats(
                 start=since + step * i,
-                calls=len(ds),
-                errors=n_errors,
-                p95_ms=percentile(sorted(ds), 0.95),
+                calls=len(ds := sorted(cells.get((key, i), ()))),
+                errors=cell_errors[(key, i)],
+                p95_ms=percentile(ds, 0.95),
             )
-            for i, (n_errors, ds) in enumerate(cells.get(key, []))
+            for i in range(count if buckets else 0)
         ]
         stats.append(
             CallStats(
-                key=key,
+                key=key or "",
                 calls=len(values),
                 errors=errors[key],
                 error_rate=errors[key] / len(values),

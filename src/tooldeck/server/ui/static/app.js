@@ -62,6 +62,7 @@ async function render() {
   } catch (error) {
     app.replaceChildren(h("div", { class: "panel error-box" }, String(error.message || error)));
   }
+  performance.mark("tooldeck:rendered"); // benchmarks/ui_load.py reads when the page was drawn
   refreshPending();
 }
 
@@ -248,9 +249,10 @@ function dataView(data, depth = 0) {
 
 // ---- history ----------------------------------------------------------------------
 async function historyPage() {
-  const catalog = await loadCatalog();
   const params = new URLSearchParams(location.search);
   const filters = { tool: params.get("tool") || "", status: params.get("status") || "", profile: params.get("profile") ?? "", since: params.get("since") || "" };
+  const page = (before) => api("/api/audit", { query: { ...filters, before_id: before, limit: 50 } });
+  const [catalog, first] = await Promise.all([loadCatalog(), page()]); // in parallel
   const select = (name, options) => {
     const s = h("select", { name, "aria-label": name }, ...options.map(([v, t]) => h("option", { value: v }, t)));
     s.value = filters[name];
@@ -266,8 +268,8 @@ async function historyPage() {
   const body = h("tbody", {});
   const more = h("button", { type: "button", hidden: true }, "Older calls");
   const table = h("table", { id: "history" }, h("thead", {}, h("tr", {}, ...["time", "tool", "status", "error", "ms", "profile", "user", "source_id"].map((c) => h("th", { class: c === "ms" ? "num" : "" }, c)))), body);
-  const load = async (before) => {
-    const { status, data } = await api("/api/audit", { query: { ...filters, before_id: before, limit: 50 } });
+  const load = async (before, response) => {
+    const { status, data } = response || (await page(before));
     if (status !== 200) throw new Error(detail(data));
     for (const r of data.records) body.append(...historyRows(r));
     more.hidden = !data.next_before_id;
@@ -275,7 +277,7 @@ async function historyPage() {
     if (!body.children.length) body.append(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No calls match.")));
   };
   app.replaceChildren(h("div", { class: "panel" }, h("h1", {}, "History"), bar), h("div", { class: "panel" }, table, h("div", { class: "actions" }, more)));
-  await load();
+  await load(undefined, first);
 }
 
 function historyRows(r) {
