@@ -13,6 +13,7 @@ PACKAGES = [
     "tooldeck.providers",
     "tooldeck.exporters",
     "tooldeck.observability",
+    "tooldeck.observability.metrics",
     "tooldeck.packs.brokerage",
     "tooldeck.packs.builtin",
     "tooldeck.exceptions",
