@@ -54,6 +54,7 @@ async function render() {
   const path = location.pathname.replace(/\/+$/, "");
   const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === page));
+  if (page === "metrics" || page === "approvals") loadCatalog().catch(() => {}); // fills the profile selector
   try {
     if (page === "history") await historyPage();
     else if (page === "metrics") await metricsPage();
