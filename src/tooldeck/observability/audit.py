@@ -21,7 +21,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator
-from sqlalchemy import bindparam, create_engine, delete, event, func, insert, inspect, select
+from sqlalchemy import (
+    Select,
+    bindparam,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+)
 from sqlalchemy.engine import Engine
 
 from tooldeck.core.context import ToolContext
@@ -307,10 +317,7 @@ class AuditStore:
                 stmt = stmt.where(column == value)
         if profile is not None:
             stmt = stmt.where(c.profile.is_(None) if profile == "" else c.profile == profile)
-        if since:
-            stmt = stmt.where(c.created_at >= since.astimezone(UTC))
-        if until:
-            stmt = stmt.where(c.created_at < until.astimezone(UTC))
+        stmt = _in_window(stmt, since, until)
         if before_id is not None:
             stmt = stmt.where(c.id < before_id)
         with self.engine.connect() as conn:
@@ -332,10 +339,7 @@ class AuditStore:
         last_id = 0
         while True:
             stmt = select(tool_calls).where(c.id > last_id).order_by(c.id).limit(batch)
-            if since:
-                stmt = stmt.where(c.created_at >= since.astimezone(UTC))
-            if until:
-                stmt = stmt.where(c.created_at < until.astimezone(UTC))
+            stmt = _in_window(stmt, since, until)
             with self.engine.connect() as conn:
                 rows = [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
             yield from rows
@@ -463,6 +467,18 @@ _SUMMARY_COLUMNS = [
 ]
 _TOTALS_FIELDS = tuple(_COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
 _DURATION_FIELD = _COLUMNS.index("duration_ms")
+
+
+def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None) -> Select[Any]:
+    """``stmt`` limited to calls in ``[since, until)``; either bound may be None.
+
+    Stored times are naive UTC text on SQLite, so bounds are converted to UTC first.
+    """
+    if since:
+        stmt = stmt.where(tool_calls.c.created_at >= since.astimezone(UTC))
+    if until:
+        stmt = stmt.where(tool_calls.c.created_at < until.astimezone(UTC))
+    return stmt
 
 
 def _batch_totals(rows: list[tuple[Any, ...]]) -> dict[TotalsKey, Totals]:

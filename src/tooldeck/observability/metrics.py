@@ -47,10 +47,7 @@ class AuditTotalsCollector(Collector):
         merged: dict[tuple[str, str], Totals] = defaultdict(Totals)
         for (tool, status, error_type, profile), totals in self.store.totals():
             calls.add_metric([tool, status, error_type, profile], totals.calls)
-            into = merged[(tool, profile)]
-            into.calls += totals.calls
-            into.duration_ms_sum += totals.duration_ms_sum
-            into.buckets = [a + b for a, b in zip(into.buckets, totals.buckets, strict=True)]
+            merged[(tool, profile)].merge(totals)
         latency = HistogramMetricFamily(
             "tooldeck_tool_call_duration_seconds",
             "Tool call duration in seconds, by tool and profile.",

@@ -34,6 +34,19 @@ class Totals:
     duration_ms_sum: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_MS) + 1))
 
+    @classmethod
+    def from_counts(cls, calls: int, duration_ms_sum: float, counts: list[int]) -> Totals:
+        """Totals from the finite buckets' counts; the +Inf bucket holds the rest of ``calls``."""
+        return cls(
+            calls=calls, duration_ms_sum=duration_ms_sum, buckets=[*counts, calls - sum(counts)]
+        )
+
+    def merge(self, other: Totals) -> None:
+        """Add ``other``'s calls, duration and buckets to these."""
+        self.calls += other.calls
+        self.duration_ms_sum += other.duration_ms_sum
+        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets, strict=True)]
+
     def add(self, duration_ms: float | None) -> None:
         """Count one call; a call without a duration counts in the first bucket."""
         ms = duration_ms or 0.0
@@ -86,12 +99,8 @@ def backfill_totals(conn: Connection) -> None:
     query = select(*keys, func.count(), func.sum(duration), *buckets).group_by(*keys)
     totals: dict[TotalsKey, Totals] = {}
     for row in conn.execute(query):
-        counts = [int(n or 0) for n in row[6:]]
-        calls = int(row[4])
-        totals[(row[0], row[1], row[2], row[3])] = Totals(
-            calls=calls,
-            duration_ms_sum=float(row[5] or 0.0),
-            buckets=[*counts, calls - sum(counts)],
+        totals[(row[0], row[1], row[2], row[3])] = Totals.from_counts(
+            int(row[4]), float(row[5] or 0.0), [int(n or 0) for n in row[6:]]
         )
     add_totals(conn, totals)
 
@@ -100,14 +109,6 @@ def read_totals(conn: Connection) -> Iterable[tuple[TotalsKey, Totals]]:
     """Every row of the totals table as (key, ``Totals``)."""
     for row in conn.execute(select(tool_call_totals)):
         m = row._mapping
-        counts = [int(m[name]) for name in BUCKET_COLUMNS]
-        calls = int(m["calls"])
         key = (m["tool_name"], m["status"], m["error_type"], m["profile"])
-        yield (
-            key,
-            Totals(
-                calls=calls,
-                duration_ms_sum=float(m["duration_ms_sum"]),
-                buckets=[*counts, calls - sum(counts)],
-            ),
-        )
+        counts = [int(m[name]) for name in BUCKET_COLUMNS]
+        yield key, Totals.from_counts(int(m["calls"]), float(m["duration_ms_sum"]), counts)
