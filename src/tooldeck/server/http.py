@@ -10,12 +10,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ConfigError
+from tooldeck.observability.audit import AuditStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.runtime import Runtime
 
 __all__ = [
     "STATUS_BY_ERROR",
     "TraceContextMiddleware",
+    "audit_of",
     "call_context",
     "result_response",
     "runtime_of",
@@ -46,6 +48,22 @@ def result_response(result: ToolResult) -> Response:
 def runtime_of(request: Request) -> Runtime:
     """The application's runtime."""
     return request.app.state.runtime  # type: ignore[no-any-return]
+
+
+def audit_of(request: Request) -> AuditStore:
+    """The runtime's audit store.
+
+    Raises:
+        HTTPException: 404 when auditing is off (history, stats and metrics read it).
+    """
+    store = runtime_of(request).audit
+    if store is None:
+        raise HTTPException(
+            status_code=404,
+            detail="audit is disabled ([audit] enabled = false); "
+            "history, stats and /metrics read the audit store",
+        )
+    return store
 
 
 def view_of(request: Request) -> ToolsProvider:

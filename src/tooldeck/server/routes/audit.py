@@ -7,22 +7,15 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
-from tooldeck.observability.audit import AuditRecord, AuditStore
+from tooldeck.observability.audit import AuditRecord
 from tooldeck.observability.metering import CallStats, parse_since
-from tooldeck.server.http import runtime_of
+from tooldeck.server.http import audit_of
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["audit"])
 
 SINCE_HELP = "A duration back from now (30m, 24h, 7d) or an ISO date/time."
-
-
-def _store(request: Request) -> AuditStore:
-    store = runtime_of(request).audit
-    if store is None:
-        raise HTTPException(status_code=404, detail="audit is disabled ([audit] enabled = false)")
-    return store
 
 
 def _time(value: str | None, name: str) -> datetime | None:
@@ -55,7 +48,7 @@ def history(
     Returns ``{"records": [...], "next_before_id": <id or null>}``; pass
     ``next_before_id`` as ``before_id`` for the next page.
     """
-    records = _store(request).query(
+    records = audit_of(request).query(
         limit=limit,
         tool=tool or None,
         status=status,
@@ -83,7 +76,7 @@ def record(record_id: int, request: Request) -> AuditRecord:
     Raises:
         HTTPException: 404 when there is no such record (or it was pruned).
     """
-    found = _store(request).get(record_id)
+    found = audit_of(request).get(record_id)
     if found is None:
         raise HTTPException(status_code=404, detail=f"no audit record {record_id}")
     return found
@@ -103,7 +96,7 @@ def stats(
     end = _time(until, "until") or datetime.now(UTC)
     if start >= end:
         raise HTTPException(status_code=422, detail=f"since ({start}) must be before until ({end})")
-    rows: list[CallStats] = _store(request).stats(
+    rows: list[CallStats] = audit_of(request).stats(
         since=start, until=end, by=by, buckets=buckets, tool=tool or None
     )
     return {

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from tooldeck.observability.metrics import metrics_registry
-from tooldeck.server.http import runtime_of
+from tooldeck.server.http import audit_of
 
 __all__ = ["router"]
 
@@ -20,13 +20,6 @@ def metrics(request: Request) -> Response:
     Raises:
         HTTPException: 404 when the audit store is off (the figures live in it).
     """
-    state = request.app.state
-    registry = getattr(state, "metrics_registry", None)
-    if registry is None:
-        store = runtime_of(request).audit
-        if store is None:
-            raise HTTPException(
-                status_code=404, detail="/metrics needs the audit store ([audit] enabled = true)"
-            )
-        registry = state.metrics_registry = metrics_registry(store)
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+    store = audit_of(request)
+    # The collector is stateless (it reads the store), so a registry per scrape costs µs.
+    return Response(generate_latest(metrics_registry(store)), media_type=CONTENT_TYPE_LATEST)
