@@ -248,24 +248,31 @@ function dataView(data, depth = 0) {
   return typeof data === "object" ? h("pre", {}, JSON.stringify(data, null, 2)) : h("div", {}, String(data));
 }
 
+// A labelled <select> bound to the query parameter `name` of this page: a change reloads
+// the page with the new value ("" or `fallback` leaves the parameter out).
+function filterSelect(name, options, fallback = "") {
+  const s = h("select", { name, "aria-label": name }, ...options.map(([v, t]) => h("option", { value: v }, t)));
+  s.value = new URLSearchParams(location.search).get(name) || fallback;
+  s.addEventListener("change", () => {
+    const q = new URLSearchParams(location.search);
+    if (s.value && s.value !== fallback) q.set(name, s.value); else q.delete(name);
+    navigate(`${location.pathname}${q.size ? "?" + q : ""}`);
+  });
+  return h("label", {}, name, s);
+}
+
 // ---- history ----------------------------------------------------------------------
 async function historyPage() {
   const params = new URLSearchParams(location.search);
   const filters = { tool: params.get("tool") || "", status: params.get("status") || "", profile: params.get("profile") ?? "", since: params.get("since") || "" };
   const page = (before) => api("/api/audit", { query: { ...filters, before_id: before, limit: 50 } });
   const [catalog, first] = await Promise.all([loadCatalog(), page()]); // in parallel
-  const select = (name, options) => {
-    const s = h("select", { name, "aria-label": name }, ...options.map(([v, t]) => h("option", { value: v }, t)));
-    s.value = filters[name];
-    s.addEventListener("change", () => { filters[name] = s.value; const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v)); navigate(`/tools/history${q.size ? "?" + q : ""}`); });
-    return h("label", {}, name, s);
-  };
   const tools = catalog.providers.flatMap((p) => p.tools.map((t) => t.name)).sort();
   const bar = h("div", { class: "filters" },
-    select("tool", [["", "any"], ...tools.map((t) => [t, t])]),
-    select("status", [["", "any"], ["success", "success"], ["error", "error"]]),
-    select("profile", [["", "any"], ...catalog.profiles.map((p) => [p.name, p.name])]),
-    select("since", [["", "all time"], ["15m", "last 15 min"], ["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"]]));
+    filterSelect("tool", [["", "any"], ...tools.map((t) => [t, t])]),
+    filterSelect("status", [["", "any"], ["success", "success"], ["error", "error"]]),
+    filterSelect("profile", [["", "any"], ...catalog.profiles.map((p) => [p.name, p.name])]),
+    filterSelect("since", [["", "all time"], ["15m", "last 15 min"], ["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"]]));
   const body = h("tbody", {});
   const more = h("button", { type: "button", hidden: true }, "Older calls");
   const table = h("table", { id: "history" }, h("thead", {}, h("tr", {}, ...["time", "tool", "status", "error", "ms", "profile", "user", "source_id"].map((c) => h("th", { class: c === "ms" ? "num" : "" }, c)))), body);
@@ -314,12 +321,6 @@ async function metricsPage() {
   const by = params.get("by") || "tool";
   const { status, data } = await api("/api/stats", { query: { since, by, buckets: 24 } });
   if (status !== 200) throw new Error(detail(data));
-  const choose = (name, value, options) => {
-    const s = h("select", { name, "aria-label": name }, ...options.map(([v, t]) => h("option", { value: v }, t)));
-    s.value = value;
-    s.addEventListener("change", () => { params.set(name, s.value); navigate(`/tools/metrics?${params}`); });
-    return h("label", {}, name, s);
-  };
   const total = data.stats.reduce((n, s) => n + s.calls, 0);
   const errors = data.stats.reduce((n, s) => n + s.errors, 0);
   const ms = (v) => (v == null ? "—" : v.toFixed(v < 10 ? 2 : 1));
@@ -330,7 +331,7 @@ async function metricsPage() {
     h("td", {}, spark(s.series.map((b) => b.calls), { line: s.series.map((b) => b.p95_ms), title: `calls per bucket (bars) and p95 ms (line) for ${s.key}` }))));
   app.replaceChildren(
     h("div", { class: "panel" }, h("h1", {}, "Metrics"),
-      h("div", { class: "filters" }, choose("since", since, [["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"], ["30d", "last 30 days"]]), choose("by", by, [["tool", "tool"], ["profile", "profile"]])),
+      h("div", { class: "filters" }, filterSelect("since", [["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"], ["30d", "last 30 days"]], "24h"), filterSelect("by", [["tool", "tool"], ["profile", "profile"]], "tool")),
       h("p", { class: "muted" }, `${total} calls, ${errors} errors between ${new Date(data.since).toLocaleString()} and ${new Date(data.until).toLocaleString()}. Prometheus: `, h("a", { href: "/metrics" }, "/metrics"), ".")),
     h("div", { class: "panel" }, h("table", { id: "metrics" },
       h("thead", {}, h("tr", {}, ...[[by, ""], ["calls", "num"], ["errors", "num"], ["error rate", "num"], ["p50 ms", "num"], ["p95 ms", "num"], ["calls · p95 over time", ""]].map(([c, k]) => h("th", { class: k }, c)))),
