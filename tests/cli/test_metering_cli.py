@@ -49,6 +49,10 @@ def test_audit_export_writes_jsonl_oldest_first(tmp_path: Path) -> None:
     assert records[0]["arguments"] == {"symbol": "AAPL"} and records[0]["data"]["symbol"] == "AAPL"
     to_stdout = runner.invoke(app, ["audit", "export", "--since", "1h"])
     assert len([line for line in to_stdout.output.splitlines() if line.startswith("{")]) == 4
+    nowhere = runner.invoke(
+        app, ["audit", "export", "-o", str(tmp_path / "no" / "dir" / "x.jsonl")]
+    )
+    assert nowhere.exit_code == 2 and "cannot write" in nowhere.output
     wrong = runner.invoke(app, ["audit", "export", "--format", "csv"])
     assert wrong.exit_code == 2 and "formats: jsonl" in wrong.output
     assert runner.invoke(app, ["audit", "--limit", "2", "--json"]).output.count("\n") == 2

@@ -360,15 +360,19 @@ def audit_export(
             f"unknown format {format!r}; formats: jsonl", param_hint="--format"
         )
     start, end = _since(since), _since(until, "--until")
+    try:
+        fh = output.open("w", encoding="utf-8") if output else contextlib.nullcontext(sys.stdout)
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"cannot write {output}: {exc.strerror}", param_hint="--output"
+        ) from None
     runtime = _runtime(config)
     store = _audit_store(runtime)
     count = 0
     try:
-        with (
-            output.open("w", encoding="utf-8") if output else contextlib.nullcontext(sys.stdout)
-        ) as fh:
+        with fh as out_file:
             for record in store.export(since=start, until=end):
-                fh.write(record.model_dump_json() + "\n")
+                out_file.write(record.model_dump_json() + "\n")
                 count += 1
     finally:
         runtime.close()
