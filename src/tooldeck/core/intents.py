@@ -15,15 +15,81 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import ToolExecutor
 
-__all__ = ["Intent", "IntentOutcome", "IntentRouter", "IntentStep"]
+__all__ = [
+    "ClarifyingQuestion",
+    "ComposedAnswer",
+    "Figure",
+    "Intent",
+    "IntentOutcome",
+    "IntentPack",
+    "IntentRouter",
+    "IntentStep",
+    "Route",
+]
+
+
+class ClarifyingQuestion(BaseModel):
+    """What to ask the user when a question is unclear (seed 003 interview payload).
+
+    The answer fills ``parameter``: send the question again with
+    ``params = {parameter: <chosen option(s) or text>}``.
+    """
+
+    question: str
+    """The question to show, e.g. "Which account do you mean?"."""
+    type: Literal["radio", "checkbox", "text"]
+    """``radio``: pick one option; ``checkbox``: pick several; ``text``: free text."""
+    options: list[str] = Field(default_factory=list)
+    """The choices (parameter values) for ``radio`` and ``checkbox``; empty for ``text``."""
+    parameter: str
+    """The parameter the answer fills, e.g. ``account``, ``timeframe``, ``symbol``, ``intent``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a question goes: an intent with its parameters, or a clarifying question.
+
+    Semantics:
+        ``intent`` is None exactly when ``clarification`` is set.
+    """
+
+    intent: str | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    confidence: float = 1.0
+    """0–1: how clearly the question matched the intent."""
+    clarification: ClarifyingQuestion | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A number computed from tool results (e.g. P/L = quantity × (price − cost basis)).
+
+    The grounding validator accepts it as traceable when every one of ``source_ids``
+    is cited.
+    """
+
+    value: float
+    label: str
+    source_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedAnswer:
+    """An answer written from tool results: Markdown, the source_ids it cites, its figures."""
+
+    markdown: str
+    citations: tuple[str, ...]
+    figures: tuple[Figure, ...] = ()
 
 
 ArgumentBuilder = Callable[[Mapping[str, Any], Sequence[ToolResult]], dict[str, Any]]
@@ -139,3 +205,28 @@ class IntentRouter:
             if not result.success:
                 break
         return IntentOutcome(intent, params, tuple(results))
+
+
+class IntentPack(Protocol):
+    """Answers questions of one domain without a model (seed 004's router + context builder).
+
+    The agent's deterministic mode runs ``route`` → the intent's plan (``intents``,
+    through an ``IntentRouter``) → ``compose``; the grounding validator accepts the
+    numbers of ``figures(results)`` besides those in the results' data.
+    """
+
+    intents: Sequence[Intent]
+    """The intents and their tool plans."""
+
+    def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
+        """The intent and parameters of ``question`` (``given`` parameters win), or a
+        clarifying question."""
+        ...
+
+    def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
+        """The answer, written from a successful ``outcome``."""
+        ...
+
+    def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
+        """Numbers derived from ``results``, each with the source_ids it derives from."""
+        ...

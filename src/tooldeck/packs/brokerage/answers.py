@@ -1,0 +1,316 @@
+"""Answers to brokerage questions without a model (seed 004 context builder + responder).
+
+``BrokerageAnswers`` is the brokerage pack's ``IntentPack``: it routes a question
+(``QuestionRouter``), names the tool plan of each intent (``brokerage_intents``),
+writes the answer's Markdown from the tool results, and lists the figures it derives
+from them (P/L, market values, totals), so the grounding validator can trace every
+number in the answer to cited data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, Route
+from tooldeck.core.result import ToolResult
+from tooldeck.packs.brokerage.context import PositionPL, rank_positions, unrealized_pl
+from tooldeck.packs.brokerage.data import BrokerageDataSource
+from tooldeck.packs.brokerage.intents import brokerage_intents
+from tooldeck.packs.brokerage.router import QuestionRouter
+
+__all__ = ["BrokerageAnswers", "money", "percent"]
+
+_POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
+_QUOTES = "tool:quotes:v1"
+
+
+def money(value: float, *, signed: bool = False) -> str:
+    """``$1,234.50``; with ``signed``, ``+$1,234.50`` / ``-$1,234.50``."""
+    sign = ("+" if value >= 0 else "-") if signed else ("-" if value < 0 else "")
+    return f"{sign}${abs(value):,.2f}"
+
+
+def percent(value: float, *, signed: bool = False) -> str:
+    """``6.20%``; with ``signed``, ``+6.20%`` / ``-6.20%``."""
+    return f"{value:+.2f}%" if signed else f"{value:.2f}%"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0")
+
+
+def _by_source(results: Sequence[ToolResult]) -> dict[str, dict[str, Any]]:
+    return {r.source_id: r.data for r in results if r.success and r.source_id and r.data}
+
+
+class BrokerageAnswers:
+    """The brokerage ``IntentPack``: route, plan, compose, derive (see the module docstring).
+
+    Args:
+        source: The data file; read at each ``route`` (cached by mtime) so a hot
+            reload changes the vocabulary too.
+    """
+
+    def __init__(self, source: BrokerageDataSource) -> None:
+        self.source = source
+        self.intents: Sequence[Intent] = brokerage_intents()
+
+    def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
+        """Route ``question``; ``given`` parameters win (``QuestionRouter.route``)."""
+        return QuestionRouter(self.source.load()).route(question, given)
+
+    # -- figures --------------------------------------------------------------------
+
+    def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
+        """Figures derived from ``results``: per position P/L and market value, and sums.
+
+        Only positions (``get_positions`` / ``get_positions_list``) combined with quotes
+        derive anything; every figure carries both source_ids.
+        """
+        data = _by_source(results)
+        quotes = data.get(_QUOTES)
+        out: list[Figure] = []
+        for source_id in _POSITIONS:
+            positions = data.get(source_id)
+            if quotes is None or positions is None:
+                continue
+            ids = (source_id, _QUOTES)
+            rows = unrealized_pl(positions.get("positions", []), quotes.get("quotes", []))
+            for row in rows:
+                label = f"{row.symbol} ({row.account})"
+                for name in ("market_value", "cost_value", "unrealized_pl", "unrealized_pl_pct"):
+                    out.append(Figure(getattr(row, name), f"{label} {name}", ids))
+            groups: dict[str, list[PositionPL]] = {}
+            for row in rows:
+                groups.setdefault(row.symbol, []).append(row)
+            groups["all positions"] = rows
+            for label, group in groups.items():
+                if len(group) < 2 and label != "all positions":
+                    continue
+                totals = _totals(group)
+                out.extend(Figure(v, f"{label} {k}", ids) for k, v in totals.items())
+        return out
+
+    # -- composing ------------------------------------------------------------------
+
+    def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
+        """The Markdown answer for a successful ``outcome`` of ``route``'s intent."""
+        data = _by_source(outcome.results)
+        params = route.params
+        intent = outcome.intent
+        writer = getattr(self, f"_{intent}")
+        markdown: str = writer(data, params)
+        as_of = next((r.as_of for r in outcome.results if r.as_of), None)
+        if as_of:
+            markdown += f"\n\n_Data as of {as_of}._"
+        return ComposedAnswer(markdown, tuple(outcome.source_ids), tuple(self.figures(outcome.results)))
+
+    def _names(self) -> dict[str, str]:
+        return {a.id: a.name for a in self.source.load().accounts}
+
+    def _account_label(self, account: str | None) -> str:
+        return self._names().get(account or "", "all accounts") if account else "all accounts"
+
+    def _symbol_performance(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        symbol = params["symbol"]
+        positions = data["tool:positions:v1"]["positions"]
+        quote = data[_QUOTES]["quotes"][0]
+        price = (
+            f"{symbol} trades at **{money(quote['price'])}**, "
+            f"{percent(quote['change_pct'], signed=True)} today."
+        )
+        if not positions:
+            return f"You do not hold {symbol} in {self._account_label(params.get('account'))}. {price}"
+        rows = unrealized_pl(positions, [quote])
+        names = self._names()
+        lines = [price, ""]
+        for r in rows:
+            lines.append(
+                f"- **{names.get(r.account, r.account)}**: {_number(r.quantity)} shares worth "
+                f"**{money(r.market_value)}** (cost {money(r.cost_value)} at "
+                f"{money(r.cost_basis)} a share): {money(r.unrealized_pl, signed=True)} "
+                f"({percent(r.unrealized_pl_pct, signed=True)})."
+            )
+        if len(rows) > 1:
+            t = _totals(rows)
+            lines.append(
+                f"- **Total**: {_number(t['quantity'])} shares worth **{money(t['market_value'])}**, "
+                f"{money(t['unrealized_pl'], signed=True)} "
+                f"({percent(t['unrealized_pl_pct'], signed=True)}) on a cost of "
+                f"{money(t['cost_value'])}."
+            )
+        return "\n".join(lines)
+
+    def _positions(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        symbol = params["symbol"]
+        positions = data["tool:positions:v1"]["positions"]
+        if not positions:
+            return f"You do not hold {symbol} in {self._account_label(params.get('account'))}."
+        names = self._names()
+        lines = [f"Your {symbol} holdings:", ""]
+        for p in positions:
+            lines.append(
+                f"- **{names.get(p['account'], p['account'])}**: {_number(p['quantity'])} shares "
+                f"at an average cost of {money(p['cost_basis'])} a share."
+            )
+        return "\n".join(lines)
+
+    def _quotes(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        q = data[_QUOTES]["quotes"][0]
+        direction = "up" if q["change"] >= 0 else "down"
+        return (
+            f"**{q['symbol']}** ({q['name']}) is at **{money(q['price'])}**, {direction} "
+            f"{money(abs(q['change']))} ({percent(abs(q['change_pct']))}) from the previous "
+            f"close of {money(q['previous_close'])}."
+        )
+
+    def _positions_list(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        positions = data["tool:positions_list:v1"]["positions"]
+        scope = self._account_label(params.get("account"))
+        kind = params.get("asset_class")
+        if not positions:
+            return f"You hold no {kind or ''} positions in {scope}.".replace("  ", " ")
+        names = self._names()
+        lines = [
+            f"You hold {len(positions)} {kind + ' ' if kind else ''}positions in {scope}:",
+            "",
+            "| Account | Symbol | Shares | Avg cost | Class |",
+            "|---|---|---:|---:|---|",
+        ]
+        for p in positions:
+            lines.append(
+                f"| {names.get(p['account'], p['account'])} | {p['symbol']} | "
+                f"{_number(p['quantity'])} | {money(p['cost_basis'])} | {p['asset_class']} |"
+            )
+        return "\n".join(lines)
+
+    def _portfolio_ranking(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        positions = data["tool:positions_list:v1"]["positions"]
+        rows = unrealized_pl(positions, data[_QUOTES]["quotes"])
+        if not rows:
+            return f"You hold no positions to rank in {self._account_label(params.get('account'))}."
+        direction = params.get("direction", "best")
+        ranked = rank_positions(rows, direction, basis="unrealized_pl_pct")
+        top = ranked[0]
+        names = self._names()
+        lines = [
+            f"Your {'best' if direction == 'best' else 'worst'} performer is **{top.symbol}** "
+            f"in {names.get(top.account, top.account)}: "
+            f"{money(top.unrealized_pl, signed=True)} ({percent(top.unrealized_pl_pct, signed=True)}).",
+            "",
+            "| Symbol | Account | Value | P/L | P/L % |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for r in ranked[:5]:
+            lines.append(
+                f"| {r.symbol} | {names.get(r.account, r.account)} | {money(r.market_value)} "
+                f"| {money(r.unrealized_pl, signed=True)} | {percent(r.unrealized_pl_pct, signed=True)} |"
+            )
+        return "\n".join(lines)
+
+    def _performance(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        perf = data["tool:performance:v1"]
+        names = self._names()
+        lines = [f"Performance over {perf['timeframe']}:", ""]
+        for p in perf["performance"]:
+            lines.append(
+                f"- **{names.get(p['account'], p['account'])}**: "
+                f"{percent(p['return_pct'], signed=True)} ({money(p['return_amount'], signed=True)}), "
+                f"from {money(p['start_value'])} to {money(p['end_value'])}, with net "
+                f"contributions of {money(p['net_contributions'])}."
+            )
+        transfers = data.get("tool:transfers:v1")
+        if transfers:
+            lines += [
+                "",
+                f"All completed deposits: {money(transfers['total_deposits'])}; withdrawals: "
+                f"{money(transfers['total_withdrawals'])}.",
+            ]
+        return "\n".join(lines)
+
+    def _transfers(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        t = data["tool:transfers:v1"]
+        scope = self._account_label(params.get("account"))
+        if not t["transfers"]:
+            return f"No deposits or withdrawals in {scope}."
+        names = self._names()
+        lines = [
+            f"Transfers in {scope}: deposits {money(t['total_deposits'])}, withdrawals "
+            f"{money(t['total_withdrawals'])} (completed).",
+            "",
+            "| Date | Account | Type | Method | Amount | Status |",
+            "|---|---|---|---|---:|---|",
+        ]
+        for x in t["transfers"]:
+            lines.append(
+                f"| {x['timestamp'][:10]} | {names.get(x['account'], x['account'])} | {x['type']} "
+                f"| {x['method']} | {money(x['amount'])} | {x['status']} |"
+            )
+        return "\n".join(lines)
+
+    def _activity(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        trades = data["tool:activity:v1"]["trades"]
+        scope = self._account_label(params.get("account"))
+        what = f"{params['symbol']} trades" if params.get("symbol") else "trades"
+        if not trades:
+            return f"No {what} in {scope}."
+        names = self._names()
+        lines = [
+            f"Recent {what} in {scope}:",
+            "",
+            "| Date | Account | Side | Symbol | Shares | Price |",
+            "|---|---|---|---|---:|---:|",
+        ]
+        for t in trades:
+            lines.append(
+                f"| {t['timestamp'][:10]} | {names.get(t['account'], t['account'])} | {t['side']} "
+                f"| {t['symbol']} | {_number(t['quantity'])} | {money(t['price'])} |"
+            )
+        return "\n".join(lines)
+
+    def _summary(self, data: dict[str, Any], params: Mapping[str, Any], cash: bool) -> str:
+        s = data["tool:account_summary:v1"]
+        names = self._names()
+        lines = []
+        for a in s["accounts"]:
+            name = names.get(a["account"], a["account"])
+            if cash:
+                lines.append(
+                    f"- **{name}**: {money(a['total_cash'])} cash, of which "
+                    f"{money(a['settled_cash'])} is settled."
+                )
+            else:
+                lines.append(
+                    f"- **{name}**: {money(a['total_value'])} ({money(a['market_value'])} "
+                    f"invested, {money(a['total_cash'])} cash)."
+                )
+        head = (
+            f"Cash: **{money(s['total_cash'])}**"
+            if cash
+            else f"Total value: **{money(s['total_value'])}**"
+        )
+        return f"{head} in {self._account_label(params.get('account'))}.\n\n" + "\n".join(lines)
+
+    def _account_value(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        return self._summary(data, params, cash=False)
+
+    def _cash_balance(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        return self._summary(data, params, cash=True)
+
+    def _facts(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        f = data["tool:facts:v1"]
+        return f"**{f['title']}**\n\n{f['snippet']}\n\n_Source: {f['source']}_"
+
+
+def _totals(rows: Sequence[PositionPL]) -> dict[str, float]:
+    market = round(sum(r.market_value for r in rows), 2)
+    cost = round(sum(r.cost_value for r in rows), 2)
+    pl = round(sum(r.unrealized_pl for r in rows), 2)
+    return {
+        "quantity": sum(r.quantity for r in rows),
+        "market_value": market,
+        "cost_value": cost,
+        "unrealized_pl": pl,
+        "unrealized_pl_pct": round(pl / cost * 100, 2) if cost else 0.0,
+    }
