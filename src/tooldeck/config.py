@@ -27,6 +27,10 @@ Example ``tooldeck.toml``::
     [mcp_servers.time]                   # the standard mcpServers form
     command = "mcp-server-time"
 
+    [agent]                              # tooldeck chat, /api/chat (absent: intent router)
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "gemma-3-270m"
+
     [profiles.support]                   # a filtered + confirming view of all tools
     tools = ["get_*", "search_facts"]    # local tools, names or globs (absent: all)
     mcp_servers = ["time"]               # MCP server ids (absent: all)
@@ -63,6 +67,7 @@ from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
 
 __all__ = [
+    "AgentSettings",
     "ApprovalSettings",
     "AuditSettings",
     "BrokerageSettings",
@@ -161,6 +166,37 @@ class ApprovalSettings(BaseModel):
     """Seconds a pending request or an approval stays valid."""
 
 
+class AgentSettings(BaseModel):
+    """The chat agent (``tooldeck chat``, ``/api/chat``).
+
+    With a ``model``, a tool-calling loop against any OpenAI-compatible endpoint
+    (the ``openai`` package, ``tooldeck[builtin]``); without one, the deterministic
+    intent router of the brokerage pack (no model, no network).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    """Model name; None: the intent router answers."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``; None: OpenAI's."""
+    api_key: SecretStr | None = None
+    """API key, if the endpoint needs one."""
+    max_steps: int = Field(6, ge=1, le=50)
+    """Model turns per run (each may make several tool calls) before giving up."""
+    temperature: float = Field(0.0, ge=0, le=2)
+    """Sampling temperature."""
+    max_tokens: int = Field(1024, gt=0)
+    """Longest completion per turn."""
+    timeout_s: float = Field(60.0, gt=0)
+    """Seconds per model request."""
+    strict_tools: bool = False
+    """Send tool schemas in OpenAI strict mode (endpoints that support it)."""
+    max_runs_in_memory: int = Field(256, ge=1)
+    """Finished runs kept in memory for fast replay; older ones are read from the
+    database."""
+
+
 class Settings(BaseSettings):
     """All of tooldeck's configuration."""
 
@@ -178,6 +214,7 @@ class Settings(BaseSettings):
     """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     mcp_servers: dict[str, MCPServerConfig] = Field(default_factory=dict)
     """MCP servers to connect, by id (the standard ``mcpServers`` form)."""
     mcp_config: Path | None = None

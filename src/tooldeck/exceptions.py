@@ -7,7 +7,10 @@ Two families, kept apart on purpose::
     │   └── DuplicateToolError    two tools (or an alias) claim the same name
     ├── ConfigError               tooldeck.toml / environment cannot be used
     ├── DataPackError             a pack's data file is missing or malformed
-    └── ServiceNotFoundError      ServiceContainer.get() for a type never registered
+    ├── ServiceNotFoundError      ServiceContainer.get() for a type never registered
+    └── RunError                  an agent run request that cannot be honoured
+        ├── RunNotFoundError      no run has that id (HTTP 404)
+        └── RunStateError         the run's state does not allow it (HTTP 409)
 
     ToolFailure                   raised *inside* a tool to choose its error envelope;
     ├── InvalidArgumentsError     never seen by callers, who get ToolResult(status="error")
@@ -29,6 +32,9 @@ __all__ = [
     "DuplicateToolError",
     "InvalidArgumentsError",
     "RegistrationError",
+    "RunError",
+    "RunNotFoundError",
+    "RunStateError",
     "ServiceNotFoundError",
     "ToolDeckError",
     "ToolDeniedError",
@@ -63,6 +69,32 @@ class DataPackError(ToolDeckError):
 
 class ServiceNotFoundError(ToolDeckError, LookupError):
     """``ServiceContainer.get(T)`` was called for a type that was never registered."""
+
+
+class RunError(ToolDeckError):
+    """A request about an agent run (confirm, cancel, events) that cannot be honoured."""
+
+
+class RunNotFoundError(RunError, LookupError):
+    """No run has the id given."""
+
+
+class RunStateError(RunError):
+    """The run's state does not allow the request (an illegal transition).
+
+    Args:
+        run_id: The run.
+        state: Its current state.
+        action: What was asked, e.g. ``confirm``.
+        allowed_in: The states in which ``action`` is allowed.
+    """
+
+    def __init__(self, run_id: str, state: str, action: str, allowed_in: list[str]) -> None:
+        self.run_id, self.state, self.action, self.allowed_in = run_id, state, action, allowed_in
+        super().__init__(
+            f"cannot {action} run {run_id}: it is {state}; {action} is allowed only when "
+            f"the run is {' or '.join(allowed_in)}"
+        )
 
 
 class ToolFailure(Exception):

@@ -13,24 +13,35 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from tooldeck.config import Settings, TracingSettings, load_settings
+from tooldeck.agent.base import Agent
+from tooldeck.agent.model_agent import ModelAgent
+from tooldeck.agent.router_agent import RouterAgent
+from tooldeck.agent.runs import RunManager
+from tooldeck.config import AgentSettings, Settings, TracingSettings, load_settings
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentRouter
 from tooldeck.core.tool import ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
+from tooldeck.observability.runs import RunStore
 from tooldeck.observability.tracing import (
     TRACER_NAME,
     ToolTracer,
     global_tracer,
     make_tracer_provider,
 )
-from tooldeck.packs.brokerage import BrokerageDataSource, brokerage_intents, brokerage_tools
+from tooldeck.packs.brokerage import (
+    BrokerageAnswers,
+    BrokerageDataSource,
+    brokerage_intents,
+    brokerage_tools,
+)
 from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
@@ -63,6 +74,8 @@ class Runtime:
         tracer: Opens a span per call, or None when tracing is off.
         services: Shared dependencies handed to every tool through ``ToolContext``.
         intents: Intent router over ``provider`` (seed 004 dispatch).
+        runs: Chat runs (``tooldeck chat``, ``/api/chat``): the agent, its state
+            machine and events.
     """
 
     settings: Settings
@@ -76,6 +89,7 @@ class Runtime:
     tracer: ToolTracer | None
     services: ServiceContainer
     intents: IntentRouter
+    runs: RunManager = field(init=False)
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _tracer_provider: TracerProvider | None = None
 
@@ -126,7 +140,9 @@ class Runtime:
         await self.root.all_definitions()
 
     async def aclose(self) -> None:
-        """Close providers (MCP sessions, HTTP client, sandbox) and flush the audit store."""
+        """Cancel unfinished runs, close providers (MCP sessions, HTTP client, sandbox), flush
+        the audit store."""
+        await self.runs.aclose()
         await self.root.close()
         for service in self.services.created():
             if isinstance(service, httpx.AsyncClient | Sandbox):
@@ -228,7 +244,59 @@ def build_runtime(
         _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
+    pack = services.get_optional(BrokerageDataSource)
+    runtime.runs = RunManager(
+        view=runtime.view,
+        context=runtime.context,
+        agent=_agent_factory(settings.agent, BrokerageAnswers(pack) if pack else None),
+        store=RunStore(audit.engine) if audit is not None else None,
+        confirm_timeout_s=settings.approvals.ttl_s,
+        keep=settings.agent.max_runs_in_memory,
+        tracer=tracer.tracer if tracer is not None else None,
+    )
     return runtime
+
+
+def _agent_factory(
+    config: AgentSettings, pack: BrokerageAnswers | None
+) -> Callable[[ToolsProvider], Agent]:
+    """Makes each run's agent: the model loop when ``[agent] model`` is set, else the router.
+
+    Raises:
+        ConfigError: a model is configured but the ``openai`` package is missing, or no
+            model is configured and the brokerage pack (the router's intents) is off.
+    """
+    if config.model is None:
+        if pack is None:
+            raise ConfigError(
+                "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or the "
+                "brokerage pack ([brokerage] enabled = true) for its intent router"
+            )
+        agent = RouterAgent(pack)
+        return lambda view: agent
+    try:
+        import openai
+    except ImportError:
+        raise ConfigError(
+            "[agent] model needs the openai package: pip install 'tooldeck[builtin]'"
+        ) from None
+    client = openai.AsyncOpenAI(
+        base_url=config.base_url,
+        api_key=config.api_key.get_secret_value() if config.api_key else "not-needed",
+        timeout=config.timeout_s,
+        max_retries=1,
+    )
+    model = config.model
+    return lambda view: ModelAgent(
+        client,
+        model,
+        view,
+        max_steps=config.max_steps,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        strict_tools=config.strict_tools,
+        figures=pack.figures if pack else None,
+    )
 
 
 def _caller_code_defaults(config: PolicyConfig) -> PolicyConfig:

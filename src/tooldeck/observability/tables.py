@@ -1,5 +1,8 @@
 """The audit database's tables (SQLAlchemy Core), shared by the store, metering and metrics.
 
+``runs`` and ``run_events`` hold agent runs (``tooldeck.agent``): one row per run with
+its state and record, one row per event, so a stream can be replayed after the fact.
+
 ``tool_calls`` holds one row per call and may be pruned (``audit.retention_days``);
 ``tool_call_totals`` holds running totals per (tool, status, error type, profile) with
 a latency histogram, updated in the same transaction as the rows they count and never
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     Column,
+    UniqueConstraint,
     DateTime,
     Float,
     Index,
@@ -26,6 +30,8 @@ __all__ = [
     "BUCKET_COLUMNS",
     "approval_decisions",
     "metadata",
+    "run_events",
+    "runs",
     "tool_call_totals",
     "tool_calls",
 ]
@@ -95,4 +101,28 @@ tool_call_totals = Table(
     Column("calls", Integer, nullable=False),
     Column("duration_ms_sum", Float, nullable=False),
     *(Column(name, Integer, nullable=False) for name in BUCKET_COLUMNS),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("question", Text, nullable=False),
+    Column("profile", String(64)),
+    Column("user", String(128)),
+    Column("record", Text, nullable=False),  # JSON text: the whole ChatRun
+)
+
+run_events = Table(
+    "run_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("type", String(32), nullable=False),
+    Column("event", Text, nullable=False),  # JSON text: the whole RunEvent
+    UniqueConstraint("run_id", "seq"),
 )

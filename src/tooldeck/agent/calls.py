@@ -1,0 +1,91 @@
+"""``RunTools``: the tools of one run, recorded and announced as events.
+
+Both agents (intent router and model loop) call tools only through it, so every call
+goes through the profile's provider stack (confirmation, policies, audit, spans), is
+listed in the answer's ``tool_calls``, and emits ``tool_call.started`` and
+``tool_call.completed``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tooldeck.agent.contracts import ToolCallRecord
+from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import Arguments, ToolExecutor
+
+__all__ = ["Emit", "RunTools"]
+
+Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Emits a run event: ``await emit("tool_call.started", {...})``."""
+
+
+def _as_json(arguments: Arguments) -> Any:
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str | bytes):
+        try:
+            return json.loads(arguments or "{}")
+        except ValueError:
+            return arguments if isinstance(arguments, str) else arguments.decode(errors="replace")
+    return dict(arguments)
+
+
+class RunTools:
+    """A ``ToolExecutor`` over ``view`` that records each call of a run and emits its events.
+
+    Args:
+        view: The profile's provider stack.
+        ctx: The run's context (run_id, session, user, profile, confirm callback).
+        emit: Event sink of the run.
+
+    Attributes:
+        records: One ``ToolCallRecord`` per finished call, in start order.
+        results: The ``ToolResult`` of each finished call, same order.
+    """
+
+    def __init__(self, view: ToolExecutor, ctx: ToolContext, emit: Emit) -> None:
+        self.view = view
+        self.ctx = ctx
+        self.emit = emit
+        self.records: list[ToolCallRecord] = []
+        self.results: list[ToolResult] = []
+        self._order: list[str] = []
+
+    async def execute(
+        self,
+        name: str,
+        arguments: Arguments = None,
+        ctx: ToolContext | None = None,
+        *,
+        call_id: str | None = None,
+    ) -> ToolResult:
+        """Run one call through the view; never raises for tool failures."""
+        call_id = call_id or new_request_id()
+        shown = _as_json(arguments)
+        self._order.append(call_id)
+        await self.emit("tool_call.started", {"call_id": call_id, "name": name, "arguments": shown})
+        start = time.perf_counter()
+        result = await self.view.execute(name, arguments, (ctx or self.ctx).derive(request_id=call_id))
+        error = result.error
+        record = ToolCallRecord(
+            id=call_id,
+            name=name,
+            arguments=shown,
+            status=result.status,
+            source_id=result.source_id,
+            as_of=result.as_of,
+            error_type=error.type.value if error else None,
+            error_message=error.message if error else None,
+            duration_ms=round((time.perf_counter() - start) * 1000, 3),
+        )
+        position = self._order.index(call_id)  # concurrent calls finish in any order
+        at = sum(1 for r in self.records if self._order.index(r.id) < position)
+        self.records.insert(at, record)
+        self.results.insert(at, result)
+        await self.emit("tool_call.completed", {"call_id": call_id, **record.model_dump()})
+        return result

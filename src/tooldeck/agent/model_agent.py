@@ -1,0 +1,166 @@
+"""The model agent: a tool-calling loop against any OpenAI-compatible endpoint.
+
+Each turn sends the profile's tool definitions (``exporters.openai.to_openai_chat``);
+the tool calls a turn returns run concurrently through ``RunTools`` (so through the
+provider stack), their ``to_llm()`` texts go back as ``tool`` messages, and the loop
+stops at a turn without tool calls (the answer) or after ``max_steps`` turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tooldeck.agent.base import Draft, could_not_answer
+from tooldeck.agent.calls import RunTools
+from tooldeck.agent.grounding import find_citations
+from tooldeck.core.intents import ClarifyingQuestion, Figure
+from tooldeck.core.names import safe_tool_name
+from tooldeck.core.result import ToolResult
+from tooldeck.exporters.openai import to_openai_chat, tool_message
+from tooldeck.providers.base import ToolsProvider
+
+__all__ = ["SYSTEM_PROMPT", "ModelAgent", "ModelError"]
+
+SYSTEM_PROMPT = (
+    "You answer the user's questions about their data with the tools provided. Call tools "
+    "to get the data; never invent or estimate a number. Every figure you state must appear "
+    "in a tool result. After each sentence that uses a tool result, cite it with the "
+    "source_id printed after the result, in square brackets, e.g. [tool:positions:v1]. "
+    "If the question is unclear, ask one short clarifying question instead."
+)
+
+_CONFIDENCE = 0.7
+"""Confidence of a model's answer that passes grounding (the model states none)."""
+
+
+class ModelError(Exception):
+    """The model endpoint failed (connection, HTTP status, no choices); the run fails."""
+
+
+class ModelAgent:
+    """One run's tool loop with a model (see the module docstring).
+
+    Args:
+        client: An ``openai.AsyncOpenAI`` client.
+        model: Model name.
+        view: The profile's provider stack (its definitions are sent).
+        max_steps: Most model turns.
+        temperature: Sampling temperature.
+        max_tokens: Longest completion per turn.
+        strict_tools: Send strict-mode schemas.
+        figures: Derives numbers from results (``IntentPack.figures``) for grounding.
+    """
+
+    mode = "model"
+
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        view: ToolsProvider,
+        *,
+        max_steps: int = 6,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        strict_tools: bool = False,
+        figures: Callable[[Sequence[ToolResult]], list[Figure]] | None = None,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.view = view
+        self.max_steps = max_steps
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.strict_tools = strict_tools
+        self.derive = figures
+        self.messages: list[dict[str, Any]] = []
+
+    async def _complete(self, tools: list[dict[str, Any]] | None) -> Any:
+        import openai
+
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
+        try:
+            completion = await self.client.chat.completions.create(
+                model=self.model,
+                messages=self.messages,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                **extra,
+            )
+        except openai.APIStatusError as exc:
+            raise ModelError(f"model endpoint: HTTP {exc.status_code}: {exc.message}") from None
+        except openai.APIError as exc:
+            raise ModelError(f"model endpoint: {type(exc).__name__}: {exc}") from None
+        if not completion.choices:
+            raise ModelError("model endpoint: the response has no choices")
+        return completion.choices[0].message
+
+    async def answer(self, question: str, params: dict[str, Any], tools: RunTools) -> Draft:
+        """Run the loop for ``question``; ``params`` are ignored (the model reads the question).
+
+        Raises:
+            ModelError: the endpoint failed.
+        """
+        definitions = await self.view.definitions()
+        names = {safe_tool_name(d.name): d.name for d in definitions}
+        schema = to_openai_chat(definitions, strict=self.strict_tools)
+        self.messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": question},
+        ]
+        for _ in range(self.max_steps):
+            message = await self._complete(schema)
+            calls = list(message.tool_calls or ())
+            if not calls:
+                return self._draft(message.content or "", tools)
+            self.messages.append(message.model_dump(exclude_none=True))
+            results = await asyncio.gather(
+                *(
+                    tools.execute(
+                        names.get(c.function.name, c.function.name),
+                        c.function.arguments,
+                        call_id=c.id,
+                    )
+                    for c in calls
+                )
+            )
+            self.messages.extend(tool_message(c.id, r) for c, r in zip(calls, results, strict=True))
+        return could_not_answer(f"The model did not finish within {self.max_steps} steps.")
+
+    async def repair(self, draft: Draft, problems: list[str], tools: RunTools) -> Draft | None:
+        """Re-ask once, without tools, with the validator's ``problems``.
+
+        Raises:
+            ModelError: the endpoint failed.
+        """
+        self.messages.append({"role": "assistant", "content": draft.markdown})
+        self.messages.append(
+            {
+                "role": "user",
+                "content": "Your answer failed verification against the tool results:\n"
+                + "\n".join(f"- {p}" for p in problems)
+                + "\nWrite the answer again. State only figures that appear in the tool "
+                "results above, and cite each result you use as [source_id].",
+            }
+        )
+        message = await self._complete(None)
+        return self._draft(message.content or "", tools)
+
+    def _draft(self, content: str, tools: RunTools) -> Draft:
+        text = content.strip()
+        if not tools.records and text.endswith("?"):
+            return Draft(
+                markdown=text,
+                needs_clarification=True,
+                clarifying_question=ClarifyingQuestion(
+                    question=text, type="text", parameter="question"
+                ),
+            )
+        return Draft(
+            markdown=text,
+            citations=find_citations(text),
+            confidence=_CONFIDENCE,
+            figures=self.derive(tools.results) if self.derive else [],
+        )

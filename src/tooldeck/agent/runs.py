@@ -1,0 +1,467 @@
+"""Runs: one chat question answered by an agent, as a state machine with an event stream.
+
+Example::
+
+    run = await runs.start(ChatRequest(question="What's my cash?"), user="ana")
+    run = await runs.wait(run.run_id)            # completed, failed, cancelled or waiting_input
+    async for event in runs.events(run.run_id, after=0):
+        ...                                      # replay, then live until the run ends
+
+States and transitions are seed 003's (``contracts.TRANSITIONS``). A tool call that
+needs confirmation moves the run to ``waiting_input`` until ``confirm`` (or the
+approval TTL, which denies); ``cancel`` stops it. Every change is an event (run_id,
+seq 1, 2, ..., timestamp) kept in memory for live runs and, with the audit database on,
+stored with the run's record, so a client that reconnects gets what it missed, even from
+another process. Runs a stopped process left unfinished are marked ``failed`` at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from tooldeck.agent.base import Agent, Draft, could_not_answer
+from tooldeck.agent.calls import RunTools
+from tooldeck.agent.contracts import (
+    FINAL_STATES,
+    TRANSITIONS,
+    ChatAnswer,
+    ChatRequest,
+    ChatRun,
+    ConfirmRequest,
+    PendingConfirmation,
+    RunEvent,
+)
+from tooldeck.agent.grounding import Grounding, check_grounding
+from tooldeck.agent.model_agent import ModelError
+from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.core.context import ToolContext
+from tooldeck.exceptions import RunNotFoundError, RunStateError
+from tooldeck.observability.runs import RunStore
+from tooldeck.providers.base import ToolsProvider
+
+__all__ = ["RunManager"]
+
+log = logging.getLogger("tooldeck.runs")
+
+_FINAL_EVENTS = frozenset({"run.completed", "run.failed", "run.cancelled"})
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(eq=False)
+class _Live:
+    """A run this process executes: its record, events and the waits on it."""
+
+    run: ChatRun
+    events: list[RunEvent] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    decision: asyncio.Future[ConfirmationDecision] | None = None
+
+
+class RunManager:
+    """Starts, tracks, confirms and cancels runs; serves their events.
+
+    Args:
+        view: The provider stack of a profile (``Runtime.view``); raises
+            ``ConfigError`` for an unknown profile.
+        context: Makes the run's ``ToolContext`` (``Runtime.context``: services).
+        agent: Makes the agent of one run, given the profile's view.
+        store: Persists records and events; None keeps runs in memory only.
+        confirm_timeout_s: How long a run waits for a confirmation before the call
+            is denied.
+        keep: Finished runs kept in memory (older ones are read from ``store``).
+        tracer: An OpenTelemetry tracer for the run's ``invoke_agent`` span, or None.
+    """
+
+    def __init__(
+        self,
+        *,
+        view: Callable[[str | None], ToolsProvider],
+        context: Callable[..., ToolContext],
+        agent: Callable[[ToolsProvider], Agent],
+        store: RunStore | None = None,
+        confirm_timeout_s: float = 600.0,
+        keep: int = 256,
+        tracer: Any = None,
+    ) -> None:
+        self.view = view
+        self.context = context
+        self.agent = agent
+        self.store = store
+        self.confirm_timeout_s = confirm_timeout_s
+        self.keep = keep
+        self.tracer = tracer
+        self._live: OrderedDict[str, _Live] = OrderedDict()
+        self._recovered = False
+
+    # -- persistence ----------------------------------------------------------------
+
+    async def _persist(self, call: Callable[..., None], *args: Any) -> None:
+        if self.store is None:
+            return
+        try:
+            await asyncio.to_thread(call, *args)
+        except Exception:  # the run goes on in memory; the log says what was not stored
+            log.exception("runs: could not store %s", getattr(call, "__name__", call))
+
+    async def _recover(self) -> None:
+        """Mark runs that a stopped process left unfinished as failed (once)."""
+        if self._recovered or self.store is None:
+            return
+        self._recovered = True
+        try:
+            stale = await asyncio.to_thread(self.store.unfinished)
+        except Exception:
+            log.exception("runs: could not read unfinished runs")
+            return
+        for record in stale:
+            if record["run_id"] in self._live:
+                continue
+            run = ChatRun.model_validate(record)
+            run = run.model_copy(
+                update={
+                    "state": "failed",
+                    "pending": None,
+                    "error": "interrupted: the process running it stopped",
+                    "updated_at": _now(),
+                }
+            )
+            await self._persist(self.store.save, run.model_dump(mode="json"))
+
+    # -- events and state -----------------------------------------------------------
+
+    async def _emit(self, live: _Live, type: str, data: dict[str, Any] | None = None) -> None:
+        event = RunEvent.model_validate(
+            {
+                "run_id": live.run.run_id,
+                "seq": len(live.events) + 1,
+                "type": type,
+                "timestamp": _now(),
+                "data": data or {},
+            }
+        )
+        live.events.append(event)
+        live.run = live.run.model_copy(update={"last_seq": event.seq})
+        self._signal(live)
+        if self.store is not None:
+            await self._persist(self.store.add_event, event.model_dump(mode="json"))
+
+    async def _move(self, live: _Live, state: str, **fields: Any) -> None:
+        current = live.run.state
+        if state not in TRANSITIONS[current]:
+            raise RunStateError(live.run.run_id, current, f"move to {state}", [])
+        live.run = live.run.model_copy(update={"state": state, "updated_at": _now(), **fields})
+        self._signal(live)
+        if self.store is not None:
+            await self._persist(self.store.save, live.run.model_dump(mode="json"))
+
+    @staticmethod
+    def _signal(live: _Live) -> None:
+        """Wake everything waiting on a change of ``live``."""
+        changed, live.changed = live.changed, asyncio.Event()
+        changed.set()
+
+    def _remember(self, live: _Live) -> None:
+        self._live[live.run.run_id] = live
+        finished = [k for k, v in self._live.items() if v.run.state in FINAL_STATES]
+        for run_id in finished[: max(0, len(finished) - self.keep)]:
+            del self._live[run_id]
+
+    # -- API --------------------------------------------------------------------------
+
+    async def start(self, request: ChatRequest, *, user: str | None = None) -> ChatRun:
+        """Create a run (``queued``), emit ``run.created`` and start it in the background.
+
+        Raises:
+            ConfigError: ``request.profile`` is not a configured profile.
+        """
+        await self._recover()
+        view = self.view(request.profile)
+        now = _now()
+        run = ChatRun(
+            run_id=f"run_{uuid.uuid4().hex}",
+            state="queued",
+            question=request.question,
+            profile=request.profile,
+            user=user,
+            created_at=now,
+            updated_at=now,
+        )
+        live = _Live(run)
+        self._remember(live)
+        if self.store is not None:
+            await self._persist(self.store.save, run.model_dump(mode="json"))
+        await self._emit(live, "run.created", {"question": run.question, "profile": run.profile})
+        live.task = asyncio.create_task(self._execute(live, request, view))
+        return live.run
+
+    def get(self, run_id: str) -> ChatRun:
+        """The run's current record.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+        """
+        live = self._live.get(run_id)
+        if live is not None:
+            return live.run
+        record = self.store.get(run_id) if self.store is not None else None
+        if record is None:
+            raise RunNotFoundError(f"no run {run_id!r}")
+        return ChatRun.model_validate(record)
+
+    async def wait(self, run_id: str) -> ChatRun:
+        """Wait until the run is final or ``waiting_input``; return its record.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+        """
+        live = self._live.get(run_id)
+        if live is None:
+            return self.get(run_id)
+        while live.run.state not in FINAL_STATES and live.run.state != "waiting_input":
+            await live.changed.wait()
+        return live.run
+
+    async def confirm(self, run_id: str, body: ConfirmRequest, *, approver: str | None) -> ChatRun:
+        """Answer the pending confirmation of a ``waiting_input`` run; it resumes.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+            RunStateError: the run is not waiting for input (HTTP 409).
+        """
+        run = self.get(run_id)
+        live = self._live.get(run_id)
+        if live is None or live.decision is None or live.decision.done():
+            raise RunStateError(run_id, run.state, "confirm", ["waiting_input"])
+        live.decision.set_result(
+            ConfirmationDecision(
+                approved=body.approve,
+                arguments=body.arguments,
+                message=body.message,
+                approver=approver,
+            )
+        )
+        while live.run.state == "waiting_input":
+            await live.changed.wait()
+        return live.run
+
+    async def cancel(self, run_id: str, *, by: str | None = None) -> ChatRun:
+        """Cancel a run that has not finished; emits ``run.cancelled``.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+            RunStateError: the run already finished (HTTP 409).
+        """
+        run = self.get(run_id)
+        live = self._live.get(run_id)
+        if live is None or run.state in FINAL_STATES:
+            allowed = [s for s, nxt in TRANSITIONS.items() if "cancelled" in nxt]
+            raise RunStateError(run_id, run.state, "cancel", allowed)
+        reason = f"cancelled by {by}" if by else "cancelled"
+        await self._move(live, "cancelled", pending=None, error=reason)
+        await self._emit(live, "run.cancelled", {"reason": reason})
+        if live.task is not None:
+            live.task.cancel()
+        return live.run
+
+    async def events(self, run_id: str, after: int = 0) -> AsyncIterator[RunEvent]:
+        """The run's events with ``seq > after``, then live ones until the run ends.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+        """
+        live = self._live.get(run_id)
+        if live is None:
+            self.get(run_id)  # raises when unknown
+            stored = self.store.events(run_id, after) if self.store is not None else []
+            for record in stored:
+                yield RunEvent.model_validate(record)
+            return
+        sent = after
+        while True:
+            changed = live.changed
+            for event in live.events[sent:]:
+                sent = event.seq
+                yield event
+            if any(e.type in _FINAL_EVENTS for e in live.events[-1:]):
+                return
+            await changed.wait()
+
+    async def aclose(self) -> None:
+        """Cancel the runs still going (they end ``cancelled``)."""
+        for live in list(self._live.values()):
+            if live.run.state not in FINAL_STATES:
+                with contextlib.suppress(RunStateError):
+                    await self.cancel(live.run.run_id, by="shutdown")
+        tasks = [live.task for live in self._live.values() if live.task is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- the run itself ---------------------------------------------------------------
+
+    async def _execute(self, live: _Live, request: ChatRequest, view: ToolsProvider) -> None:
+        run = live.run
+        ctx = self.context(
+            run_id=run.run_id,
+            session_id=request.session_id,
+            user=run.user,
+            profile=run.profile,
+            confirm=lambda req: self._ask(live, req),
+        )
+
+        async def emit(type: str, data: dict[str, Any]) -> None:
+            await self._emit(live, type, data)
+
+        span = self._span(run)
+        try:
+            await self._move(live, "running")
+            await self._emit(live, "run.started")
+            agent = self.agent(view)
+            tools = RunTools(view, ctx, emit)
+            params = dict(request.params)
+            if request.account:
+                params["account"] = request.account
+            try:
+                draft = await agent.answer(request.question, params, tools)
+                answer = await self._grounded(agent, draft, tools)
+            except ModelError as exc:
+                await self._fail(live, str(exc), span)
+                return
+            for chunk in _chunks(answer.answer_markdown):
+                await self._emit(live, "message.delta", {"text": chunk})
+            await self._move(live, "completed", answer=answer)
+            await self._emit(live, "run.completed", {"answer": answer.model_dump(mode="json")})
+            if span is not None:
+                span.set_attribute("tooldeck.grounding.verdict", answer.grounding.verdict)
+                span.set_attribute("tooldeck.run.state", "completed")
+        except asyncio.CancelledError:
+            if live.run.state not in FINAL_STATES:  # task cancelled from outside cancel()
+                await self._move(live, "cancelled", pending=None, error="cancelled")
+                await self._emit(live, "run.cancelled", {"reason": "cancelled"})
+            if span is not None:
+                span.set_attribute("tooldeck.run.state", "cancelled")
+        except Exception as exc:  # a bug must fail the run, not leave it running forever
+            log.exception("runs: run %s failed", run.run_id)
+            await self._fail(live, f"{type(exc).__name__}: {exc}", span)
+        finally:
+            if span is not None:
+                span.end()
+
+    async def _fail(self, live: _Live, error: str, span: Any) -> None:
+        if live.run.state not in FINAL_STATES:
+            await self._move(live, "failed", pending=None, error=error)
+            await self._emit(live, "run.failed", {"error": error})
+        if span is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_attribute("tooldeck.run.state", "failed")
+            span.set_status(Status(StatusCode.ERROR, error))
+
+    def _span(self, run: ChatRun) -> Any:
+        """The run's ``invoke_agent`` span (GenAI conventions), made current for its task."""
+        if self.tracer is None:
+            return None
+        from opentelemetry import context as otel_context
+        from opentelemetry import trace
+
+        span = self.tracer.start_span(
+            "invoke_agent tooldeck",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "tooldeck",
+                "gen_ai.conversation.id": run.run_id,
+                "tooldeck.run_id": run.run_id,
+                **({"tooldeck.profile": run.profile} if run.profile else {}),
+            },
+        )
+        otel_context.attach(trace.set_span_in_context(span))  # the task's own context
+        return span
+
+    async def _grounded(self, agent: Agent, draft: Draft, tools: RunTools) -> ChatAnswer:
+        """Validate ``draft``; repair once (models) or fall back to the graceful answer."""
+        report = check_grounding(draft.markdown, draft.citations, tools.results, draft.figures)
+        verdict: Grounding
+        if report.ok:
+            verdict = report.verdict("grounded")
+        else:
+            problems = [f.message for f in report.findings]
+            repaired = await agent.repair(draft, problems, tools)
+            second = (
+                check_grounding(
+                    repaired.markdown, repaired.citations, tools.results, repaired.figures
+                )
+                if repaired is not None
+                else None
+            )
+            if repaired is not None and second is not None and second.ok:
+                draft, verdict = repaired, second.verdict("repaired")
+            else:
+                failed = second if second is not None else report
+                fallback = could_not_answer(
+                    "Ask again, or look at the tool calls below.", verify=True
+                )
+                fallback.intent, fallback.params = draft.intent, draft.params
+                draft, verdict = fallback, failed.verdict("ungrounded")
+        return ChatAnswer(
+            answer_markdown=draft.markdown,
+            citations=draft.citations,
+            confidence=draft.confidence,
+            needs_clarification=draft.needs_clarification,
+            clarifying_question=draft.clarifying_question,
+            tool_calls=tools.records,
+            grounding=verdict,
+            intent=draft.intent,
+            params=draft.params,
+            mode="model" if agent.mode == "model" else "router",
+            model=agent.model,
+        )
+
+    async def _ask(self, live: _Live, request: ConfirmationRequest) -> ConfirmationDecision:
+        """The run's confirmation callback: wait in ``waiting_input`` for ``confirm``."""
+        pending = PendingConfirmation(
+            approval_id=request.approval_id,
+            tool=request.tool,
+            arguments=dict(request.arguments),
+            arguments_hash=request.arguments_hash,
+            description=request.description,
+            expires_at=request.expires_at,
+        )
+        live.decision = asyncio.get_running_loop().create_future()
+        await self._move(live, "waiting_input", pending=pending)
+        await self._emit(live, "run.waiting_input", {"pending": pending.model_dump(mode="json")})
+        try:
+            decision = await asyncio.wait_for(
+                asyncio.shield(live.decision), timeout=self.confirm_timeout_s
+            )
+        except TimeoutError:
+            decision = ConfirmationDecision(
+                approved=False, message=f"no decision within {self.confirm_timeout_s:g} s"
+            )
+        finally:
+            live.decision = None
+        await self._move(live, "running", pending=None)
+        return decision
+
+
+def _chunks(text: str, size: int = 200) -> list[str]:
+    """``text`` in pieces of whole lines, about ``size`` characters each, for ``message.delta``."""
+    chunks: list[str] = []
+    current = ""
+    for line in text.splitlines(keepends=True):
+        if current and len(current) + len(line) > size:
+            chunks.append(current)
+            current = ""
+        current += line
+    if current:
+        chunks.append(current)
+    return chunks

@@ -1,0 +1,94 @@
+"""Agent runs in the audit database: one row per run, one per event (``runs``, ``run_events``).
+
+The store keeps JSON records and knows nothing of their shape beyond id, state,
+sequence number and type; ``tooldeck.agent.runs`` owns the models and the state machine.
+Calls are synchronous and short; the run manager makes them from a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Engine
+
+from tooldeck.observability.tables import run_events, runs
+
+__all__ = ["RunStore"]
+
+
+class RunStore:
+    """Persists run records and their events (SQLAlchemy; the audit store's engine).
+
+    Args:
+        engine: An engine whose database has the ``runs`` and ``run_events`` tables
+            (``AuditStore`` creates them).
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def save(self, record: Mapping[str, Any]) -> None:
+        """Insert or update the run ``record`` (needs ``run_id``, ``state``, ``question``)."""
+        now = datetime.now(UTC)
+        values = {
+            "updated_at": now,
+            "state": record["state"],
+            "record": json.dumps(record, default=str),
+        }
+        with self.engine.begin() as conn:
+            done = conn.execute(update(runs).where(runs.c.id == record["run_id"]).values(**values))
+            if done.rowcount == 0:
+                conn.execute(
+                    insert(runs).values(
+                        id=record["run_id"],
+                        created_at=now,
+                        question=record["question"],
+                        profile=record.get("profile"),
+                        user=record.get("user"),
+                        **values,
+                    )
+                )
+
+    def add_event(self, event: Mapping[str, Any]) -> None:
+        """Store one event (needs ``run_id``, ``seq``, ``type``)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(run_events).values(
+                    run_id=event["run_id"],
+                    seq=event["seq"],
+                    type=event["type"],
+                    event=json.dumps(event, default=str),
+                )
+            )
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        """The record of ``run_id``, or None."""
+        with self.engine.connect() as conn:
+            text = conn.execute(select(runs.c.record).where(runs.c.id == run_id)).scalar()
+        return None if text is None else dict(json.loads(text))
+
+    def events(self, run_id: str, after: int = 0) -> list[dict[str, Any]]:
+        """Events of ``run_id`` with a sequence number above ``after``, in order."""
+        stmt = (
+            select(run_events.c.event)
+            .where(run_events.c.run_id == run_id, run_events.c.seq > after)
+            .order_by(run_events.c.seq)
+        )
+        with self.engine.connect() as conn:
+            return [json.loads(text) for text in conn.execute(stmt).scalars()]
+
+    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The newest run records first."""
+        stmt = select(runs.c.record).order_by(runs.c.created_at.desc()).limit(max(1, limit))
+        with self.engine.connect() as conn:
+            return [json.loads(text) for text in conn.execute(stmt).scalars()]
+
+    def unfinished(self) -> list[dict[str, Any]]:
+        """Records of runs not in a final state (a process stopped while they ran)."""
+        stmt = select(runs.c.record).where(runs.c.state.in_(("queued", "running", "waiting_input")))
+        with self.engine.connect() as conn:
+            return [json.loads(text) for text in conn.execute(stmt).scalars()]
