@@ -220,6 +220,14 @@ class RunManager:
             raise RunNotFoundError(f"no run {run_id!r}")
         return ChatRun.model_validate(record)
 
+    def recent(self, limit: int = 50) -> list[ChatRun]:
+        """The newest runs first: those in memory, and the store's."""
+        runs = {run_id: live.run for run_id, live in self._live.items()}
+        if self.store is not None:
+            for record in self.store.recent(limit):
+                runs.setdefault(record["run_id"], ChatRun.model_validate(record))
+        return sorted(runs.values(), key=lambda r: r.created_at, reverse=True)[:limit]
+
     async def wait(self, run_id: str) -> ChatRun:
         """Wait until the run is final or ``waiting_input``; return its record.
 

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from tooldeck.runtime import Runtime, build_runtime
 from tooldeck.server import ui
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
-from tooldeck.server.routes import approvals, audit, brokerage, catalog, metrics, tools
+from tooldeck.server.routes import approvals, audit, brokerage, catalog, chat, metrics, tools
 
 __all__ = ["create_app"]
 
@@ -72,7 +72,7 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     app.state.runtime = runtime
     app.add_middleware(TraceContextMiddleware)
     guarded = [Depends(_require_api_key)]
-    for module in (tools, catalog, approvals, audit, brokerage, metrics):
+    for module in (tools, catalog, approvals, audit, brokerage, chat, metrics):
         app.include_router(module.router, dependencies=guarded)
     ui.install(app)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))

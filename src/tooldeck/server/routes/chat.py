@@ -1,0 +1,176 @@
+"""``/api/chat`` and ``/api/runs``: ask a question, follow the run, confirm or cancel it.
+
+Contracts: ``docs/contracts.md`` (seed 003). Server-Sent Events carry
+``id: <run_id>:<seq>``, ``event: <type>`` and the ``RunEvent`` as JSON ``data``. A client
+that lost the stream reconnects with the ``Last-Event-ID`` header (an ``EventSource``
+does it by itself on ``GET /api/runs/{id}/events``; on ``POST /api/chat/stream`` the
+header resumes that run instead of starting a new one) and receives every later event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
+from tooldeck.agent.runs import RunManager
+from tooldeck.exceptions import ConfigError, RunNotFoundError, RunStateError
+from tooldeck.server.http import runtime_of
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["chat"])
+
+_ERRORS = {
+    404: {"description": "No run has this id, or the profile is unknown."},
+    409: {"description": "The run's state does not allow this (an illegal transition)."},
+}
+
+
+def _runs(request: Request) -> RunManager:
+    return runtime_of(request).runs
+
+
+async def _start(request: Request, body: ChatRequest) -> ChatRun:
+    try:
+        return await _runs(request).start(body, user=request.headers.get("x-user"))
+    except ConfigError as exc:  # unknown profile
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+
+
+def _get(runs: RunManager, run_id: str) -> ChatRun:
+    try:
+        return runs.get(run_id)
+    except RunNotFoundError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+
+
+def _after(last_event_id: str | None, run_id: str | None = None) -> tuple[str | None, int]:
+    """(run id, sequence number) of a ``Last-Event-ID`` of the form ``<run_id>:<seq>``."""
+    if not last_event_id:
+        return run_id, 0
+    head, _, tail = last_event_id.strip().rpartition(":")
+    if not tail.isdigit() or (head and run_id and head != run_id):
+        raise HTTPException(
+            status_code=422,
+            detail=f"Last-Event-ID {last_event_id!r} is not '<run_id>:<seq>' of this run "
+            "(the id of an event of this stream)",
+        )
+    return head or run_id, int(tail)
+
+
+async def _sse(runs: RunManager, run_id: str, after: int) -> AsyncIterable[ServerSentEvent]:
+    event: RunEvent
+    async for event in runs.events(run_id, after):
+        yield ServerSentEvent(
+            id=f"{event.run_id}:{event.seq}", event=event.type, data=event.model_dump(mode="json")
+        )
+
+
+@router.post(
+    "/api/chat",
+    response_model=ChatRun,
+    summary="Ask a question; the answer in one response",
+    responses={202: {"model": ChatRun, "description": "The run waits for a confirmation."}},
+)
+async def chat(body: ChatRequest, request: Request, response: Response) -> ChatRun:
+    """Run the agent and return the run once it completed, failed, or waits for input.
+
+    A run that waits for a confirmation is returned with status 202 and ``pending``;
+    confirm it with ``POST /api/runs/{id}/confirm``, then read ``GET /api/runs/{id}``.
+    """
+    run = await _start(request, body)
+    run = await _runs(request).wait(run.run_id)
+    if run.state == "waiting_input":
+        response.status_code = 202
+    return run
+
+
+@router.post(
+    "/api/chat/stream",
+    response_class=EventSourceResponse,
+    summary="Ask a question; the run's events as Server-Sent Events",
+)
+async def chat_stream(
+    body: ChatRequest,
+    request: Request,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> AsyncIterable[ServerSentEvent]:
+    """Start a run and stream its events until it ends (``run.completed`` / ``failed`` /
+    ``cancelled``). With ``Last-Event-ID: <run_id>:<seq>``, resume that run instead."""
+    runs = _runs(request)
+    run_id, after = _after(last_event_id)
+    if run_id is None:
+        run_id = (await _start(request, body)).run_id
+    else:
+        _get(runs, run_id)
+    async for item in _sse(runs, run_id, after):
+        yield item
+
+
+@router.get("/api/runs", response_model=list[ChatRun], summary="Recent runs")
+async def list_runs(
+    request: Request, limit: Annotated[int, Query(ge=1, le=500)] = 50
+) -> list[ChatRun]:
+    """The newest runs first (this process's, and with the audit database on, all)."""
+    return _runs(request).recent(limit)
+
+
+@router.get("/api/runs/{run_id}", response_model=ChatRun, responses=_ERRORS, summary="A run")
+async def get_run(run_id: str, request: Request) -> ChatRun:
+    """The run's state, answer or pending confirmation."""
+    return _get(_runs(request), run_id)
+
+
+@router.get(
+    "/api/runs/{run_id}/events",
+    response_class=EventSourceResponse,
+    responses=_ERRORS,
+    summary="A run's events as Server-Sent Events",
+)
+async def run_events(
+    run_id: str,
+    request: Request,
+    after: Annotated[int, Query(ge=0, description="Only events with a larger seq.")] = 0,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> AsyncIterable[ServerSentEvent]:
+    """Replay the events after ``Last-Event-ID`` (or ``?after=``), then follow the run live."""
+    runs = _runs(request)
+    _get(runs, run_id)
+    _, seq = _after(last_event_id, run_id)
+    async for item in _sse(runs, run_id, max(seq, after)):
+        yield item
+
+
+@router.post(
+    "/api/runs/{run_id}/confirm",
+    response_model=ChatRun,
+    responses=_ERRORS,
+    summary="Approve or deny the call a run waits on",
+)
+async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> ChatRun:
+    """Decide the pending confirmation; the run resumes (409 unless ``waiting_input``)."""
+    runs = _runs(request)
+    try:
+        return await runs.confirm(run_id, body, approver=request.headers.get("x-user"))
+    except RunNotFoundError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    except RunStateError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+
+
+@router.post(
+    "/api/runs/{run_id}/cancel", response_model=ChatRun, responses=_ERRORS, summary="Cancel a run"
+)
+async def cancel_run(run_id: str, request: Request) -> ChatRun:
+    """Cancel a run that has not finished (409 once it has)."""
+    runs = _runs(request)
+    try:
+        return await runs.cancel(run_id, by=request.headers.get("x-user"))
+    except RunNotFoundError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    except RunStateError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
