@@ -70,7 +70,9 @@ class RunTools:
         self._order.append(call_id)
         await self.emit("tool_call.started", {"call_id": call_id, "name": name, "arguments": shown})
         start = time.perf_counter()
-        result = await self.view.execute(name, arguments, (ctx or self.ctx).derive(request_id=call_id))
+        result = await self.view.execute(
+            name, arguments, (ctx or self.ctx).derive(request_id=call_id)
+        )
         error = result.error
         record = ToolCallRecord(
             id=call_id,

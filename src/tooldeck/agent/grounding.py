@@ -35,7 +35,9 @@ from tooldeck.core.result import ToolResult
 
 __all__ = ["Finding", "Grounding", "GroundingReport", "check_grounding", "find_citations"]
 
-_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b")
+_DATE = re.compile(
+    r"\b(\d{4}-\d{2}-\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+)
 _CITATION = re.compile(r"\[([A-Za-z][\w.-]*(?::[\w.-]+)+)\]")
 _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(

@@ -1,4 +1,4 @@
-"""The ``tooldeck`` command: tools, call, mcp, serve, audit, stats (Typer + Rich)."""
+"""The ``tooldeck`` command: tools, call, chat, mcp, serve, audit, stats (Typer + Rich)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.table import Table
+
+from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
 
 from tooldeck.config import load_settings
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
@@ -230,6 +233,121 @@ def call(
     out.print_json(result.model_dump_json())
     if not result.success:
         raise typer.Exit(1)
+
+
+@app.command()
+def chat(
+    question: Annotated[str, typer.Argument(help="The question, in quotes.")],
+    profile: ProfileOption = None,
+    account: Annotated[
+        str | None, typer.Option("--account", help="Account to answer about (id or name).")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            help="KEY=VALUE a parameter wins over the question, e.g. the answer to a "
+            "clarifying question: --param timeframe=YTD. Repeatable.",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve tool calls that need confirmation.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Ask the agent a question: the answer, its citations and grounding, and the tool calls.
+
+    With no [agent] model configured, the deterministic intent router answers. A call
+    that needs confirmation is approved by --yes, asked about on a terminal, and
+    otherwise denied. Exit code 0 when the run completed, 1 when it failed.
+    """
+    request = ChatRequest(
+        question=question, profile=profile, account=account, params=_parse_pairs(param or [])
+    )
+    runtime = _runtime(config)
+    interactive = yes or sys.stdin.isatty()
+
+    async def body() -> ChatRun:
+        runs = runtime.runs
+        run = await runs.start(request, user="cli")
+        with err.status("thinking…") as status:
+            async for event in runs.events(run.run_id):
+                if event.type == "tool_call.started":
+                    status.update(f"calling {event.data['name']}…")
+                elif event.type == "run.waiting_input":
+                    pending = event.data["pending"]
+                    status.stop()
+                    approved = yes or (
+                        interactive
+                        and typer.confirm(
+                            f"{pending['tool']} needs confirmation. Run it with "
+                            f"{json.dumps(pending['arguments'])}?",
+                            err=True,
+                        )
+                    )
+                    reason = (
+                        None
+                        if approved
+                        else (
+                            "declined at the prompt"
+                            if interactive
+                            else "no terminal to confirm (pass --yes to approve)"
+                        )
+                    )
+                    body = ConfirmRequest(approve=approved, message=reason)
+                    asyncio.get_running_loop().create_task(
+                        runs.confirm(run.run_id, body, approver="cli")
+                    )
+                    status.start()
+        return runs.get(run.run_id)
+
+    run = _session(runtime, body)
+    if as_json:
+        out.print_json(run.model_dump_json())
+    else:
+        _print_run(run)
+    if run.state != "completed":
+        raise typer.Exit(1)
+
+
+def _print_run(run: ChatRun) -> None:
+    answer = run.answer
+    if answer is None:
+        err.print(f"[red]run {run.state}:[/red] {run.error}")
+        return
+    out.print(Markdown(answer.answer_markdown))
+    question = answer.clarifying_question
+    if question is not None and question.options:
+        out.print(
+            f"\nOptions ({question.type}): {', '.join(question.options)}\n"
+            f"Answer with: --param {question.parameter}=<option>"
+        )
+    grounding = answer.grounding
+    colour = {"grounded": "green", "repaired": "yellow"}.get(grounding.verdict, "red")
+    out.print(
+        f"\n[bold]Citations:[/bold] {', '.join(answer.citations) or 'none'}   "
+        f"[bold]Grounding:[/bold] [{colour}]{grounding.verdict}[/{colour}] "
+        f"({grounding.numbers_checked} numbers checked)   "
+        f"[bold]Confidence:[/bold] {answer.confidence:.2f}"
+    )
+    for finding in grounding.findings:
+        out.print(f"  [red]-[/red] {finding.message}")
+    if answer.tool_calls:
+        table = Table(
+            title=f"Tool calls ({answer.mode}{f': {answer.model}' if answer.model else ''})"
+        )
+        for column in ("tool", "arguments", "status", "source_id", "ms"):
+            table.add_column(column, justify="right" if column == "ms" else "left")
+        for call in answer.tool_calls:
+            table.add_row(
+                call.name,
+                json.dumps(call.arguments),
+                call.status if call.status == "success" else f"[red]{call.error_type}[/red]",
+                call.source_id or "",
+                f"{call.duration_ms:.1f}",
+            )
+        out.print(table)
 
 
 @app.command()

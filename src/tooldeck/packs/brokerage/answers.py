@@ -104,7 +104,9 @@ class BrokerageAnswers:
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
         if as_of:
             markdown += f"\n\n_Data as of {as_of}._"
-        return ComposedAnswer(markdown, tuple(outcome.source_ids), tuple(self.figures(outcome.results)))
+        return ComposedAnswer(
+            markdown, tuple(outcome.source_ids), tuple(self.figures(outcome.results))
+        )
 
     def _names(self) -> dict[str, str]:
         return {a.id: a.name for a in self.source.load().accounts}
@@ -121,7 +123,9 @@ class BrokerageAnswers:
             f"{percent(quote['change_pct'], signed=True)} today."
         )
         if not positions:
-            return f"You do not hold {symbol} in {self._account_label(params.get('account'))}. {price}"
+            return (
+                f"You do not hold {symbol} in {self._account_label(params.get('account'))}. {price}"
+            )
         rows = unrealized_pl(positions, [quote])
         names = self._names()
         lines = [price, ""]

@@ -83,7 +83,10 @@ _LIST = r"what(?:'s| is) in my|which (?:stocks|etfs|bonds|funds)\b|\bholdings\b|
 _DEFINITION = r"^(?:what(?:'s| is| are)(?!.*\bmy\b)|explain|how (?:does|do|are|is)(?! my\b)(?!.*\bmy\b)|tell me about|define|meaning of|difference between|should i|why (?:do|should|would)|when should|is it (?:good|better|wise)|what does|can you explain|help me understand|teach me|pros and cons)"
 _MINE = r"\bmy\b|\bi\b|\bi'?ve\b|\bme\b"
 
-_DATA_WORDS = r"\b(?:worth|value|balance|returns?|holdings|positions|trades|deposits?|buying power)\b|\bi (?:own|hold|have)\b|\bdo i\b|" + _RANKING
+_DATA_WORDS = (
+    r"\b(?:worth|value|balance|returns?|holdings|positions|trades|deposits?|buying power)\b|\bi (?:own|hold|have)\b|\bdo i\b|"
+    + _RANKING
+)
 
 _STOPWORDS = frozenset(
     "A I AN AND ARE AS AT BE BY DO ETF ETFS FOR HOW IF IN IRA IS IT ME MY OF ON OR "
@@ -213,7 +216,9 @@ class QuestionRouter:
     def _intent(self, q: str, has_symbol: bool) -> tuple[str | None, float]:
         mine = _search(_MINE, q)
         if has_symbol:
-            if _search(_ACTIVITY, q) and not _search(r"should i (?:buy|sell)|average|cost basis", q):
+            if _search(_ACTIVITY, q) and not _search(
+                r"should i (?:buy|sell)|average|cost basis", q
+            ):
                 return "activity", 0.9
             if _search(r"\baverage\b|cost basis", q):
                 return "positions", 0.9
@@ -227,9 +232,9 @@ class QuestionRouter:
                 return "positions", 0.9
             return "quotes", 0.6
         advice = _search(r"^(?:should|why should|when should) i\b", q)
-        if (
-            advice or (_search(_DEFINITION, q) and not _search(_DATA_WORDS, q))
-        ) and self._topic(q) is not None:
+        if (advice or (_search(_DEFINITION, q) and not _search(_DATA_WORDS, q))) and self._topic(
+            q
+        ) is not None:
             return "facts", 0.9
         if _search(r"available to|buying power", q):
             return "cash_balance", 0.9
