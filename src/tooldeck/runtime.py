@@ -92,6 +92,8 @@ class Runtime:
     runs: RunManager = field(init=False)
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _tracer_provider: TracerProvider | None = None
+    _model_client: Any = None
+    """The chat agent's ``openai.AsyncOpenAI`` client, closed with the runtime."""
 
     @property
     def policy_config(self) -> PolicyConfig:
@@ -140,9 +142,13 @@ class Runtime:
         await self.root.all_definitions()
 
     async def aclose(self) -> None:
-        """Cancel unfinished runs, close providers (MCP sessions, HTTP client, sandbox), flush
-        the audit store."""
+        """Cancel unfinished runs, close providers and clients, flush the audit store.
+
+        Providers: MCP sessions; clients: HTTP, the sandbox, the chat model's.
+        """
         await self.runs.aclose()
+        if self._model_client is not None:
+            await self._model_client.close()
         await self.root.close()
         for service in self.services.created():
             if isinstance(service, httpx.AsyncClient | Sandbox):
@@ -244,11 +250,14 @@ def build_runtime(
         _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
-    pack = services.get_optional(BrokerageDataSource)
+    data = services.get_optional(BrokerageDataSource)
+    pack = BrokerageAnswers(data) if data else None
+    if settings.agent.model is not None:
+        runtime._model_client = _model_client(settings.agent)
     runtime.runs = RunManager(
         view=runtime.view,
         context=runtime.context,
-        agent=_agent_factory(settings.agent, BrokerageAnswers(pack) if pack else None),
+        agent=_agent_factory(settings.agent, pack, runtime._model_client),
         store=RunStore(audit.engine) if audit is not None else None,
         confirm_timeout_s=settings.approvals.ttl_s,
         keep=settings.agent.max_runs_in_memory,
@@ -257,36 +266,40 @@ def build_runtime(
     return runtime
 
 
-def _agent_factory(
-    config: AgentSettings, pack: BrokerageAnswers | None
-) -> Callable[[ToolsProvider], Agent]:
-    """Makes each run's agent: the model loop when ``[agent] model`` is set, else the router.
+def _model_client(config: AgentSettings) -> Any:
+    """The ``openai.AsyncOpenAI`` client of ``[agent]``.
 
     Raises:
-        ConfigError: a model is configured but the ``openai`` package is missing, or no
-            model is configured and the brokerage pack (the router's intents) is off.
+        ConfigError: the ``openai`` package is missing.
     """
-    if config.model is None:
-        if pack is None:
-            raise ConfigError(
-                "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or the "
-                "brokerage pack ([brokerage] enabled = true) for its intent router"
-            )
-        agent = RouterAgent(pack)
-        return lambda view: agent
     try:
         import openai
     except ImportError:
         raise ConfigError(
             "[agent] model needs the openai package: pip install 'tooldeck[builtin]'"
         ) from None
-    client = openai.AsyncOpenAI(
+    return openai.AsyncOpenAI(
         base_url=config.base_url,
         api_key=config.api_key.get_secret_value() if config.api_key else "not-needed",
         timeout=config.timeout_s,
         max_retries=1,
     )
+
+
+def _agent_factory(
+    config: AgentSettings, pack: BrokerageAnswers | None, client: Any
+) -> Callable[[ToolsProvider], Agent]:
+    """Makes each run's agent.
+
+    The model loop with ``client`` when ``[agent] model`` is set, else the intent router;
+    without the brokerage pack either, every run fails saying what to configure.
+    """
     model = config.model
+    if model is None:
+        if pack is None:
+            return _no_agent
+        agent = RouterAgent(pack)
+        return lambda view: agent
     return lambda view: ModelAgent(
         client,
         model,
@@ -296,6 +309,13 @@ def _agent_factory(
         max_tokens=config.max_tokens,
         strict_tools=config.strict_tools,
         figures=pack.figures if pack else None,
+    )
+
+
+def _no_agent(view: ToolsProvider) -> Agent:
+    raise ConfigError(
+        "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or the "
+        "brokerage pack ([brokerage] enabled = true) for its intent router"
     )
 
 

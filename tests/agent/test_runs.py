@@ -140,7 +140,7 @@ async def test_cancel_ends_a_waiting_run_and_a_second_cancel_is_refused(runtime:
     run = await ask(runtime, "What's the price of MSFT?", profile="careful")
     cancelled = await runtime.runs.cancel(run.run_id, by="tester")
     assert (cancelled.state, cancelled.error) == ("cancelled", "cancelled by tester")
-    with pytest.raises(RunStateError, match="cannot cancel run .*: it is cancelled"):
+    with pytest.raises(RunStateError, match=r"cannot cancel run .*: it is cancelled"):
         await runtime.runs.cancel(run.run_id)
     assert (await types(runtime, run.run_id))[-1] == "run.cancelled"
     with pytest.raises(RunNotFoundError):
@@ -165,8 +165,12 @@ async def test_runs_and_events_survive_the_process(tmp_path: Path) -> None:
     # the process dies with a run waiting: simulate by closing without cancelling it
     assert first.audit is not None
     with first.audit.engine.begin() as conn:
-        conn.execute(update(runs_table).values(state="waiting_input").where(runs_table.c.id == waiting.run_id))
-    first.runs._live.clear()  # noqa: SLF001 - as if the process had gone
+        conn.execute(
+            update(runs_table)
+            .values(state="waiting_input")
+            .where(runs_table.c.id == waiting.run_id)
+        )
+    first.runs._live.clear()
     await first.aclose()
 
     second = build_runtime(settings())

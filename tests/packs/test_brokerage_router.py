@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from router_questions import QUESTIONS
 
 from tooldeck.packs.brokerage import BrokerageDataSource, QuestionRouter
 from tooldeck.packs.brokerage.router import INTENT_PARAMS
-
-from router_questions import QUESTIONS
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,15 @@ class Draft:
 class Agent(Protocol):
     """Answers a question with tools; ``repair`` re-asks once with the validator's findings."""
 
-    mode: str
-    model: str | None
+    @property
+    def mode(self) -> str:
+        """``router`` or ``model``: who answers."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The model's name, None without one."""
+        ...
 
     async def answer(self, question: str, params: dict[str, Any], tools: RunTools) -> Draft:
         """Answer ``question``, calling tools only through ``tools``."""

@@ -127,7 +127,9 @@ class ModelAgent:
                 )
             )
             self.messages.extend(tool_message(c.id, r) for c, r in zip(calls, results, strict=True))
-        return could_not_answer(f"The model did not finish within {self.max_steps} steps.")
+        return could_not_answer(
+            "The model did not finish within its step limit ([agent] max_steps)."
+        )
 
     async def repair(self, draft: Draft, problems: list[str], tools: RunTools) -> Draft | None:
         """Re-ask once, without tools, with the validator's ``problems``.

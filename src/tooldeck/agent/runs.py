@@ -229,7 +229,7 @@ class RunManager:
         return sorted(runs.values(), key=lambda r: r.created_at, reverse=True)[:limit]
 
     async def wait(self, run_id: str) -> ChatRun:
-        """Wait until the run is final or ``waiting_input``; return its record.
+        """Wait until the run is final or ``waiting_input`` (and its event emitted); return it.
 
         Raises:
             RunNotFoundError: no run has this id.
@@ -237,12 +237,14 @@ class RunManager:
         live = self._live.get(run_id)
         if live is None:
             return self.get(run_id)
-        while live.run.state not in FINAL_STATES and live.run.state != "waiting_input":
+        while not _settled(live):
             await live.changed.wait()
         return live.run
 
     async def confirm(self, run_id: str, body: ConfirmRequest, *, approver: str | None) -> ChatRun:
         """Answer the pending confirmation of a ``waiting_input`` run; it resumes.
+
+        Returns once the run is final or waits for input again (as ``wait``).
 
         Raises:
             RunNotFoundError: no run has this id.
@@ -262,7 +264,7 @@ class RunManager:
         )
         while live.run.state == "waiting_input":
             await live.changed.wait()
-        return live.run
+        return await self.wait(run_id)
 
     async def cancel(self, run_id: str, *, by: str | None = None) -> ChatRun:
         """Cancel a run that has not finished; emits ``run.cancelled``.
@@ -459,6 +461,15 @@ class RunManager:
             live.decision = None
         await self._move(live, "running", pending=None)
         return decision
+
+
+def _settled(live: _Live) -> bool:
+    """The run is final or waiting for input, and the event saying so was emitted."""
+    last = live.events[-1].type if live.events else None
+    state = live.run.state
+    return (state in FINAL_STATES and last in _FINAL_EVENTS) or (
+        state == "waiting_input" and last == "run.waiting_input"
+    )
 
 
 def _chunks(text: str, size: int = 200) -> list[str]:

@@ -17,7 +17,6 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
-
 from tooldeck.config import load_settings
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names

@@ -219,8 +219,10 @@ class IntentPack(Protocol):
     """The intents and their tool plans."""
 
     def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
-        """The intent and parameters of ``question`` (``given`` parameters win), or a
-        clarifying question."""
+        """The intent and parameters of ``question``, or a clarifying question.
+
+        Parameters in ``given`` win over those read from the question.
+        """
         ...
 
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from sqlalchemy import (
     Column,
-    UniqueConstraint,
     DateTime,
     Float,
     Index,
@@ -23,6 +22,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 __all__ = [

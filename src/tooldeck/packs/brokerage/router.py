@@ -89,9 +89,60 @@ _DATA_WORDS = (
 )
 
 _STOPWORDS = frozenset(
-    "A I AN AND ARE AS AT BE BY DO ETF ETFS FOR HOW IF IN IRA IS IT ME MY OF ON OR "
-    "ROTH SO THE TO UP US WE YTD ACH USD PL CEO IPO RMD ALL ANY HAS HAD WAS WHAT WHO "
-    "WHY CAN OK SP NOW DAY YEAR".split()
+    [
+        "A",
+        "I",
+        "AN",
+        "AND",
+        "ARE",
+        "AS",
+        "AT",
+        "BE",
+        "BY",
+        "DO",
+        "ETF",
+        "ETFS",
+        "FOR",
+        "HOW",
+        "IF",
+        "IN",
+        "IRA",
+        "IS",
+        "IT",
+        "ME",
+        "MY",
+        "OF",
+        "ON",
+        "OR",
+        "ROTH",
+        "SO",
+        "THE",
+        "TO",
+        "UP",
+        "US",
+        "WE",
+        "YTD",
+        "ACH",
+        "USD",
+        "PL",
+        "CEO",
+        "IPO",
+        "RMD",
+        "ALL",
+        "ANY",
+        "HAS",
+        "HAD",
+        "WAS",
+        "WHAT",
+        "WHO",
+        "WHY",
+        "CAN",
+        "OK",
+        "SP",
+        "NOW",
+        "DAY",
+        "YEAR",
+    ]
 )
 
 

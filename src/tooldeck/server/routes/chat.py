@@ -10,9 +10,9 @@ header resumes that run instead of starting a new one) and receives every later 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
@@ -24,7 +24,7 @@ __all__ = ["router"]
 
 router = APIRouter(tags=["chat"])
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "No run has this id, or the profile is unknown."},
     409: {"description": "The run's state does not allow this (an illegal transition)."},
 }
@@ -89,25 +89,49 @@ async def chat(body: ChatRequest, request: Request, response: Response) -> ChatR
     return run
 
 
-@router.post(
-    "/api/chat/stream",
-    response_class=EventSourceResponse,
-    summary="Ask a question; the run's events as Server-Sent Events",
-)
-async def chat_stream(
+async def _stream_target(
     body: ChatRequest,
     request: Request,
     last_event_id: Annotated[str | None, Header()] = None,
-) -> AsyncIterable[ServerSentEvent]:
-    """Start a run and stream its events until it ends (``run.completed`` / ``failed`` /
-    ``cancelled``). With ``Last-Event-ID: <run_id>:<seq>``, resume that run instead."""
-    runs = _runs(request)
+) -> tuple[str, int]:
+    """(run id, seq to stream after): a new run, or the run ``Last-Event-ID`` names.
+
+    A dependency, so a bad header or profile is an error response, not a broken stream.
+    """
     run_id, after = _after(last_event_id)
     if run_id is None:
-        run_id = (await _start(request, body)).run_id
-    else:
-        _get(runs, run_id)
-    async for item in _sse(runs, run_id, after):
+        return (await _start(request, body)).run_id, 0
+    _get(_runs(request), run_id)
+    return run_id, after
+
+
+async def _replay_target(
+    run_id: str,
+    request: Request,
+    after: Annotated[int, Query(ge=0, description="Only events with a larger seq.")] = 0,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> tuple[str, int]:
+    """(run id, seq to stream after) of ``GET /api/runs/{id}/events``."""
+    _get(_runs(request), run_id)
+    _, seq = _after(last_event_id, run_id)
+    return run_id, max(seq, after)
+
+
+@router.post(
+    "/api/chat/stream",
+    response_class=EventSourceResponse,
+    responses=_ERRORS,
+    summary="Ask a question; the run's events as Server-Sent Events",
+)
+async def chat_stream(
+    request: Request, target: Annotated[tuple[str, int], Depends(_stream_target)]
+) -> AsyncIterable[ServerSentEvent]:
+    """Start a run and stream its events until it ends.
+
+    The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. With
+    ``Last-Event-ID: <run_id>:<seq>``, resume that run instead of starting one.
+    """
+    async for item in _sse(_runs(request), *target):
         yield item
 
 
@@ -132,16 +156,10 @@ async def get_run(run_id: str, request: Request) -> ChatRun:
     summary="A run's events as Server-Sent Events",
 )
 async def run_events(
-    run_id: str,
-    request: Request,
-    after: Annotated[int, Query(ge=0, description="Only events with a larger seq.")] = 0,
-    last_event_id: Annotated[str | None, Header()] = None,
+    request: Request, target: Annotated[tuple[str, int], Depends(_replay_target)]
 ) -> AsyncIterable[ServerSentEvent]:
     """Replay the events after ``Last-Event-ID`` (or ``?after=``), then follow the run live."""
-    runs = _runs(request)
-    _get(runs, run_id)
-    _, seq = _after(last_event_id, run_id)
-    async for item in _sse(runs, run_id, max(seq, after)):
+    async for item in _sse(_runs(request), *target):
         yield item
 
 

@@ -1,0 +1,168 @@
+"""``/api/chat``, ``/api/chat/stream`` and ``/api/runs`` over TestClient, SSE included."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tooldeck.agent.contracts import EVENT_TYPES
+from tooldeck.config import load_settings
+from tooldeck.runtime import build_runtime
+from tooldeck.server.app import create_app
+
+AAPL = "How much is my AAPL position worth and how is it doing?"
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    settings = load_settings(
+        builtin={"enabled": False}, profiles={"careful": {"confirm": ["get_quotes"]}}
+    )
+    with TestClient(create_app(build_runtime(settings))) as c:
+        yield c
+
+
+def sse(lines: Iterator[str], stop_at: str | None = None) -> list[dict[str, Any]]:
+    """Parse Server-Sent Events; stop after the first event of type ``stop_at``."""
+    events: list[dict[str, Any]] = []
+    fields: dict[str, str] = {}
+    for line in lines:
+        if line:
+            name, _, value = line.partition(":")
+            if name:  # a line starting with ':' is a keep-alive comment
+                fields[name] = value.removeprefix(" ")
+            continue
+        if "data" in fields:
+            event = json.loads(fields["data"])
+            assert fields["event"] == event["type"]
+            assert fields["id"] == f"{event['run_id']}:{event['seq']}"
+            events.append(event)
+            if event["type"] == stop_at:
+                break
+        fields = {}
+    return events
+
+
+def test_chat_answers_in_one_response(client: TestClient) -> None:
+    response = client.post("/api/chat", json={"question": AAPL}, headers={"X-User": "ana"})
+    assert response.status_code == 200
+    run = response.json()
+    assert (run["state"], run["user"], run["pending"], run["error"]) == (
+        "completed", "ana", None, None
+    )  # fmt: skip
+    answer = run["answer"]
+    assert answer["citations"] == ["tool:positions:v1", "tool:quotes:v1"]
+    assert answer["grounding"]["verdict"] == "grounded"
+    assert [c["name"] for c in answer["tool_calls"]] == ["get_positions", "get_quotes"]
+    assert client.get(f"/api/runs/{run['run_id']}").json() == run
+    assert client.get("/api/runs").json()[0]["run_id"] == run["run_id"]
+
+
+def test_the_stream_shows_every_event_in_order(client: TestClient) -> None:
+    with client.stream("POST", "/api/chat/stream", json={"question": AAPL}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = sse(response.iter_lines())
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    kinds = [e["type"] for e in events]
+    assert kinds[:3] == ["run.created", "run.started", "tool_call.started"]
+    assert kinds[-1] == "run.completed" and "message.delta" in kinds
+    assert set(kinds) <= set(EVENT_TYPES)
+    text = "".join(e["data"]["text"] for e in events if e["type"] == "message.delta")
+    assert text == events[-1]["data"]["answer"]["answer_markdown"]
+    started, completed = events[2]["data"], events[3]["data"]
+    assert started["name"] == "get_positions" and started["arguments"] == {"symbol": "AAPL"}
+    assert completed["call_id"] == started["call_id"] and completed["status"] == "success"
+    assert all(e["timestamp"].endswith("+00:00") for e in events)
+
+
+def test_confirmation_over_the_api_then_a_reconnect_replays_the_rest(client: TestClient) -> None:
+    body = {"question": "What's the price of MSFT?", "profile": "careful"}
+    with client.stream("POST", "/api/chat/stream", json=body) as response:
+        first = sse(response.iter_lines(), stop_at="run.waiting_input")
+    assert [e["type"] for e in first] == [
+        "run.created", "run.started", "tool_call.started", "run.waiting_input"
+    ]  # fmt: skip
+    run_id = first[0]["run_id"]
+    pending = first[-1]["data"]["pending"]
+    assert (pending["tool"], pending["arguments"]) == ("get_quotes", {"symbol": "MSFT"})
+    assert client.get(f"/api/runs/{run_id}").json()["state"] == "waiting_input"
+
+    confirmed = client.post(f"/api/runs/{run_id}/confirm", json={"approve": True})
+    assert confirmed.status_code == 200 and confirmed.json()["state"] == "completed"
+
+    # reconnect where the stream broke: POST with Last-Event-ID resumes the same run
+    last = f"{run_id}:{first[-1]['seq']}"
+    with client.stream(
+        "POST", "/api/chat/stream", json=body, headers={"Last-Event-ID": last}
+    ) as response:
+        rest = sse(response.iter_lines())
+    assert [e["seq"] for e in rest] == list(range(5, 5 + len(rest)))
+    assert rest[0]["type"] == "tool_call.completed"
+    assert rest[-1]["type"] == "run.completed"
+    assert "$431.18" in rest[-1]["data"]["answer"]["answer_markdown"]
+
+    # GET replays from any point too, for an EventSource
+    with client.stream(
+        "GET", f"/api/runs/{run_id}/events", headers={"Last-Event-ID": f"{run_id}:3"}
+    ) as response:
+        replay = sse(response.iter_lines())
+    assert [e["seq"] for e in replay] == list(range(4, 5 + len(rest)))
+    assert replay[1:] == rest
+
+
+def test_chat_returns_202_while_waiting_and_illegal_transitions_are_409(
+    client: TestClient,
+) -> None:
+    response = client.post("/api/chat", json={"question": "Quote for TSLA", "profile": "careful"})
+    assert response.status_code == 202
+    run = response.json()
+    assert run["state"] == "waiting_input" and run["pending"]["tool"] == "get_quotes"
+    run_id = run["run_id"]
+    denied = client.post(
+        f"/api/runs/{run_id}/confirm", json={"approve": False, "message": "no quotes today"}
+    )
+    assert denied.status_code == 200
+    done = client.get(f"/api/runs/{run_id}").json()
+    assert done["state"] == "completed" and "no quotes today" in done["answer"]["answer_markdown"]
+
+    again = client.post(f"/api/runs/{run_id}/confirm", json={"approve": True})
+    assert again.status_code == 409
+    assert (
+        "it is completed; confirm is allowed only when the run is waiting_input"
+        in (again.json()["detail"])
+    )
+    assert client.post(f"/api/runs/{run_id}/cancel").status_code == 409
+
+    waiting = client.post("/api/chat", json={"question": "Quote for TSLA", "profile": "careful"})
+    cancelled = client.post(
+        f"/api/runs/{waiting.json()['run_id']}/cancel", headers={"X-User": "ana"}
+    )
+    assert cancelled.status_code == 200
+    assert (cancelled.json()["state"], cancelled.json()["error"]) == (
+        "cancelled",
+        "cancelled by ana",
+    )
+
+
+def test_bad_requests_get_specific_errors(client: TestClient) -> None:
+    assert client.get("/api/runs/run_nope").status_code == 404
+    assert client.post("/api/runs/run_nope/cancel").status_code == 404
+    assert client.post("/api/runs/run_nope/confirm", json={"approve": True}).status_code == 404
+    unknown = client.post("/api/chat", json={"question": "cash?", "profile": "nobody"})
+    assert unknown.status_code == 404 and "careful" in unknown.json()["detail"]
+    empty = client.post("/api/chat", json={"question": ""})
+    assert empty.status_code == 422 and empty.json()["detail"][0]["loc"] == ["body", "question"]
+    extra = client.post("/api/chat", json={"question": "cash?", "acount": "joint"})
+    assert extra.status_code == 422 and extra.json()["detail"][0]["loc"] == ["body", "acount"]
+    bad_id = client.post(
+        "/api/chat/stream", json={"question": "cash?"}, headers={"Last-Event-ID": "seven"}
+    )
+    assert bad_id.status_code == 422 and "'<run_id>:<seq>'" in bad_id.json()["detail"]
+    missing = client.post(
+        "/api/chat/stream", json={"question": "cash?"}, headers={"Last-Event-ID": "run_x:3"}
+    )
+    assert missing.status_code == 404
