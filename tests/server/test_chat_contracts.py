@@ -102,8 +102,10 @@ confirm it with ``POST /api/runs/{id}/confirm``, then read ``GET /api/runs/{id}`
                         "tags": ["chat"],
                         "summary": "Ask a question; the run's events as Server-Sent Events",
                         "description": """\
-Start a run and stream its events until it ends (``run.completed`` / ``failed`` /
-``cancelled``). With ``Last-Event-ID: <run_id>:<seq>``, resume that run instead.\
+Start a run and stream its events until it ends.
+
+The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. With
+``Last-Event-ID: <run_id>:<seq>``, resume that run instead of starting one.\
 """,
                         "operationId": "chat_stream_api_chat_stream_post",
                         "parameters": [
