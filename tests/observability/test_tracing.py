@@ -159,3 +159,25 @@ def test_tracing_is_off_by_default_and_the_console_exporter_is_owned_and_shut_do
 
     asyncio.run(call())
     assert '"name": "execute_tool get_quotes"' in capsys.readouterr().out
+
+
+async def test_a_chat_run_is_one_invoke_agent_span_over_its_tool_spans(
+    runtime: Runtime, exporter: InMemorySpanExporter
+) -> None:
+    from tooldeck.agent.contracts import ChatRequest
+
+    run = await runtime.runs.start(
+        ChatRequest(question="How much is my AAPL position worth and how is it doing?")
+    )
+    run = await runtime.runs.wait(run.run_id)
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    agent = spans["invoke_agent tooldeck"]
+    assert agent.attributes is not None
+    assert agent.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert agent.attributes["tooldeck.run_id"] == run.run_id
+    assert agent.attributes["tooldeck.grounding.verdict"] == "grounded"
+    assert agent.attributes["tooldeck.run.state"] == "completed"
+    for name in ("execute_tool get_positions", "execute_tool get_quotes"):
+        tool = spans[name]
+        assert tool.parent is not None and tool.parent.span_id == agent.context.span_id
+        assert tool.context.trace_id == agent.context.trace_id

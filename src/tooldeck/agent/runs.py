@@ -67,6 +67,8 @@ class _Live:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     decision: asyncio.Future[ConfirmationDecision] | None = None
+    span: Any = None
+    """The run's ``invoke_agent`` span while it runs (with tracing on)."""
 
 
 class RunManager:
@@ -332,7 +334,7 @@ class RunManager:
         async def emit(type: str, data: dict[str, Any]) -> None:
             await self._emit(live, type, data)
 
-        span = self._span(run)
+        live.span = self._span(run)
         try:
             await self._move(live, "running")
             await self._emit(live, "run.started")
@@ -345,37 +347,47 @@ class RunManager:
                 draft = await agent.answer(request.question, params, tools)
                 answer = await self._grounded(agent, draft, tools)
             except ModelError as exc:
-                await self._fail(live, str(exc), span)
+                await self._finish(live, "failed", error=str(exc))
                 return
             for chunk in _chunks(answer.answer_markdown):
                 await self._emit(live, "message.delta", {"text": chunk})
-            await self._move(live, "completed", answer=answer)
-            await self._emit(live, "run.completed", {"answer": answer.model_dump(mode="json")})
-            if span is not None:
-                span.set_attribute("tooldeck.grounding.verdict", answer.grounding.verdict)
-                span.set_attribute("tooldeck.run.state", "completed")
-        except asyncio.CancelledError:
-            if live.run.state not in FINAL_STATES:  # task cancelled from outside cancel()
-                await self._move(live, "cancelled", pending=None, error="cancelled")
-                await self._emit(live, "run.cancelled", {"reason": "cancelled"})
-            if span is not None:
-                span.set_attribute("tooldeck.run.state", "cancelled")
+            await self._finish(live, "completed", answer=answer)
+        except asyncio.CancelledError:  # cancel() emitted run.cancelled, or shutdown did
+            await self._finish(live, "cancelled", error="cancelled")
         except Exception as exc:  # a bug must fail the run, not leave it running forever
             log.exception("runs: run %s failed", run.run_id)
-            await self._fail(live, f"{type(exc).__name__}: {exc}", span)
-        finally:
-            if span is not None:
-                span.end()
+            await self._finish(live, "failed", error=f"{type(exc).__name__}: {exc}")
 
-    async def _fail(self, live: _Live, error: str, span: Any) -> None:
-        if live.run.state not in FINAL_STATES:
+    async def _finish(
+        self, live: _Live, state: str, *, answer: ChatAnswer | None = None, error: str | None = None
+    ) -> None:
+        """End the run's span, then move to the final ``state`` and emit its event.
+
+        The span ends first, so a client told the run is over finds its trace complete.
+        A run already final (cancelled from outside) only gets its span ended.
+        """
+        span, live.span = live.span, None
+        if span is not None:
+            span.set_attribute("tooldeck.run.state", state)
+            if answer is not None:
+                span.set_attribute("tooldeck.grounding.verdict", answer.grounding.verdict)
+            if state == "failed":
+                from opentelemetry.trace import Status, StatusCode
+
+                span.set_status(Status(StatusCode.ERROR, error or "failed"))
+            span.end()
+        if live.run.state in FINAL_STATES:
+            return
+        if state == "completed":
+            assert answer is not None
+            await self._move(live, "completed", answer=answer)
+            await self._emit(live, "run.completed", {"answer": answer.model_dump(mode="json")})
+        elif state == "failed":
             await self._move(live, "failed", pending=None, error=error)
             await self._emit(live, "run.failed", {"error": error})
-        if span is not None:
-            from opentelemetry.trace import Status, StatusCode
-
-            span.set_attribute("tooldeck.run.state", "failed")
-            span.set_status(Status(StatusCode.ERROR, error))
+        else:
+            await self._move(live, "cancelled", pending=None, error=error)
+            await self._emit(live, "run.cancelled", {"reason": error})
 
     def _span(self, run: ChatRun) -> Any:
         """The run's ``invoke_agent`` span (GenAI conventions), made current for its task."""
