@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/providers.py
 	$(BIN)/python benchmarks/python_exec.py
+	$(BIN)/python benchmarks/chat.py
 
 check: lint typecheck test
 

@@ -110,8 +110,6 @@ class RunManager:
     # -- persistence ----------------------------------------------------------------
 
     async def _persist(self, call: Callable[..., None], *args: Any) -> None:
-        if self.store is None:
-            return
         try:
             await asyncio.to_thread(call, *args)
         except Exception:  # the run goes on in memory; the log says what was not stored
@@ -162,7 +160,8 @@ class RunManager:
     async def _move(self, live: _Live, state: str, **fields: Any) -> None:
         current = live.run.state
         if state not in TRANSITIONS[current]:
-            raise RunStateError(live.run.run_id, current, f"move to {state}", [])
+            sources = [s for s, targets in TRANSITIONS.items() if state in targets]
+            raise RunStateError(live.run.run_id, current, f"move to {state}", sources)
         live.run = live.run.model_copy(update={"state": state, "updated_at": _now(), **fields})
         self._signal(live)
         if self.store is not None:

@@ -150,6 +150,11 @@ def _search(pattern: str, text: str) -> bool:
     return re.search(pattern, text) is not None
 
 
+def _first(table: tuple[tuple[str, str], ...], text: str) -> str | None:
+    """The value of the first (pattern, value) of ``table`` whose pattern is in ``text``."""
+    return next((value for pattern, value in table if _search(pattern, text)), None)
+
+
 class QuestionRouter:
     """Routes a brokerage question to an intent and its parameters, or to a clarification.
 
@@ -217,20 +222,6 @@ class QuestionRouter:
             return "individual"
         if _search(r"\bbrokerage account\b", q):
             return "?"
-        return None
-
-    @staticmethod
-    def _timeframe(q: str) -> str | None:
-        for pattern, timeframe in _TIMEFRAME_WORDS:
-            if _search(pattern, q):
-                return timeframe
-        return None
-
-    @staticmethod
-    def _asset_class(q: str) -> str | None:
-        for pattern, asset_class in _ASSET_WORDS:
-            if _search(pattern, q):
-                return asset_class
         return None
 
     @staticmethod
@@ -370,14 +361,14 @@ class QuestionRouter:
             if account not in (None, "all"):
                 params["account"] = account
         if "timeframe" in wanted:
-            timeframe = given.get("timeframe") or self._timeframe(q)
+            timeframe = given.get("timeframe") or _first(_TIMEFRAME_WORDS, q)
             if timeframe is None:
                 return self._clarify(
                     "Over which period?", "radio", list(TIMEFRAMES), "timeframe", intent
                 )
             params["timeframe"] = str(timeframe).upper()
         if "asset_class" in wanted:
-            asset_class = given.get("asset_class") or self._asset_class(q)
+            asset_class = given.get("asset_class") or _first(_ASSET_WORDS, q)
             if asset_class is not None:
                 params["asset_class"] = asset_class
         if "direction" in wanted:

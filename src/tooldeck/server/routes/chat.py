@@ -9,7 +9,8 @@ header resumes that run instead of starting a new one) and receives every later 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
@@ -41,11 +42,20 @@ async def _start(request: Request, body: ChatRequest) -> ChatRun:
         raise HTTPException(status_code=404, detail=str(exc)) from None
 
 
-def _get(runs: RunManager, run_id: str) -> ChatRun:
+@contextmanager
+def _run_errors() -> Iterator[None]:
+    """``RunNotFoundError`` → 404, ``RunStateError`` (an illegal transition) → 409."""
     try:
-        return runs.get(run_id)
+        yield
     except RunNotFoundError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
+    except RunStateError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+
+
+def _get(runs: RunManager, run_id: str) -> ChatRun:
+    with _run_errors():
+        return runs.get(run_id)
 
 
 def _after(last_event_id: str | None, run_id: str | None = None) -> tuple[str | None, int]:
@@ -171,13 +181,8 @@ async def run_events(
 )
 async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> ChatRun:
     """Decide the pending confirmation; the run resumes (409 unless ``waiting_input``)."""
-    runs = _runs(request)
-    try:
-        return await runs.confirm(run_id, body, approver=request.headers.get("x-user"))
-    except RunNotFoundError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from None
-    except RunStateError as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from None
+    with _run_errors():
+        return await _runs(request).confirm(run_id, body, approver=request.headers.get("x-user"))
 
 
 @router.post(
@@ -185,10 +190,5 @@ async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> Ch
 )
 async def cancel_run(run_id: str, request: Request) -> ChatRun:
     """Cancel a run that has not finished (409 once it has)."""
-    runs = _runs(request)
-    try:
-        return await runs.cancel(run_id, by=request.headers.get("x-user"))
-    except RunNotFoundError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from None
-    except RunStateError as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from None
+    with _run_errors():
+        return await _runs(request).cancel(run_id, by=request.headers.get("x-user"))

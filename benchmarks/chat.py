@@ -1,0 +1,102 @@
+"""Cost of the chat pipeline without a model: routing, grounding, a whole run.
+
+    .venv/bin/python benchmarks/chat.py [--quick]
+
+Over the labelled questions of ``tests/packs/router_questions.py``:
+(a) routing one question (``BrokerageAnswers.route``), µs;
+(b) the grounding check of one composed answer, µs;
+(c) one whole run through ``RunManager`` (route, tool plan through the provider
+    stack, compose, validate, events), audit off and on (SQLite: the run, its events
+    and its tool calls stored), ms. Medians of repeated passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "packs"))
+
+from router_questions import QUESTIONS
+
+from tooldeck.agent.contracts import ChatRequest
+from tooldeck.agent.grounding import check_grounding
+from tooldeck.config import load_settings
+from tooldeck.core.intents import IntentRouter
+from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
+from tooldeck.runtime import build_runtime
+
+
+def per_question_us(fn: object, repeats: int) -> float:
+    best = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for question, _, _ in QUESTIONS:
+            fn(question)  # type: ignore[operator]
+        best.append((time.perf_counter() - start) / len(QUESTIONS) * 1e6)
+    return statistics.median(best)
+
+
+async def runs_ms(audit: bool, repeats: int, data_dir: str) -> float:
+    runtime = build_runtime(
+        load_settings(data_dir=data_dir, builtin={"enabled": False}, audit={"enabled": audit})
+    )
+    questions = [q for q, intent, _ in QUESTIONS if not intent.startswith("clarify:")]
+    times = []
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for question in questions:
+                run = await runtime.runs.start(ChatRequest(question=question))
+                run = await runtime.runs.wait(run.run_id)
+                if run.answer is None or run.answer.grounding.verdict != "grounded":
+                    raise SystemExit(f"not grounded: {question!r}")
+            times.append((time.perf_counter() - start) / len(questions) * 1e3)
+    finally:
+        await runtime.aclose()
+    return statistics.median(times)
+
+
+async def grounding_us(repeats: int) -> float:
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    pack = BrokerageAnswers(BrokerageDataSource())
+    router = IntentRouter(runtime.provider, pack.intents)
+    composed = []
+    for question, _, _ in QUESTIONS:
+        route = pack.route(question)
+        if route.intent is None:
+            continue
+        outcome = await router.dispatch(route.intent, route.params)
+        composed.append((pack.compose(route, outcome), outcome.results))
+    await runtime.aclose()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for answer, results in composed:
+            check_grounding(answer.markdown, answer.citations, results, answer.figures)
+        times.append((time.perf_counter() - start) / len(composed) * 1e6)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    repeats = 3 if parser.parse_args().quick else 10
+    pack = BrokerageAnswers(BrokerageDataSource())
+    print(f"{len(QUESTIONS)} labelled questions, median of {repeats} passes")
+    print(f"route one question:            {per_question_us(pack.route, repeats):8.1f} µs")
+    print(f"grounding check of one answer: {asyncio.run(grounding_us(repeats)):8.1f} µs")
+    with tempfile.TemporaryDirectory() as data_dir:
+        off = asyncio.run(runs_ms(False, repeats, data_dir))
+        on = asyncio.run(runs_ms(True, repeats, data_dir))
+    print(f"one whole run, audit off:      {off:8.2f} ms")
+    print(f"one whole run, audit on:       {on:8.2f} ms  (run, events, calls in SQLite)")
+
+
+if __name__ == "__main__":
+    main()
