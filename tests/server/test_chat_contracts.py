@@ -17,7 +17,11 @@ from tooldeck.server.app import create_app
 
 def chat_contract() -> dict[str, Any]:
     """The chat and runs operations of the OpenAPI document, with every schema they use."""
-    document = create_app(build_runtime(load_settings(builtin={"enabled": False}))).openapi()
+    runtime = build_runtime(load_settings(builtin={"enabled": False}))
+    try:
+        document = create_app(runtime).openapi()
+    finally:
+        runtime.close()
     paths = {
         path: item
         for path, item in document["paths"].items()
