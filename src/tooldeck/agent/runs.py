@@ -51,8 +51,6 @@ __all__ = ["RunManager"]
 
 log = logging.getLogger("tooldeck.runs")
 
-_FINAL_EVENTS = frozenset({"run.completed", "run.failed", "run.cancelled"})
-
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -141,7 +139,9 @@ class RunManager:
 
     # -- events and state -----------------------------------------------------------
 
-    async def _emit(self, live: _Live, type: str, data: dict[str, Any] | None = None) -> None:
+    @staticmethod
+    def _event(live: _Live, type: str, data: dict[str, Any] | None) -> RunEvent:
+        """Append the run's next event (``seq`` = count + 1); the caller updates ``last_seq``."""
         event = RunEvent.model_validate(
             {
                 "run_id": live.run.run_id,
@@ -152,20 +152,46 @@ class RunManager:
             }
         )
         live.events.append(event)
+        return event
+
+    async def _emit(self, live: _Live, type: str, data: dict[str, Any] | None = None) -> None:
+        """An event that changes no state (``tool_call.*``, ``message.delta``)."""
+        event = self._event(live, type, data)
         live.run = live.run.model_copy(update={"last_seq": event.seq})
         self._signal(live)
         if self.store is not None:
             await self._persist(self.store.add_event, event.model_dump(mode="json"))
 
-    async def _move(self, live: _Live, state: str, **fields: Any) -> None:
+    async def _move(
+        self,
+        live: _Live,
+        state: str,
+        event: str | None = None,
+        data: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> None:
+        """Move to ``state`` and emit ``event`` in one step, stored in one transaction.
+
+        Nothing runs in between, so whoever sees the new state sees its event too, and
+        the stored record's ``last_seq`` counts it.
+        """
         current = live.run.state
         if state not in TRANSITIONS[current]:
             sources = [s for s, targets in TRANSITIONS.items() if state in targets]
             raise RunStateError(live.run.run_id, current, f"move to {state}", sources)
-        live.run = live.run.model_copy(update={"state": state, "updated_at": _now(), **fields})
+        update: dict[str, Any] = {"state": state, "updated_at": _now(), **fields}
+        stored = None
+        if event is not None:
+            stored = self._event(live, event, data)
+            update["last_seq"] = stored.seq
+        live.run = live.run.model_copy(update=update)
         self._signal(live)
         if self.store is not None:
-            await self._persist(self.store.save, live.run.model_dump(mode="json"))
+            await self._persist(
+                self.store.save,
+                live.run.model_dump(mode="json"),
+                None if stored is None else stored.model_dump(mode="json"),
+            )
 
     @staticmethod
     def _signal(live: _Live) -> None:
@@ -201,9 +227,12 @@ class RunManager:
         )
         live = _Live(run)
         self._remember(live)
+        event = self._event(live, "run.created", {"question": run.question, "profile": run.profile})
+        live.run = run.model_copy(update={"last_seq": event.seq})
         if self.store is not None:
-            await self._persist(self.store.save, run.model_dump(mode="json"))
-        await self._emit(live, "run.created", {"question": run.question, "profile": run.profile})
+            await self._persist(
+                self.store.save, live.run.model_dump(mode="json"), event.model_dump(mode="json")
+            )
         live.task = asyncio.create_task(self._execute(live, request, view))
         return live.run
 
@@ -230,7 +259,7 @@ class RunManager:
         return sorted(runs.values(), key=lambda r: r.created_at, reverse=True)[:limit]
 
     async def wait(self, run_id: str) -> ChatRun:
-        """Wait until the run is final or ``waiting_input`` (and its event emitted); return it.
+        """Wait until the run is final or ``waiting_input``; return its record.
 
         Raises:
             RunNotFoundError: no run has this id.
@@ -238,7 +267,7 @@ class RunManager:
         live = self._live.get(run_id)
         if live is None:
             return self.get(run_id)
-        while not _settled(live):
+        while live.run.state not in FINAL_STATES and live.run.state != "waiting_input":
             await live.changed.wait()
         return live.run
 
@@ -280,8 +309,9 @@ class RunManager:
             allowed = [s for s, nxt in TRANSITIONS.items() if "cancelled" in nxt]
             raise RunStateError(run_id, run.state, "cancel", allowed)
         reason = f"cancelled by {by}" if by else "cancelled"
-        await self._move(live, "cancelled", pending=None, error=reason)
-        await self._emit(live, "run.cancelled", {"reason": reason})
+        await self._move(
+            live, "cancelled", "run.cancelled", {"reason": reason}, pending=None, error=reason
+        )
         if live.task is not None:
             live.task.cancel()
         return live.run
@@ -305,7 +335,7 @@ class RunManager:
             for event in live.events[sent:]:
                 sent = event.seq
                 yield event
-            if any(e.type in _FINAL_EVENTS for e in live.events[-1:]):
+            if live.run.state in FINAL_STATES and sent == len(live.events):
                 return
             await changed.wait()
 
@@ -335,8 +365,7 @@ class RunManager:
 
         live.span = self._span(run)
         try:
-            await self._move(live, "running")
-            await self._emit(live, "run.started")
+            await self._move(live, "running", "run.started")
             agent = self.agent(view)
             tools = RunTools(view, ctx, emit)
             params = dict(request.params)
@@ -377,16 +406,12 @@ class RunManager:
             span.end()
         if live.run.state in FINAL_STATES:
             return
-        if state == "completed":
-            assert answer is not None
-            await self._move(live, "completed", answer=answer)
-            await self._emit(live, "run.completed", {"answer": answer.model_dump(mode="json")})
-        elif state == "failed":
-            await self._move(live, "failed", pending=None, error=error)
-            await self._emit(live, "run.failed", {"error": error})
+        if answer is not None:
+            data: dict[str, Any] = {"answer": answer.model_dump(mode="json")}
+            await self._move(live, state, "run.completed", data, answer=answer)
         else:
-            await self._move(live, "cancelled", pending=None, error=error)
-            await self._emit(live, "run.cancelled", {"reason": error})
+            data = {"error": error} if state == "failed" else {"reason": error}
+            await self._move(live, state, f"run.{state}", data, pending=None, error=error)
 
     def _span(self, run: ChatRun) -> Any:
         """The run's ``invoke_agent`` span (GenAI conventions), made current for its task."""
@@ -458,8 +483,8 @@ class RunManager:
             expires_at=request.expires_at,
         )
         live.decision = asyncio.get_running_loop().create_future()
-        await self._move(live, "waiting_input", pending=pending)
-        await self._emit(live, "run.waiting_input", {"pending": pending.model_dump(mode="json")})
+        data = {"pending": pending.model_dump(mode="json")}
+        await self._move(live, "waiting_input", "run.waiting_input", data, pending=pending)
         try:
             decision = await asyncio.wait_for(
                 asyncio.shield(live.decision), timeout=self.confirm_timeout_s
@@ -472,15 +497,6 @@ class RunManager:
             live.decision = None
         await self._move(live, "running", pending=None)
         return decision
-
-
-def _settled(live: _Live) -> bool:
-    """The run is final or waiting for input, and the event saying so was emitted."""
-    last = live.events[-1].type if live.events else None
-    state = live.run.state
-    return (state in FINAL_STATES and last in _FINAL_EVENTS) or (
-        state == "waiting_input" and last == "run.waiting_input"
-    )
 
 
 def _chunks(text: str, size: int = 200) -> list[str]:

@@ -31,8 +31,12 @@ class RunStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def save(self, record: Mapping[str, Any]) -> None:
-        """Insert or update the run ``record`` (needs ``run_id``, ``state``, ``question``)."""
+    def save(self, record: Mapping[str, Any], event: Mapping[str, Any] | None = None) -> None:
+        """Insert or update the run ``record`` (needs ``run_id``, ``state``, ``question``).
+
+        With ``event``, store it in the same transaction (a state change and the event
+        announcing it are written together or not at all).
+        """
         now = datetime.now(UTC)
         values = {
             "updated_at": now,
@@ -52,18 +56,13 @@ class RunStore:
                         **values,
                     )
                 )
+            if event is not None:
+                conn.execute(_event_insert(event))
 
     def add_event(self, event: Mapping[str, Any]) -> None:
         """Store one event (needs ``run_id``, ``seq``, ``type``)."""
         with self.engine.begin() as conn:
-            conn.execute(
-                insert(run_events).values(
-                    run_id=event["run_id"],
-                    seq=event["seq"],
-                    type=event["type"],
-                    event=json.dumps(event, default=str),
-                )
-            )
+            conn.execute(_event_insert(event))
 
     def get(self, run_id: str) -> dict[str, Any] | None:
         """The record of ``run_id``, or None."""
@@ -92,3 +91,12 @@ class RunStore:
         stmt = select(runs.c.record).where(runs.c.state.in_(("queued", "running", "waiting_input")))
         with self.engine.connect() as conn:
             return [json.loads(text) for text in conn.execute(stmt).scalars()]
+
+
+def _event_insert(event: Mapping[str, Any]) -> Any:
+    return insert(run_events).values(
+        run_id=event["run_id"],
+        seq=event["seq"],
+        type=event["type"],
+        event=json.dumps(event, default=str),
+    )
