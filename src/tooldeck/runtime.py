@@ -43,6 +43,7 @@ from tooldeck.packs.brokerage import (
     brokerage_tools,
 )
 from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
+from tooldeck.packs.builtin.llm import openai_client
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
@@ -273,17 +274,11 @@ def _model_client(config: AgentSettings) -> Any:
         ConfigError: the ``openai`` package is missing.
     """
     try:
-        import openai
-    except ImportError:
-        raise ConfigError(
-            "[agent] model needs the openai package: pip install 'tooldeck[builtin]'"
-        ) from None
-    return openai.AsyncOpenAI(
-        base_url=config.base_url,
-        api_key=config.api_key.get_secret_value() if config.api_key else "not-needed",
-        timeout=config.timeout_s,
-        max_retries=1,
-    )
+        return openai_client(
+            "[agent] model", config.base_url, config.api_key, config.timeout_s, max_retries=1
+        )
+    except ImportError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _agent_factory(

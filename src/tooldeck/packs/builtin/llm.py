@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
@@ -19,7 +19,7 @@ from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import ToolFailure, ToolUnavailableError, TransientToolError
 from tooldeck.packs.builtin.config import LLMConfig
 
-__all__ = ["LLMRequest", "LLMResponse", "LLMTool"]
+__all__ = ["LLMRequest", "LLMResponse", "LLMTool", "openai_client"]
 
 
 class LLMRequest(BaseModel):
@@ -46,6 +46,35 @@ class LLMResponse(BaseModel):
     """``stop``, ``length``, ..."""
     usage: dict[str, int] | None = None
     """Token counts, when the endpoint reports them."""
+
+
+def openai_client(
+    who: str, base_url: str | None, api_key: SecretStr | None, timeout_s: float, *, max_retries: int
+) -> Any:
+    """An ``openai.AsyncOpenAI`` client for any OpenAI-compatible endpoint.
+
+    Args:
+        who: What needs it, for the error message (``llm``, ``[agent] model``).
+        base_url: Endpoint; None: OpenAI's.
+        api_key: Key; None sends a placeholder (local servers ignore it).
+        timeout_s: Seconds per request.
+        max_retries: The SDK's own retries.
+
+    Raises:
+        ImportError: the ``openai`` package is missing; the message says how to install it.
+    """
+    try:
+        import openai
+    except ImportError:
+        raise ImportError(
+            f"{who} needs the openai package: pip install 'tooldeck[builtin]'"
+        ) from None
+    return openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key.get_secret_value() if api_key else "not-needed",
+        timeout=timeout_s,
+        max_retries=max_retries,
+    )
 
 
 class LLMTool(BaseTool[LLMRequest, LLMResponse]):
@@ -80,20 +109,17 @@ class LLMTool(BaseTool[LLMRequest, LLMResponse]):
     def client(self) -> Any:
         """The ``openai.AsyncOpenAI`` client (created on first use)."""
         if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise ToolUnavailableError(
-                    "llm needs the openai package: pip install 'tooldeck[builtin]'",
-                    retryable=False,
-                ) from None
             config = self.config
-            self._client = openai.AsyncOpenAI(
-                base_url=config.base_url,
-                api_key=config.api_key.get_secret_value() if config.api_key else "not-needed",
-                timeout=config.timeout_s,
-                max_retries=0,  # retries are the policy layer's job
-            )
+            try:
+                self._client = openai_client(
+                    "llm",
+                    config.base_url,
+                    config.api_key,
+                    config.timeout_s,
+                    max_retries=0,  # retries are the policy layer's job
+                )
+            except ImportError as exc:
+                raise ToolUnavailableError(str(exc), retryable=False) from None
         return self._client
 
     async def execute_internal(self, request: LLMRequest, ctx: ToolContext) -> LLMResponse:
