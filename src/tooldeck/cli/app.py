@@ -285,20 +285,16 @@ def chat(
                             err=True,
                         )
                     )
-                    reason = (
-                        None
-                        if approved
-                        else (
-                            "declined at the prompt"
-                            if interactive
-                            else "no terminal to confirm (pass --yes to approve)"
-                        )
-                    )
-                    body = ConfirmRequest(approve=approved, message=reason)
-                    asyncio.get_running_loop().create_task(
-                        runs.confirm(run.run_id, body, approver="cli")
-                    )
+                    if approved:
+                        reason = None
+                    elif interactive:
+                        reason = "declined at the prompt"
+                    else:
+                        reason = "no terminal to confirm (pass --yes to approve)"
                     status.start()
+                    # returns once the run settles; its events wait in the stream
+                    decision = ConfirmRequest(approve=approved, message=reason)
+                    await runs.confirm(run.run_id, decision, approver="cli")
         return runs.get(run.run_id)
 
     run = _session(runtime, body)
