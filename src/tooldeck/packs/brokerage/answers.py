@@ -15,7 +15,7 @@ from typing import Any
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, Route
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage.context import PositionPL, rank_positions, unrealized_pl
-from tooldeck.packs.brokerage.data import BrokerageDataSource
+from tooldeck.packs.brokerage.data import BrokerageData, BrokerageDataSource
 from tooldeck.packs.brokerage.intents import brokerage_intents
 from tooldeck.packs.brokerage.router import QuestionRouter
 
@@ -55,10 +55,17 @@ class BrokerageAnswers:
     def __init__(self, source: BrokerageDataSource) -> None:
         self.source = source
         self.intents: Sequence[Intent] = brokerage_intents()
+        self._router: tuple[BrokerageData, QuestionRouter] | None = None
 
     def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
-        """Route ``question``; ``given`` parameters win (``QuestionRouter.route``)."""
-        return QuestionRouter(self.source.load()).route(question, given)
+        """Route ``question``; ``given`` parameters win (``QuestionRouter.route``).
+
+        The router (the data's vocabulary) is rebuilt only when the data file changed.
+        """
+        data = self.source.load()  # the same object until the file changes
+        if self._router is None or self._router[0] is not data:
+            self._router = (data, QuestionRouter(data))
+        return self._router[1].route(question, given)
 
     # -- figures --------------------------------------------------------------------
 
