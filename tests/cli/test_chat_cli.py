@@ -70,3 +70,21 @@ def test_confirmation_is_denied_without_a_terminal_and_approved_with_yes(tmp_pat
     assert approved.exit_code == 0 and "$146.75" in approved.output
     unknown = runner.invoke(app, ["chat", "cash?", "--profile", "nobody"])
     assert unknown.exit_code == 2 and "unknown profile 'nobody'" in unknown.output
+
+
+def test_bad_input_names_the_argument() -> None:
+    empty = runner.invoke(app, ["chat", ""])
+    assert empty.exit_code == 2 and "Invalid value for QUESTION" in empty.output
+    assert "at least 1 character" in empty.output
+    pair = runner.invoke(app, ["chat", "perf", "--param", "foo"])
+    assert (
+        pair.exit_code == 2 and "Invalid value for --param: 'foo' is not key=value" in pair.output
+    )
+
+
+def test_a_dead_model_endpoint_fails_the_run_with_its_error(tmp_path: Path) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[agent]\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\ntimeout_s = 5\n')
+    dead = runner.invoke(app, ["chat", "What is my cash?", "--config", str(config)])
+    assert dead.exit_code == 1
+    assert "run failed: model endpoint: APIConnectionError" in dead.output

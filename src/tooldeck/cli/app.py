@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
@@ -87,13 +88,13 @@ def _session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
         raise typer.Exit(2) from None
 
 
-def _parse_pairs(pairs: list[str]) -> dict[str, Any]:
+def _parse_pairs(pairs: list[str], param_hint: str = "ARGS") -> dict[str, Any]:
     arguments: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise typer.BadParameter(
-                f"{pair!r} is not key=value (e.g. symbol=AAPL)", param_hint="ARGS"
+                f"{pair!r} is not key=value (e.g. symbol=AAPL)", param_hint=param_hint
             )
         try:
             arguments[key] = json.loads(raw)
@@ -261,9 +262,13 @@ def chat(
     that needs confirmation is approved by --yes, asked about on a terminal, and
     otherwise denied. Exit code 0 when the run completed, 1 when it failed.
     """
-    request = ChatRequest(
-        question=question, profile=profile, account=account, params=_parse_pairs(param or [])
-    )
+    params = _parse_pairs(param or [], "--param")
+    try:
+        request = ChatRequest(question=question, profile=profile, account=account, params=params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        hint = {"question": "QUESTION", "profile": "--profile", "account": "--account"}
+        raise typer.BadParameter(first["msg"], param_hint=hint.get(str(first["loc"][0]))) from None
     runtime = _runtime(config)
     interactive = yes or sys.stdin.isatty()
 
