@@ -91,7 +91,19 @@ class ServerSettings(BaseModel):
     port: int = Field(8765, ge=1, le=65535)
     """TCP port."""
     api_key: SecretStr | None = None
-    """When set, ``/api/*`` requires ``Authorization: Bearer <api_key>``."""
+    """When set, ``/api/*``, ``/metrics`` and ``/mcp`` require ``Authorization: Bearer
+    <api_key>``. Required to bind a non-loopback address (``serve --insecure`` overrides)."""
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Names clients use in ``Host`` besides IP literals, ``localhost`` and ``host``
+    (DNS-rebinding protection); ``["*"]`` accepts any."""
+    allowed_origins: list[str] = Field(default_factory=list)
+    """Browser origins on other sites allowed to call the server, e.g.
+    ``https://app.example.com``; absent: same-origin pages only."""
+    max_body_bytes: int = Field(1 << 20, gt=0)
+    """Largest request body in bytes (413 above it)."""
+    trust_user_header: bool = False
+    """Take ``X-User`` as the caller's identity. Only behind a proxy that authenticates
+    users and sets the header itself; otherwise any caller could claim any name."""
 
 
 class AuditSettings(BaseModel):

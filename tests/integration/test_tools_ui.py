@@ -185,13 +185,13 @@ def test_a_pending_confirmation_is_approved_in_the_ui_and_the_call_completes(
     held = httpx.post(
         f"{server.url}/api/tools/execute/shell",
         json={"command": "echo approved-from-ui"},
-        headers={"x-user": "bob"},
+        headers={"x-user": "bob"},  # not trusted by default: the caller stays anonymous
     )
     assert held.status_code == 409
     approval_id = held.json()["error"]["details"]["approval_id"]
     page.goto(f"{server.url}/tools/approvals")
     card = page.locator(f'[data-approval="{approval_id}"]')
-    expect(card).to_contain_text("bob")
+    expect(card).to_contain_text("anonymous")
     expect(page.locator("#pending-count")).to_have_text("1")
     shot(page, "approvals")
     card.get_by_role("button", name="Approve & run").click()
@@ -199,7 +199,7 @@ def test_a_pending_confirmation_is_approved_in_the_ui_and_the_call_completes(
     expect(card).to_contain_text("approved-from-ui")
     assert httpx.get(f"{server.url}/api/approvals").json() == []
     user = httpx.get(f"{server.url}/api/audit", params={"tool": "shell"}).json()["records"]
-    assert [(r["status"], r["user"]) for r in user] == [("success", "bob"), ("error", "bob")]
+    assert [(r["status"], r["user"]) for r in user] == [("success", None), ("error", None)]
 
 
 def mcp_call(url: str, tool: str) -> bool:

@@ -36,6 +36,7 @@ def make_runtime(provider: TracerProvider, **settings: object) -> Runtime:
         load_settings(
             profiles={"analyst": {"tools": ["get_*", "execute_script"]}},
             builtin={"python": {"preload": ["json"]}},
+            policy={"tools": {"execute_script": {"requires_confirmation": False}}},
             **settings,
         ),
         tracer_provider=provider,
@@ -130,7 +131,7 @@ def test_rest_traceparent_is_the_parent_of_the_tool_span(
     provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
     trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-    with TestClient(create_app(make_runtime(provider))) as client:
+    with TestClient(create_app(make_runtime(provider)), base_url="http://127.0.0.1") as client:
         response = client.post(
             "/api/tools/execute/get_quotes",
             json={"symbol": "MSFT"},

@@ -273,6 +273,13 @@ async def test_bad_json_arguments_reach_the_tool_for_a_validation_error() -> Non
 
 
 async def test_definitions_mark_confirmation_from_rule_and_globs() -> None:
-    view = ConfirmingToolsProvider(local(), tools=["get_*"], rule=lambda d: d.name == "search")
+    view = ConfirmingToolsProvider(
+        local(), tools=["get_*"], rule=lambda d: d.requires_confirmation or d.name == "search"
+    )
     flags = {d.name: d.requires_confirmation for d in await view.definitions()}
     assert flags == {"search": True, "get_quote": True, "delete_file": True, "transfer": False}
+    # the rule decides (the policy starts from the tool's own flag): it may relax it,
+    # but a name listed in ``tools`` is always guarded
+    relaxed = ConfirmingToolsProvider(local(), tools=["get_*"], rule=lambda d: False)
+    flags = {d.name: d.requires_confirmation for d in await relaxed.definitions()}
+    assert flags == {"search": False, "get_quote": True, "delete_file": False, "transfer": False}

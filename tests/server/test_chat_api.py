@@ -20,9 +20,11 @@ AAPL = "How much is my AAPL position worth and how is it doing?"
 @pytest.fixture
 def client() -> Iterator[TestClient]:
     settings = load_settings(
-        builtin={"enabled": False}, profiles={"careful": {"confirm": ["get_quotes"]}}
+        builtin={"enabled": False},
+        profiles={"careful": {"confirm": ["get_quotes"]}},
+        server={"trust_user_header": True},  # X-User names the caller (behind a proxy)
     )
-    with TestClient(create_app(build_runtime(settings))) as c:
+    with TestClient(create_app(build_runtime(settings)), base_url="http://127.0.0.1") as c:
         yield c
 
 

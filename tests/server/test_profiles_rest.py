@@ -26,10 +26,11 @@ def client() -> Iterator[TestClient]:
             "support": {"tools": ["get_quotes", "get_transfers"], "confirm": ["get_transfers"]},
         },
         policy={"max_attempts": 1, "failure_threshold": 2, "reset_timeout_s": 60},
+        server={"trust_user_header": True},  # X-User names the caller (behind a proxy)
     )
     runtime = build_runtime(settings)
     runtime.registry.register(always_fails)
-    with TestClient(create_app(runtime)) as c:
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as c:
         yield c
 
 

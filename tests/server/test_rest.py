@@ -50,7 +50,7 @@ def make_runtime(**overrides: object) -> Runtime:
 @pytest.fixture
 def client() -> Iterator[TestClient]:
     runtime = make_runtime()
-    with TestClient(create_app(runtime)) as c:
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -87,7 +87,9 @@ def test_status_follows_the_error_type(
     client: TestClient, name: str, body: object, status: int, error_type: str
 ) -> None:
     if isinstance(body, str):
-        response = client.post(f"/api/tools/execute/{name}", content=body)
+        response = client.post(
+            f"/api/tools/execute/{name}", content=body, headers={"content-type": "application/json"}
+        )
     else:
         response = client.post(f"/api/tools/execute/{name}", json=body)
     assert response.status_code == status
@@ -171,7 +173,7 @@ def test_healthz(client: TestClient) -> None:
 
 def test_api_key_protects_api_only(tmp_path: Path) -> None:
     runtime = make_runtime(server={"api_key": "s3cret"})
-    with TestClient(create_app(runtime)) as c:
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as c:
         assert c.get("/healthz").status_code == 200
         denied = c.post("/api/tools/execute/get_quotes", json={})
         assert denied.status_code == 401 and denied.headers["www-authenticate"] == "Bearer"

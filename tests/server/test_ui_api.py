@@ -16,6 +16,7 @@ from tooldeck.server.app import create_app
 @pytest.fixture
 def client() -> Iterator[TestClient]:
     settings = load_settings(
+        server={"trust_user_header": True},  # as behind an authenticating proxy
         profiles={
             "support": {
                 "description": "Support desk",
@@ -24,7 +25,7 @@ def client() -> Iterator[TestClient]:
             }
         }
     )
-    with TestClient(create_app(build_runtime(settings))) as c:
+    with TestClient(create_app(build_runtime(settings)), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -148,7 +149,7 @@ def test_the_page_is_served_for_every_ui_path_and_assets_are_local(client: TestC
 
 def test_api_key_guards_data_and_metrics_but_not_the_page() -> None:
     runtime = build_runtime(load_settings(server={"api_key": "s3cret"}))
-    with TestClient(create_app(runtime)) as client:
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as client:
         assert client.get("/tools/history").status_code == 200
         for path in ("/api/catalog", "/api/audit", "/api/stats", "/metrics"):
             assert client.get(path).status_code == 401, path
@@ -158,7 +159,7 @@ def test_api_key_guards_data_and_metrics_but_not_the_page() -> None:
 
 
 def test_without_the_audit_store_history_and_metrics_say_why() -> None:
-    with TestClient(create_app(build_runtime(load_settings(audit={"enabled": False})))) as client:
+    with TestClient(create_app(build_runtime(load_settings(audit={"enabled": False}))), base_url="http://127.0.0.1") as client:
         for path in ("/api/audit", "/api/stats", "/metrics"):
             response = client.get(path)
             assert response.status_code == 404 and "enabled" in response.json()["detail"], path

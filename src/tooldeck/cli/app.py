@@ -15,6 +15,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
@@ -364,14 +365,28 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Interface to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
     config: ConfigOption = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Serve a non-loopback address without server.api_key (trusted networks only).",
+        ),
+    ] = False,
 ) -> None:
     """Start the REST server (tools API, seed endpoints, /healthz)."""
     import uvicorn
 
-    from tooldeck.server.app import create_app
+    from tooldeck.server.app import check_exposure, create_app
 
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     runtime = _runtime(config, server=server)  # merged into [server] and validated
+    exposed = check_exposure(runtime)
+    if exposed is not None:
+        if not insecure:
+            runtime.close()
+            err.print(f"[red]error:[/red] refusing to start: {escape(exposed)}")
+            raise typer.Exit(2)
+        err.print(f"[yellow]warning (--insecure):[/yellow] {escape(exposed)}")
     s = runtime.settings
     err.print(
         f"tooldeck: {len(runtime.registry.names)} tools; audit: {s.audit_url if runtime.audit else 'off'}\n"

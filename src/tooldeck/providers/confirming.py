@@ -24,9 +24,11 @@ class ConfirmingToolsProvider(WrapperProvider):
     """Runs a tool that needs confirmation only once a human approved that exact call.
 
     Semantics:
-        A tool needs confirmation when its definition says so, its name matches one of
-        ``tools`` (names or globs), or ``rule(definition)`` is true (the per-profile
-        policy); its definition is shown with ``requires_confirmation=True``. A tool
+        A tool needs confirmation when its name matches one of ``tools`` (names or
+        globs), or else when ``rule(definition)`` is true (the per-profile policy, whose
+        layers start from the tool's own flag, so configuration can relax it), or,
+        without a rule, when its definition says so; its definition is shown with
+        ``requires_confirmation`` set accordingly. A tool
         whose definition lists ``confirm_actions`` and needs no confirmation otherwise
         is guarded only for calls whose ``action`` argument is one of them. For a
         guarded call, in order:
@@ -48,7 +50,8 @@ class ConfirmingToolsProvider(WrapperProvider):
         wrapped: The provider whose tools are guarded.
         tools: Names or globs of tools that need confirmation.
         approvals: Store of pending and decided approvals, shared across profiles.
-        rule: Extra test on a definition, e.g. from policy configuration.
+        rule: Decides for each definition, e.g. from policy configuration; None: the
+            definition's own ``requires_confirmation``.
     """
 
     def __init__(
@@ -67,20 +70,26 @@ class ConfirmingToolsProvider(WrapperProvider):
         self._guarded: dict[str, ToolDefinition] | None = None
 
     def needs_confirmation(self, definition: ToolDefinition) -> bool:
-        """Whether calls of ``definition`` need a human's approval in this view."""
-        return (
-            definition.requires_confirmation
-            or self._pattern.fullmatch(definition.name) is not None
-            or (self.rule is not None and self.rule(definition))
-        )
+        """Whether calls of ``definition`` need a human's approval in this view.
+
+        A name in ``tools`` always does. Otherwise ``rule`` decides when given (the
+        policy, whose layers start from the tool's own ``requires_confirmation`` so
+        that a trusted setup can relax it explicitly); without a rule, the tool's flag.
+        """
+        if self._pattern.fullmatch(definition.name) is not None:
+            return True
+        if self.rule is not None:
+            return self.rule(definition)
+        return definition.requires_confirmation
 
     def transform_definitions(self, definitions: list[ToolDefinition]) -> list[ToolDefinition]:
         """Definitions, those needing confirmation marked ``requires_confirmation``."""
         shown: list[ToolDefinition] = []
         guarded: dict[str, ToolDefinition] = {}
         for definition in definitions:
-            if not definition.requires_confirmation and self.needs_confirmation(definition):
-                definition = definition.model_copy(update={"requires_confirmation": True})
+            needed = self.needs_confirmation(definition)
+            if needed != definition.requires_confirmation:
+                definition = definition.model_copy(update={"requires_confirmation": needed})
             if definition.requires_confirmation or definition.confirm_actions:
                 for name in (definition.name, *definition.aliases):
                     guarded[name] = definition

@@ -12,10 +12,35 @@ from starlette.routing import Route
 
 from tooldeck.runtime import Runtime, build_runtime
 from tooldeck.server import ui
+from tooldeck.server.guard import GuardRules, RequestGuard
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
 from tooldeck.server.routes import approvals, audit, brokerage, catalog, chat, metrics, tools
 
-__all__ = ["create_app"]
+__all__ = ["check_exposure", "create_app"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def check_exposure(runtime: Runtime, *, insecure: bool = False) -> str | None:
+    """Why serving ``runtime`` as configured is unsafe, or None.
+
+    Binding an address other than loopback without ``server.api_key`` lets anyone on
+    the network run every tool (code included) as the server's user. The caller
+    refuses to start unless ``insecure`` is given, and then prints the returned text
+    as a warning.
+
+    Returns:
+        The explanation when the bind is exposed without a key, else None.
+    """
+    server = runtime.settings.server
+    if server.host in _LOOPBACK or server.host.startswith("127.") or server.api_key is not None:
+        return None
+    return (
+        f"server.host = {server.host!r} is reachable from the network and server.api_key "
+        "is not set: anyone who can reach the port could run every tool, including "
+        "python and shell. Set server.api_key (or TOOLDECK_SERVER__API_KEY), bind "
+        "127.0.0.1, or pass --insecure if a trusted network or proxy guards the port."
+    )
 
 
 def _authorized(runtime: Runtime, authorization: str) -> bool:
@@ -46,7 +71,9 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     seed 004 ``GET /api/positions`` ... ``/api/facts``; ``GET /metrics`` (Prometheus);
     the tools UI at ``/tools``; and the MCP endpoint ``/mcp`` (streamable HTTP,
     ``?profile=`` picks the view). When ``server.api_key`` is set, ``/api/*``,
-    ``/metrics`` and ``/mcp`` require it as a bearer token (the UI asks for it). MCP servers are connected at
+    ``/metrics`` and ``/mcp`` require it as a bearer token (the UI asks for it). Every
+    route is behind ``RequestGuard`` (``server.guard``): ``Host`` and ``Origin`` checked,
+    bodies JSON only and at most ``server.max_body_bytes``. MCP servers are connected at
     start-up; the runtime is closed (sessions ended, audit flushed) at shutdown.
     """
     from tooldeck.server.mcp import create_mcp_http_app
@@ -71,6 +98,14 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     )
     app.state.runtime = runtime
     app.add_middleware(TraceContextMiddleware)
+    server = runtime.settings.server
+    rules = GuardRules.build(
+        bind_host=server.host,
+        allowed_hosts=server.allowed_hosts,
+        allowed_origins=server.allowed_origins,
+        max_body_bytes=server.max_body_bytes,
+    )
+    app.add_middleware(RequestGuard, rules=rules)  # outermost: runs before anything else
     guarded = [Depends(_require_api_key)]
     for module in (tools, catalog, approvals, audit, brokerage, chat, metrics):
         app.include_router(module.router, dependencies=guarded)

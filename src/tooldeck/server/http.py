@@ -19,6 +19,7 @@ __all__ = [
     "TraceContextMiddleware",
     "audit_of",
     "call_context",
+    "caller_of",
     "result_response",
     "runtime_of",
     "view_of",
@@ -78,13 +79,24 @@ def view_of(request: Request) -> ToolsProvider:
         raise HTTPException(status_code=404, detail=str(exc)) from None
 
 
+def caller_of(request: Request) -> str | None:
+    """The caller's identity: ``X-User`` when ``server.trust_user_header`` is set, else None.
+
+    The header is anyone's to send; it names a principal only behind a proxy that
+    authenticates users and sets it (docs/deploy.md). Untrusted, calls are ``anonymous``.
+    """
+    if not runtime_of(request).settings.server.trust_user_header:
+        return None
+    return request.headers.get("x-user")
+
+
 def call_context(request: Request) -> ToolContext:
-    """A context for a REST call: ``X-Request-ID``, ``X-Session-ID``, ``X-User`` and ``?profile=``."""
+    """A context for a REST call: ``X-Request-ID``, ``X-Session-ID``, ``?profile=`` and the caller."""
     headers = request.headers
     return runtime_of(request).context(
         request_id=headers.get("x-request-id"),
         session_id=headers.get("x-session-id"),
-        user=headers.get("x-user"),
+        user=caller_of(request),
         profile=request.query_params.get("profile"),
     )
 

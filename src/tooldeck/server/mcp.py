@@ -177,8 +177,10 @@ def create_mcp_http_app(
     """The streamable HTTP endpoint (an ASGI app) and its session manager.
 
     The caller runs ``manager.run()`` for the application's lifetime. Requests failing
-    ``authorized(runtime, authorization_header)`` get 401. DNS-rebinding protection is
-    on when the server binds to a loopback address.
+    ``authorized(runtime, authorization_header)`` get 401. ``Host`` and ``Origin`` are
+    checked for every route of the app by ``server.guard.RequestGuard`` (the SDK's own
+    DNS-rebinding check is off so that ``server.allowed_hosts``/``allowed_origins``
+    apply here too).
     """
     from mcp.server.streamable_http_manager import (
         StreamableHTTPASGIApp,
@@ -186,17 +188,9 @@ def create_mcp_http_app(
     )
     from mcp.server.transport_security import TransportSecuritySettings
 
-    host = runtime.settings.server.host
-    loopback = host in ("127.0.0.1", "localhost", "::1")
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=loopback,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"] if loopback else [],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-        if loopback
-        else [],
-    )
     manager = StreamableHTTPSessionManager(
-        app=create_mcp_server(runtime), security_settings=security
+        app=create_mcp_server(runtime),
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     return _GuardedEndpoint(runtime, authorized, StreamableHTTPASGIApp(manager)), manager
 

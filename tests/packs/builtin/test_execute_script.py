@@ -32,6 +32,7 @@ async def runtime() -> AsyncIterator[Runtime]:
     settings = load_settings(
         profiles={"analyst": {"tools": ["get_quotes", "get_positions", "execute_script"]}},
         builtin={"python": {"preload": ["json"]}},
+        policy={"tools": {"execute_script": {"requires_confirmation": False}}},  # trusted
     )
     runtime = build_runtime(settings)
     await runtime.start()
@@ -84,8 +85,11 @@ async def test_unfiltered_caller_reaches_the_tool_and_errors_raise_in_the_script
     assert recursive.error.details["tool_calls"][0]["error_type"] == "denied"
 
 
-def test_cli_call_python_returns_six() -> None:
+def test_cli_call_python_needs_confirmation_then_returns_six() -> None:
     args = json.dumps({"code": "result = sum(x)", "context": {"x": [1, 2, 3]}})
-    result = CliRunner().invoke(app, ["call", "python", "--args", args])
+    held = CliRunner().invoke(app, ["call", "python", "--args", args])  # no terminal, no --yes
+    assert held.exit_code == 1
+    assert json.loads(held.output)["error"]["type"] == "confirmation_required"
+    result = CliRunner().invoke(app, ["call", "python", "--args", args, "--yes"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["data"]["result"] == 6

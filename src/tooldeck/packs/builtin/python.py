@@ -74,6 +74,10 @@ class PythonResponse(BaseModel):
 class PythonTool(BaseTool[PythonRequest, ToolResult]):
     """Runs Python code in a separate process with time, CPU, memory and output limits.
 
+    Needs a human's confirmation by default, like ``shell`` and ``execute_script``
+    (``[policy.tools.python] requires_confirmation = false`` relaxes it for a trusted
+    setup).
+
     Semantics:
         Each call runs in a fresh namespace in a new process forked from a warm
         server (``sandbox.Sandbox``): nothing persists between calls, and a crash,
@@ -106,6 +110,7 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
         title="Run Python", read_only=False, destructive=True, idempotent=False, open_world=True
     )
     tags = ("builtin", "code")
+    requires_confirmation = True  # runs arbitrary code: a human approves (relax per policy)
 
     def __init__(self, config: PythonConfig, roots: Roots, sandbox: Sandbox) -> None:
         self.config = config

@@ -19,7 +19,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.agent.runs import RunManager
 from tooldeck.exceptions import ConfigError, RunNotFoundError, RunStateError
-from tooldeck.server.http import runtime_of
+from tooldeck.server.http import caller_of, runtime_of
 
 __all__ = ["router"]
 
@@ -37,7 +37,7 @@ def _runs(request: Request) -> RunManager:
 
 async def _start(request: Request, body: ChatRequest) -> ChatRun:
     try:
-        return await _runs(request).start(body, user=request.headers.get("x-user"))
+        return await _runs(request).start(body, user=caller_of(request))
     except ConfigError as exc:  # unknown profile
         raise HTTPException(status_code=404, detail=str(exc)) from None
 
@@ -182,7 +182,7 @@ async def run_events(
 async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> ChatRun:
     """Decide the pending confirmation; the run resumes (409 unless ``waiting_input``)."""
     with _run_errors():
-        return await _runs(request).confirm(run_id, body, approver=request.headers.get("x-user"))
+        return await _runs(request).confirm(run_id, body, approver=caller_of(request))
 
 
 @router.post(
@@ -191,4 +191,4 @@ async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> Ch
 async def cancel_run(run_id: str, request: Request) -> ChatRun:
     """Cancel a run that has not finished (409 once it has)."""
     with _run_errors():
-        return await _runs(request).cancel(run_id, by=request.headers.get("x-user"))
+        return await _runs(request).cancel(run_id, by=caller_of(request))
