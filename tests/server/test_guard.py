@@ -118,7 +118,9 @@ def test_ip_literals_and_localhost_are_accepted(client: TestClient, host: str) -
     "content_type",
     ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None],
 )
-def test_non_json_bodies_get_415(client: TestClient, marker: Path, content_type: str | None) -> None:
+def test_non_json_bodies_get_415(
+    client: TestClient, marker: Path, content_type: str | None
+) -> None:
     headers = {"content-type": content_type} if content_type else {}
     response = client.post(URL, content=BODY, headers=headers)
     assert response.status_code == 415

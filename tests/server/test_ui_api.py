@@ -23,7 +23,7 @@ def client() -> Iterator[TestClient]:
                 "tools": ["get_quotes", "get_transfers"],
                 "confirm": ["get_transfers"],
             }
-        }
+        },
     )
     with TestClient(create_app(build_runtime(settings)), base_url="http://127.0.0.1") as c:
         yield c
@@ -159,7 +159,10 @@ def test_api_key_guards_data_and_metrics_but_not_the_page() -> None:
 
 
 def test_without_the_audit_store_history_and_metrics_say_why() -> None:
-    with TestClient(create_app(build_runtime(load_settings(audit={"enabled": False}))), base_url="http://127.0.0.1") as client:
+    with TestClient(
+        create_app(build_runtime(load_settings(audit={"enabled": False}))),
+        base_url="http://127.0.0.1",
+    ) as client:
         for path in ("/api/audit", "/api/stats", "/metrics"):
             response = client.get(path)
             assert response.status_code == 404 and "enabled" in response.json()["detail"], path

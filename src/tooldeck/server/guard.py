@@ -159,7 +159,9 @@ def _too_large(limit: int) -> str:
 
 def _is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
-    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
 
 
 def _is_ip(name: str) -> bool:

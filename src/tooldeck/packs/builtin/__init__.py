@@ -74,7 +74,13 @@ def make_sandbox(config: PythonConfig, environ: Mapping[str, str]) -> Sandbox:
             **config.env,
         }
     )
-    return Sandbox(preload=config.preload, env=env, user=config.user)
+    return Sandbox(
+        preload=config.preload,
+        env=env,
+        user=config.user,
+        isolate=config.isolate,
+        network=config.network,
+    )
 
 
 def builtin_tools(

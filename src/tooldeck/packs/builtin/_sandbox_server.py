@@ -19,6 +19,7 @@ mode), and ends with ``{"op": "done", ...}`` before ``os._exit``.
 
 import base64
 import contextlib
+import ctypes
 import datetime as _dt
 import gc
 import importlib
@@ -33,6 +34,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -65,6 +67,172 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
 def _recv(sock: socket.socket) -> Any:
     (size,) = _FRAME.unpack(_recv_exact(sock, _FRAME.size))
     return json.loads(_recv_exact(sock, size))
+
+
+# -- isolation ----------------------------------------------------------------------------
+# Linux namespaces through libc (os.unshare is Python 3.12+): each job gets its own PID
+# namespace (it sees only its own processes, and all of them die with it), mount
+# namespace (a private /tmp and /dev/shm, a fresh /proc, directories the job may not
+# read hidden), IPC namespace and, unless the config allows the network, network
+# namespace (no interface but a down loopback: the server cannot be reached).
+
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET = (
+    0x00020000, 0x08000000, 0x20000000, 0x40000000,
+)  # fmt: skip
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 38
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    _check(
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _unshare(network: bool) -> None:
+    flags = _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | (0 if network else _CLONE_NEWNET)
+    _check(_libc.unshare(flags), "unshare")
+
+
+def _traversable(path: str) -> bool:
+    """Whether any user may pass through ``path`` (the ``x`` bit for others)."""
+    try:
+        return bool(os.stat(path).st_mode & 0o001)
+    except OSError:
+        return False
+
+
+def _cover_of(path: str) -> str | None:
+    """The directory to cover so that ``path`` can be bound back reachable, or None.
+
+    That is ``/tmp`` (always covered) for a path under it, else the highest ancestor
+    of ``path`` that others cannot pass; None when every ancestor is passable.
+    """
+    parts = path.strip("/").split("/")
+    if parts[0] == "tmp" and len(parts) > 1:
+        return "/tmp"
+    for depth in range(1, len(parts)):
+        ancestor = "/" + "/".join(parts[:depth])
+        if not _traversable(ancestor):
+            return ancestor
+    return None
+
+
+def _private_mounts(exposed: list[str]) -> None:
+    """Mounts of a job's namespace: fresh /proc, private /tmp and /dev/shm, ``exposed``.
+
+    Each ``exposed`` path (Python's installation, the job's cwd) stays reachable for
+    the job's user even where an ancestor is closed to others (``/root``) or covered
+    (``/tmp``): that ancestor is covered by an empty tmpfs into which only the exposed
+    path is bound back, so its siblings (a home directory's secrets) are out of sight.
+    """
+    _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
+    covers: dict[str, list[tuple[str, int]]] = {"/tmp": []}
+    kept: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in exposed if p and os.path.isdir(p)}):
+        if any(path.startswith(k + "/") for k in kept):
+            continue  # inside a path already kept
+        kept.append(path)
+        cover = _cover_of(path)
+        if cover is not None:
+            covers.setdefault(cover, []).append((path, os.open(path, os.O_PATH)))
+    for cover in sorted(covers, key=len):
+        mode = "1777" if cover == "/tmp" else "0755"
+        _mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size=256m")
+        for path, fd in covers[cover]:
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
+            os.close(fd)
+    with contextlib.suppress(OSError):
+        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=64m")
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV, None)
+
+
+def _exposed(cwd: str | None) -> list[str]:
+    return [sys.base_prefix, sys.prefix, *sys.path, *([cwd] if cwd else [])]
+
+
+def _relay(first: int, status_r: int) -> NoReturn:
+    """Outside the namespace: end the way the job ended (its status comes from ``_init``)."""
+    os.closerange(3, status_r)
+    os.closerange(status_r + 1, 1 << 16)
+    data = os.read(status_r, 32)
+    os.waitpid(first, 0)
+    status = int(data) if data else 0
+    if not data or os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status) if data else signal.SIGKILL
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _init(job: int, status_w: int) -> NoReturn:
+    """The namespace's first process: reap orphans until the job ends, report its status.
+
+    The job is not the first process because the kernel shields that one from
+    signals it has no handler for (``RLIMIT_CPU``'s ``SIGXCPU`` among them). When this
+    process exits, the kernel kills everything left in the namespace.
+    """
+    os.closerange(3, status_w)
+    os.closerange(status_w + 1, 1 << 16)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        if pid == job:
+            os.write(status_w, str(status).encode())
+            os._exit(0)
+
+
+def _probe(config: dict[str, Any]) -> str | None:
+    """Why namespaces cannot be used here (None: they can); tried in a throwaway child."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            _unshare(config.get("network", False))
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    _private_mounts(_exposed(None))
+                except BaseException:
+                    os._exit(2)
+                os._exit(0)
+            code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
+        except BaseException:
+            code = 1
+        os._exit(code)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return {
+        0: None,
+        1: "unshare() was refused (no CAP_SYS_ADMIN and no user namespaces)",
+        2: "mounting in the new namespace was refused",
+    }.get(code, f"probe exited {code}")
+
+
+def _owned_processes(uid: int) -> int:
+    owned = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                owned += entry.stat().st_uid == uid
+    return owned
 
 
 # -- the child ----------------------------------------------------------------------------
@@ -128,13 +296,10 @@ def _apply_limits(limits: dict[str, Any]) -> None:
         ceiling = current + memory * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     processes = limits.get("max_processes")
-    uid = os.getuid()
-    if processes and uid != 0:  # the kernel never applies RLIMIT_NPROC to root: skip the count
-        owned = 0
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    owned += entry.stat().st_uid == uid
+    if processes and os.getuid() != 0:  # the kernel never applies RLIMIT_NPROC to root
+        owned = limits.get("owned_processes")
+        if owned is None:
+            owned = _owned_processes(os.getuid())
         resource.setrlimit(resource.RLIMIT_NPROC, (owned + processes, owned + processes))
 
 
@@ -258,11 +423,35 @@ def _run_child(sock: socket.socket, preloaded: list[str]) -> None:
 
 
 def _child(
-    fds: list[int], limits: dict[str, Any], preloaded: list[str], identity: dict[str, int] | None
+    fds: list[int], limits: dict[str, Any], preloaded: list[str], config: dict[str, Any]
 ) -> NoReturn:
+    """Run one job: isolate (namespaces, user, limits), then the code; never returns.
+
+    With namespaces the process forks twice more: it relays the job's exit status
+    (``_relay``); its child is the first process of a new PID namespace (``_init``);
+    the job runs as that one's child. When the job ends, or the host kills the
+    process group, the first process exits and every process the job started dies.
+    """
     control, out, err = fds
+    identity = config.get("identity")
+    cwd = limits.get("cwd")
     try:
         os.setsid()
+        if config.get("namespaces"):
+            if identity and limits.get("max_processes"):  # counted where they are visible
+                limits["owned_processes"] = _owned_processes(identity["uid"])
+            _unshare(config.get("network", False))
+            status_r, status_w = os.pipe()
+            first = os.fork()
+            if first:
+                _relay(first, status_r)
+            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _private_mounts(_exposed(cwd))
+            job = os.fork()
+            if job:
+                _init(job, status_w)
+            os.close(status_r)
+            os.close(status_w)
         os.dup2(out, 1)
         os.dup2(err, 2)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -277,12 +466,16 @@ def _child(
                 line_buffering=True,
             )
             setattr(sys, name, stream)
-        if limits.get("cwd"):
-            os.chdir(limits["cwd"])
         if identity:
             os.setgroups([])
             os.setgid(identity["gid"])
             os.setuid(identity["uid"])
+        _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives root back
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # cleared by setuid
+        if not cwd:  # a private scratch directory (in the namespace's own /tmp)
+            cwd = tempfile.mkdtemp(prefix="tooldeck-python-")
+            os.environ["TMPDIR"] = os.environ["HOME"] = cwd
+        os.chdir(cwd)
         _apply_limits(limits)
         sock = socket.socket(fileno=control)
         gc.enable()
@@ -319,7 +512,10 @@ def main() -> None:
     config = json.loads(sys.argv[2])
     importlib.import_module("typing")
     preloaded = _preload(config.get("preload", []))
-    identity = config.get("identity")
+    isolation = None
+    if config.get("namespaces"):
+        isolation = _probe(config)
+        config["namespaces"] = isolation is None
     wake_r, wake_w = socket.socketpair()
     wake_r.setblocking(False)
     wake_w.setblocking(False)
@@ -329,9 +525,11 @@ def main() -> None:
     gc.freeze()  # forked children share these pages instead of copying them on first GC
     gc.disable()
     inherited = (host, wake_r, wake_w)
-    spare: tuple[int, socket.socket] | None = _fork_spare(inherited, preloaded, identity)
+    spare: tuple[int, socket.socket] | None = _fork_spare(inherited, preloaded, config)
     jobs: dict[int, int] = {}
-    host.send(json.dumps({"op": "ready", "preloaded": preloaded, "pid": os.getpid()}).encode())
+    ready = {"op": "ready", "preloaded": preloaded, "pid": os.getpid()}
+    ready["namespaces"], ready["namespace_error"] = config.get("namespaces", False), isolation
+    host.send(json.dumps(ready).encode())
     selector = selectors.DefaultSelector()
     selector.register(host, selectors.EVENT_READ, "host")
     selector.register(wake_r, selectors.EVENT_READ, "wake")
@@ -343,7 +541,7 @@ def main() -> None:
                         wake_r.recv(4096)
                     _reap(host, jobs)
                     if spare is None:  # fork the next child while nothing runs
-                        spare = _fork_spare(inherited, preloaded, identity)
+                        spare = _fork_spare(inherited, preloaded, config)
                     continue
                 message, fds, _, _ = socket.recv_fds(host, 1 << 16, 3)
                 if not message:
@@ -351,7 +549,7 @@ def main() -> None:
                 request = json.loads(message)
                 for _attempt in range(2):  # a spare that died before its job is replaced
                     if spare is None:
-                        spare = _fork_spare(inherited, preloaded, identity)
+                        spare = _fork_spare(inherited, preloaded, config)
                     pid, sock = spare
                     spare = None
                     try:
@@ -383,7 +581,7 @@ def _warm_up() -> None:
 
 
 def _fork_spare(
-    inherited: tuple[socket.socket, ...], preloaded: list[str], identity: dict[str, int] | None
+    inherited: tuple[socket.socket, ...], preloaded: list[str], config: dict[str, Any]
 ) -> tuple[int, socket.socket]:
     """Fork the child for the next request ahead of time, so a request pays no fork."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -400,7 +598,7 @@ def _fork_spare(
     if not message:
         os._exit(0)
     theirs.close()
-    _child(fds, json.loads(message)["limits"], preloaded, identity)
+    _child(fds, json.loads(message)["limits"], preloaded, config)
 
 
 def _reap(host: socket.socket, jobs: dict[int, int]) -> None:

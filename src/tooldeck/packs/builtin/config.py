@@ -66,18 +66,24 @@ class PythonConfig(_Section):
     max_output_bytes: int = Field(64_000, gt=0)
     """Bytes of stdout and of stderr returned; the rest is cut with a marker."""
     max_processes: int | None = Field(64, gt=0)
-    """Processes the code may start (not enforced for root unless ``user`` is set)."""
+    """Processes the code may start (``RLIMIT_NPROC``; the kernel ignores it for root)."""
     preload: list[str] = Field(default_factory=lambda: [*SEED_MODULES, *OPTIONAL_MODULES])
     """Modules imported once by the fork server; missing ones are skipped."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables for the code, added to PATH, HOME, LANG and TMPDIR."""
     user: str | None = None
-    """Run the code as this user (the server must run as root)."""
+    """Run the code as this user (the server must run as root). None: ``nobody`` when
+    the server runs as root, else the server's user; ``"root"`` keeps root (trusted)."""
+    isolate: bool = True
+    """Each run in its own PID, mount, IPC and network namespaces (Linux; needs root or
+    user namespaces, else a warning is logged and runs share the server's)."""
+    network: bool = False
+    """Let the code reach the network (and so any server on 127.0.0.1, this one too)."""
 
     @field_validator("user")
     @classmethod
     def _user_exists(cls, value: str | None) -> str | None:
-        if value is not None:
+        if value is not None and value != "root":
             try:
                 pwd.getpwnam(value)
             except KeyError:

@@ -8,10 +8,6 @@ Example::
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -143,28 +139,18 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
             ToolUnavailableError: the sandbox's fork server cannot start.
             InvalidArgumentsError, ToolDeniedError: ``cwd`` is not a directory in the roots.
         """
-        scratch = None
-        if request.cwd is None:
-            cwd = scratch = Path(tempfile.mkdtemp(prefix="tooldeck-python-"))
-            if self.sandbox.identity is not None:
-                os.chown(scratch, self.sandbox.identity["uid"], self.sandbox.identity["gid"])
-        else:
-            cwd = self.roots.directory(request.cwd)
-        limits = self.limits(request.timeout_s)
+        cwd = None if request.cwd is None else self.roots.directory(request.cwd)
         try:
             return await self.sandbox.run(
                 request.code,
                 context=request.context,
                 cwd=cwd,
-                limits=limits,
+                limits=self.limits(request.timeout_s),
                 tools=tools,
                 on_call=on_call,
             )
         except RuntimeError as exc:
             raise ToolUnavailableError(f"{self.name}: {exc}") from None
-        finally:
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
 
     def to_result(self, outcome: SandboxOutcome, **extra: Any) -> ToolResult:
         """The ``ToolResult`` of a run: data on success, a typed error otherwise.

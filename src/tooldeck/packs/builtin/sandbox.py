@@ -32,13 +32,16 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import os
 import pwd
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +55,8 @@ __all__ = ["CallHandler", "Sandbox", "SandboxError", "SandboxLimits", "SandboxOu
 _SERVER = Path(__file__).with_name("_sandbox_server.py")
 _FRAME = struct.Struct(">I")
 _START_TIMEOUT_S = 60.0
+_WATCH_S = 0.25
+_log = logging.getLogger("tooldeck.sandbox")
 
 CallHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """Runs a tool call a script made: ``(name, arguments) -> ToolResult as JSON-able dict``."""
@@ -164,7 +169,7 @@ class _Server:
 
 
 class Sandbox:
-    """Runs code in forked, limited processes (see the module docstring).
+    """Runs code in forked, limited, isolated processes (see the module docstring).
 
     Args:
         preload: Modules the server imports once (missing ones are skipped; see
@@ -172,7 +177,10 @@ class Sandbox:
             ``pd``, ``numpy`` as ``np``, ``matplotlib.pyplot`` as ``plt``).
         env: The whole environment of the sandboxed processes (the server's own
             environment is not inherited, so its secrets are not visible).
-        user: Run the code as this user (requires the server to run as root).
+        user: Run the code as this user. None: ``nobody`` when the server runs as
+            root, else the server's own user; ``"root"`` keeps root (trusted code only).
+        isolate: Give each run its own PID, mount, IPC (and network) namespaces.
+        network: Let the code use the network (off: a namespace with no interface).
 
     Raises:
         ValueError: ``user`` does not exist.
@@ -184,20 +192,46 @@ class Sandbox:
         preload: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         user: str | None = None,
+        isolate: bool = True,
+        network: bool = False,
     ) -> None:
         self.preload = tuple(preload)
         self.env = dict(env or {})
         self.identity: dict[str, int] | None = None
-        if user is not None:
+        if user is None and os.geteuid() == 0:
+            user = "nobody"
+        if user is not None and user != "root":
             try:
                 entry = pwd.getpwnam(user)
             except KeyError:
                 raise ValueError(f"sandbox user {user!r} does not exist") from None
             self.identity = {"uid": entry.pw_uid, "gid": entry.pw_gid}
+        self.isolate = isolate
+        self.network = network
+        self.namespaces = False
+        """Whether runs get their own namespaces (known once the server started)."""
         self.preloaded: tuple[str, ...] = ()
         self._server: _Server | None = None
         self._lock: asyncio.Lock | None = None
         self._ids = itertools.count(1)
+        self._watchdog: asyncio.Task[None] | None = None
+
+    @property
+    def boundary(self) -> str:
+        """What separates the code from the server, in words (for logs and docs)."""
+        who = (
+            f"uid {self.identity['uid']}"
+            if self.identity
+            else f"the server's own uid {os.geteuid()}"
+        )
+        where = (
+            "its own PID, mount, IPC"
+            + ("" if self.network else " and network")
+            + " namespaces (private /tmp, fresh /proc)"
+            if self.namespaces
+            else "the server's namespaces (it can see other processes and /tmp)"
+        )
+        return f"runs as {who} in {where}, with rlimits and a killed process group"
 
     async def start(self) -> None:
         """Start the fork server now (``run`` starts it when needed).
@@ -227,11 +261,49 @@ class Sandbox:
                 server.close()
                 raise RuntimeError(f"the sandbox server did not start: {exc}") from None
             self.preloaded = tuple(ready["preloaded"])
+            self.namespaces = bool(ready.get("namespaces"))
+            self._warn(ready.get("namespace_error"))
+            if self._watchdog is None or self._watchdog.done():
+                self._watchdog = loop.create_task(self._watch())
             return server
+
+    def _warn(self, namespace_error: str | None) -> None:
+        if self.isolate and not self.namespaces:
+            _log.warning(
+                "sandbox: no namespaces for python/execute_script (%s): code can see other "
+                "processes and /tmp; run the server as root or enable user namespaces",
+                namespace_error,
+            )
+        if self.identity is None and os.geteuid() == 0:
+            _log.warning("sandbox: code runs as root (builtin.python.user = 'root')")
+        elif self.identity is None:
+            _log.warning(
+                "sandbox: code runs as the server's own user %s and can read its files; "
+                "run the server as root so the code gets an unprivileged user",
+                os.geteuid(),
+            )
+
+    async def _watch(self) -> None:
+        """Replace the fork server within ``_WATCH_S`` of it dying or being stopped."""
+        while True:
+            await asyncio.sleep(_WATCH_S)
+            server = self._server
+            if server is None:
+                return
+            if server.alive and _running(server.process):
+                continue
+            server.close()
+            with contextlib.suppress(RuntimeError):
+                await self._ensure_server()
 
     def _spawn(self) -> _Server:
         host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = {"preload": list(self.preload), "identity": self.identity}
+        config = {
+            "preload": list(self.preload),
+            "identity": self.identity,
+            "namespaces": self.isolate,
+            "network": self.network,
+        }
         try:
             process = subprocess.Popen(
                 [sys.executable, "-I", str(_SERVER), str(child.fileno()), json.dumps(config)],
@@ -251,7 +323,7 @@ class Sandbox:
         code: str,
         *,
         context: Mapping[str, Any] | None = None,
-        cwd: Path,
+        cwd: Path | None,
         limits: SandboxLimits,
         tools: Sequence[str] | None = None,
         on_call: CallHandler | None = None,
@@ -261,7 +333,8 @@ class Sandbox:
         Args:
             code: Python source; its ``result`` variable is the answer.
             context: JSON-able values bound as top-level names.
-            cwd: Working directory of the process (checked by the caller).
+            cwd: Working directory of the process (checked by the caller); None: a new
+                private scratch directory, removed after the run.
             limits: The limits of this run.
             tools: Tool names a script may call as ``tools.<name>(...)``; None: no
                 ``tools`` object (plain Python).
@@ -270,6 +343,27 @@ class Sandbox:
         Raises:
             RuntimeError: the fork server cannot be started.
         """
+        await self._ensure_server()
+        scratch = None
+        if cwd is None and not self.namespaces:  # with namespaces the child makes its own
+            cwd = scratch = Path(tempfile.mkdtemp(prefix="tooldeck-python-"))
+            if self.identity is not None:
+                os.chown(scratch, self.identity["uid"], self.identity["gid"])
+        try:
+            return await self._run(code, context, cwd, limits, tools, on_call)
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    async def _run(
+        self,
+        code: str,
+        context: Mapping[str, Any] | None,
+        cwd: Path | None,
+        limits: SandboxLimits,
+        tools: Sequence[str] | None,
+        on_call: CallHandler | None,
+    ) -> SandboxOutcome:
         start = perf_counter()
         outcome = SandboxOutcome()
         server, job_id, pid, (ctrl, out, err) = await self._launch(limits, cwd)
@@ -319,7 +413,7 @@ class Sandbox:
         return outcome
 
     async def _launch(
-        self, limits: SandboxLimits, cwd: Path
+        self, limits: SandboxLimits, cwd: Path | None
     ) -> tuple[_Server, int, int, list[socket.socket]]:
         """Have the server start a child; returns ``(server, job id, pid, [ctrl, out, err])``.
 
@@ -333,7 +427,10 @@ class Sandbox:
             started: asyncio.Future[int | None] = server.loop.create_future()
             server.started[job_id] = started
             server.exited[job_id] = server.loop.create_future()
-            request = {"id": job_id, "limits": {**limits.__dict__, "cwd": str(cwd)}}
+            request = {
+                "id": job_id,
+                "limits": {**limits.__dict__, "cwd": None if cwd is None else str(cwd)},
+            }
             pid = None
             try:
                 socket.send_fds(
@@ -382,9 +479,23 @@ class Sandbox:
 
     async def aclose(self) -> None:
         """Stop the fork server (and with it any run still going)."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if self._server is not None:
             self._server.close()
             self._server = None
+
+
+def _running(process: subprocess.Popen[bytes]) -> bool:
+    """Alive and not stopped (``SIGSTOP`` leaves a process that answers nothing)."""
+    if process.poll() is not None:
+        return False
+    try:
+        stat = Path(f"/proc/{process.pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: trust poll()
+    return stat.rsplit(")", 1)[1].split()[0] not in ("T", "t", "Z")
 
 
 def _abnormal_end(status: int | None, limits: SandboxLimits) -> SandboxError:
