@@ -210,7 +210,7 @@ def build_runtime(
             registry.register(tool)
     policy_config = settings.policy_config()
     if settings.builtin.enabled:
-        sandbox = make_sandbox(settings.builtin.python, os.environ)
+        sandbox = make_sandbox(settings.builtin.python, os.environ, settings.builtin.roots)
         services.register(Sandbox, sandbox)
         for builtin in builtin_tools(settings.builtin, environ=os.environ, sandbox=sandbox):
             registry.register(builtin)

@@ -20,7 +20,10 @@ pytestmark = pytest.mark.anyio
 async def python(tmp_path: Path) -> AsyncIterator[PythonTool]:
     config = PythonConfig(timeout_s=5, cpu_s=3, memory_mb=256, max_output_bytes=2000,
                           preload=["json", "os", "subprocess"])  # fmt: skip
-    sandbox = make_sandbox(config, {"PATH": os.environ["PATH"], "SECRET_TOKEN": "s3cret"})
+    tmp_path.chmod(0o755)  # a root the sandbox user (nobody) may enter
+    sandbox = make_sandbox(
+        config, {"PATH": os.environ["PATH"], "SECRET_TOKEN": "s3cret"}, roots=[tmp_path]
+    )
     tool = PythonTool(config, Roots([tmp_path]), sandbox)
     yield tool
     await sandbox.aclose()

@@ -10,7 +10,8 @@ closes the ``Sandbox`` on exit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from tooldeck.core.tool import Tool
 from tooldeck.packs.builtin.config import BuiltinConfig, PythonConfig
@@ -52,8 +53,10 @@ CALLER_CODE_TOOLS = ("python", "execute_script", "shell")
 their circuit breaker off by default so a model debugging its code is not locked out."""
 
 
-def make_sandbox(config: PythonConfig, environ: Mapping[str, str]) -> Sandbox:
-    """The fork server for ``python`` and ``execute_script``.
+def make_sandbox(
+    config: PythonConfig, environ: Mapping[str, str], roots: Sequence[Path] = ()
+) -> Sandbox:
+    """The fork server for ``python`` and ``execute_script``; a run's cwd may be in ``roots``.
 
     Its environment is built, not inherited: PATH, HOME, LANG and TMPDIR of
     ``environ``, single-threaded math libraries, the Agg matplotlib backend, then
@@ -80,6 +83,7 @@ def make_sandbox(config: PythonConfig, environ: Mapping[str, str]) -> Sandbox:
         user=config.user,
         isolate=config.isolate,
         network=config.network,
+        exposed=roots,
     )
 
 

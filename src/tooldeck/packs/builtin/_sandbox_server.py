@@ -135,10 +135,11 @@ def _cover_of(path: str) -> str | None:
 def _private_mounts(exposed: list[str]) -> None:
     """Mounts of a job's namespace: fresh /proc, private /tmp and /dev/shm, ``exposed``.
 
-    Each ``exposed`` path (Python's installation, the job's cwd) stays reachable for
+    Each ``exposed`` path (Python's installation, the tool's roots) stays reachable for
     the job's user even where an ancestor is closed to others (``/root``) or covered
     (``/tmp``): that ancestor is covered by an empty tmpfs into which only the exposed
     path is bound back, so its siblings (a home directory's secrets) are out of sight.
+
     """
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
     covers: dict[str, list[tuple[str, int]]] = {"/tmp": []}
@@ -151,19 +152,55 @@ def _private_mounts(exposed: list[str]) -> None:
         if cover is not None:
             covers.setdefault(cover, []).append((path, os.open(path, os.O_PATH)))
     for cover in sorted(covers, key=len):
-        mode = "1777" if cover == "/tmp" else "0755"
-        _mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size=256m")
+        _cover(cover)
         for path, fd in covers[cover]:
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
-            os.close(fd)
+            _bind(fd, path)
     with contextlib.suppress(OSError):
         _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=64m")
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV, None)
 
 
-def _exposed(cwd: str | None) -> list[str]:
-    return [sys.base_prefix, sys.prefix, *sys.path, *([cwd] if cwd else [])]
+def _cover(directory: str) -> None:
+    mode = "1777" if directory == "/tmp" else "0755"
+    _mount("tmpfs", directory, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size=256m")
+
+
+def _bind(fd: int, path: str) -> None:
+    """Bind the directory open as ``fd`` (``O_PATH``, opened outside) at ``path``."""
+    os.makedirs(path, mode=0o755, exist_ok=True)
+    _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
+    os.close(fd)
+
+
+def _exposed(config: dict[str, Any]) -> list[str]:
+    """What every job must reach: Python's installation, its import path, the roots."""
+    return [sys.base_prefix, sys.prefix, *sys.path, *config.get("exposed", [])]
+
+
+def _enter_namespaces(config: dict[str, Any]) -> int | None:
+    """Fork into new namespaces; returns only in the process that will run the job.
+
+    Returns the count of processes the job's user owned outside (for
+    ``RLIMIT_NPROC``; None without a user to switch to). The calling process stays outside and relays the job's exit status (``_relay``);
+    its child is the first process of the new PID namespace (``_init``); the job runs
+    as that one's child. When the job ends, or the host kills the process group, the
+    first process exits and the kernel kills every process left in the namespace.
+    """
+    identity = config.get("identity")
+    owned = _owned_processes(identity["uid"]) if identity else None
+    _unshare(config.get("network", False))
+    status_r, status_w = os.pipe()
+    first = os.fork()
+    if first:
+        _relay(first, status_r)
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _private_mounts(_exposed(config))
+    job = os.fork()
+    if job:
+        _init(job, status_w)
+    os.close(status_r)
+    os.close(status_w)
+    return owned
 
 
 def _relay(first: int, status_r: int) -> NoReturn:
@@ -210,7 +247,7 @@ def _probe(config: dict[str, Any]) -> str | None:
             inner = os.fork()
             if inner == 0:
                 try:
-                    _private_mounts(_exposed(None))
+                    _private_mounts(_exposed(config))
                 except BaseException:
                     os._exit(2)
                 os._exit(0)
@@ -425,33 +462,11 @@ def _run_child(sock: socket.socket, preloaded: list[str]) -> None:
 def _child(
     fds: list[int], limits: dict[str, Any], preloaded: list[str], config: dict[str, Any]
 ) -> NoReturn:
-    """Run one job: isolate (namespaces, user, limits), then the code; never returns.
-
-    With namespaces the process forks twice more: it relays the job's exit status
-    (``_relay``); its child is the first process of a new PID namespace (``_init``);
-    the job runs as that one's child. When the job ends, or the host kills the
-    process group, the first process exits and every process the job started dies.
-    """
+    """Run one job: its cwd, user and limits, then the code; never returns."""
     control, out, err = fds
     identity = config.get("identity")
     cwd = limits.get("cwd")
     try:
-        os.setsid()
-        if config.get("namespaces"):
-            if identity and limits.get("max_processes"):  # counted where they are visible
-                limits["owned_processes"] = _owned_processes(identity["uid"])
-            _unshare(config.get("network", False))
-            status_r, status_w = os.pipe()
-            first = os.fork()
-            if first:
-                _relay(first, status_r)
-            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            _private_mounts(_exposed(cwd))
-            job = os.fork()
-            if job:
-                _init(job, status_w)
-            os.close(status_r)
-            os.close(status_w)
         os.dup2(out, 1)
         os.dup2(err, 2)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -475,7 +490,13 @@ def _child(
         if not cwd:  # a private scratch directory (in the namespace's own /tmp)
             cwd = tempfile.mkdtemp(prefix="tooldeck-python-")
             os.environ["TMPDIR"] = os.environ["HOME"] = cwd
-        os.chdir(cwd)
+        try:
+            os.chdir(cwd)
+        except OSError as exc:
+            raise OSError(
+                f"cwd {cwd} is not reachable in the sandbox ({exc.strerror}); it must be "
+                "inside the sandbox's exposed paths (the tools' roots)"
+            ) from None
         _apply_limits(limits)
         sock = socket.socket(fileno=control)
         gc.enable()
@@ -583,7 +604,10 @@ def _warm_up() -> None:
 def _fork_spare(
     inherited: tuple[socket.socket, ...], preloaded: list[str], config: dict[str, Any]
 ) -> tuple[int, socket.socket]:
-    """Fork the child for the next request ahead of time, so a request pays no fork."""
+    """Prepare the next request's process ahead of time, so a request pays no fork.
+
+    The process is forked, in its own session and namespaces, and warmed up.
+    """
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid:
@@ -593,12 +617,21 @@ def _fork_spare(
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for sock in (*inherited, ours):
         sock.close()
+    try:
+        os.setsid()
+        if config.get("namespaces"):
+            config = {**config, "owned_processes": _enter_namespaces(config)}
+    except BaseException:
+        os._exit(70)
     _warm_up()
     message, fds, _, _ = socket.recv_fds(theirs, 1 << 16, 3)
     if not message:
         os._exit(0)
     theirs.close()
-    _child(fds, json.loads(message)["limits"], preloaded, config)
+    limits = json.loads(message)["limits"]
+    if "owned_processes" in config:
+        limits["owned_processes"] = config["owned_processes"]
+    _child(fds, limits, preloaded, config)
 
 
 def _reap(host: socket.socket, jobs: dict[int, int]) -> None:

@@ -181,6 +181,9 @@ class Sandbox:
             root, else the server's own user; ``"root"`` keeps root (trusted code only).
         isolate: Give each run its own PID, mount, IPC (and network) namespaces.
         network: Let the code use the network (off: a namespace with no interface).
+        exposed: Directories a run's ``cwd`` may be in (the tools' roots); with
+            namespaces, other directories closed to others or under ``/tmp`` are not
+            visible to the code.
 
     Raises:
         ValueError: ``user`` does not exist.
@@ -194,6 +197,7 @@ class Sandbox:
         user: str | None = None,
         isolate: bool = True,
         network: bool = False,
+        exposed: Sequence[Path] = (),
     ) -> None:
         self.preload = tuple(preload)
         self.env = dict(env or {})
@@ -208,6 +212,7 @@ class Sandbox:
             self.identity = {"uid": entry.pw_uid, "gid": entry.pw_gid}
         self.isolate = isolate
         self.network = network
+        self.exposed = tuple(str(Path(p).resolve()) for p in exposed)
         self.namespaces = False
         """Whether runs get their own namespaces (known once the server started)."""
         self.preloaded: tuple[str, ...] = ()
@@ -244,7 +249,7 @@ class Sandbox:
     async def _ensure_server(self) -> _Server:
         server = self._server
         loop = asyncio.get_running_loop()
-        if server is not None and server.alive and server.loop is loop:
+        if server is not None and server.alive and server.loop is loop and server.ready.done():
             return server
         if self._lock is None or self._lock._get_loop() is not loop:  # type: ignore[attr-defined]
             self._lock = asyncio.Lock()
@@ -274,6 +279,15 @@ class Sandbox:
                 "processes and /tmp; run the server as root or enable user namespaces",
                 namespace_error,
             )
+        for path in self.exposed:
+            if self.identity is not None and not _open_to(path, self.identity["uid"]):
+                _log.warning(
+                    "sandbox: %s is closed to the sandbox user (uid %s): python and "
+                    "execute_script cannot use it as cwd; give others r-x on it "
+                    "(chmod o+rx) or pick another root",
+                    path,
+                    self.identity["uid"],
+                )
         if self.identity is None and os.geteuid() == 0:
             _log.warning("sandbox: code runs as root (builtin.python.user = 'root')")
         elif self.identity is None:
@@ -303,6 +317,7 @@ class Sandbox:
             "identity": self.identity,
             "namespaces": self.isolate,
             "network": self.network,
+            "exposed": list(self.exposed),
         }
         try:
             process = subprocess.Popen(
@@ -485,6 +500,15 @@ class Sandbox:
         if self._server is not None:
             self._server.close()
             self._server = None
+
+
+def _open_to(path: str, uid: int) -> bool:
+    """Whether ``uid`` may list and enter the directory ``path`` (by its own bits)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return stat.st_uid == uid or stat.st_mode & 0o005 == 0o005
 
 
 def _running(process: subprocess.Popen[bytes]) -> bool:
