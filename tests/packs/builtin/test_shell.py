@@ -10,7 +10,6 @@ import pytest
 
 from tooldeck.packs.builtin import Roots, ShellTool
 from tooldeck.packs.builtin.config import ShellConfig
-from tooldeck.packs.builtin.shell import command_names
 
 pytestmark = pytest.mark.anyio
 
@@ -72,14 +71,91 @@ async def test_allow_list_checks_every_program_of_the_line(tmp_path: Path) -> No
         assert result.error is not None and result.error.type == "denied", command
 
 
-def test_command_names() -> None:
-    assert command_names("FOO=1 git log | grep x && ./run.sh; /bin/ls -l") == [
-        "git",
-        "grep",
-        "run.sh",
-        "ls",
-    ]
-    assert command_names("echo 'a | b' \"c; d\"") == ["echo"]
+BYPASSES = [  # issue 18: each ran `id` (or wrote outside the roots) with echo and ls allowed
+    ("echo hi\nid", {}),
+    ("echo hi #\nid", {}),
+    ("echo hi # comment\n  id", {}),
+    ("echo hi", {"BASH_FUNC_echo%%": "() {{ id; }}"}),
+    ("echo hi", {"BASH_ENV": "{evil}"}),
+    ("echo hi", {"ENV": "{evil}"}),
+    ("echo hi", {"LD_PRELOAD": "/tmp/x.so"}),
+    ("ls", {"PATH": "{bindir}"}),
+    ("PATH={bindir} ls", {}),
+    ("PATH={bindir}; ls", {}),
+    ("{bindir}/echo hi", {}),
+    ("./echo hi", {}),
+    ("echo pwned > {outside}", {}),
+    ("echo pwned >> {outside}", {}),
+    ("ls &> {outside}", {}),
+    ("echo() {{ id; }}; echo hi", {}),
+    ("$CMD hi", {}),
+    ("e* hi", {}),
+    ("echo $(id)", {}),
+    ("echo <(id)", {}),
+    ("(id)", {}),
+    ("for x in 1; do id; done", {}),
+    ("if true; then id; fi", {}),
+    ("echo $((1+$(id)))", {}),
+]
+
+
+@pytest.mark.parametrize(("command", "env"), BYPASSES)
+async def test_allow_list_bypasses_are_denied(
+    tmp_path: Path, command: str, env: dict[str, str]
+) -> None:
+    root = tmp_path / "root"
+    bindir = tmp_path / "evilbin"
+    for place in (root, bindir):
+        place.mkdir()
+    for name in ("echo", "ls", "id"):  # an attacker's programs named like allowed ones
+        (bindir / name).write_text("#!/bin/sh\necho EVIL\n")
+        (bindir / name).chmod(0o755)
+    (root / "echo").write_bytes((bindir / "echo").read_bytes())
+    (root / "echo").chmod(0o755)
+    evil = tmp_path / "evil.sh"
+    evil.write_text("echo EVIL\n")
+    outside = tmp_path / "outside.txt"
+    fill = {"bindir": bindir, "outside": outside, "evil": evil}
+    tool = ShellTool(
+        ShellConfig(allowed_commands=["echo", "ls"]),
+        Roots([root]),
+        ENVIRON,
+    )
+    result = await tool.execute(
+        {
+            "command": command.format(**fill),
+            "env": {k: v.format(**fill) for k, v in env.items()},
+        }
+    )
+    assert result.error is not None, (command, result.data)
+    assert result.error.type in ("denied", "validation"), result.error
+    assert not outside.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $((1+1)) 2>&1",
+        "ls -la | echo done",
+        "echo hi > out.txt",
+        "echo 'a; id' \"b\" >/dev/null",
+    ],
+)
+async def test_harmless_lines_pass_the_allow_list(tmp_path: Path, command: str) -> None:
+    tool = ShellTool(ShellConfig(allowed_commands=["echo", "ls"]), Roots([tmp_path]), ENVIRON)
+    result = await tool.execute({"command": command})
+    assert result.success, result.error
+    assert result.data["exit_code"] == 0
+
+
+async def test_unsafe_env_is_a_validation_error_even_without_an_allow_list(
+    tmp_path: Path,
+) -> None:
+    result = await shell(tmp_path).execute(
+        {"command": "echo hi", "env": {"BASH_ENV": "/x", "LD_PRELOAD": "/y", "OK": "1"}}
+    )
+    assert result.error is not None and result.error.type == "validation"
+    assert "BASH_ENV, LD_PRELOAD" in result.error.message
 
 
 async def test_cwd_outside_the_roots_is_denied_and_confirmation_is_the_default(

@@ -9,26 +9,26 @@ Example::
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
-from tooldeck.exceptions import ToolDeniedError, ToolUnavailableError
+from tooldeck.exceptions import ToolUnavailableError
 from tooldeck.packs.builtin.config import ShellConfig
 from tooldeck.packs.builtin.process import run_process
 from tooldeck.packs.builtin.roots import Roots
 
-__all__ = ["ShellRequest", "ShellResponse", "ShellTool", "command_names"]
+if TYPE_CHECKING:
+    from tooldeck.packs.builtin.allow_list import CommandAllowList
 
-_SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")", "\n"}
+__all__ = ["ShellRequest", "ShellResponse", "ShellTool"]
 
 
 class ShellRequest(BaseModel):
@@ -44,8 +44,23 @@ class ShellRequest(BaseModel):
         description="Seconds before the command is killed, up to the configured maximum.",
     )
     env: dict[str, str] = Field(
-        default_factory=dict, description="Extra environment variables for this command."
+        default_factory=dict,
+        description="Extra environment variables for this command (not PATH, LD_*, "
+        "BASH_ENV, ENV, IFS, BASH_FUNC_* or others that change what runs).",
     )
+
+    @field_validator("env")
+    @classmethod
+    def _safe_names(cls, value: dict[str, str]) -> dict[str, str]:
+        from tooldeck.packs.builtin.allow_list import unsafe_env_name
+
+        unsafe = sorted(name for name in value if unsafe_env_name(name))
+        if unsafe:
+            raise ValueError(
+                f"cannot set {', '.join(unsafe)}: these variables change which program "
+                "runs or inject code into the shell"
+            )
+        return value
 
 
 class ShellResponse(BaseModel):
@@ -63,33 +78,6 @@ class ShellResponse(BaseModel):
     """Wall time."""
 
 
-def command_names(command: str) -> list[str]:
-    """The program names a POSIX command line runs: the first word of each part.
-
-    ``FOO=1 git log | grep x && ./run.sh`` → ``["git", "grep", "run.sh"]``.
-
-    Raises:
-        ValueError: the line uses command substitution (``$(...)``, backticks) or
-            cannot be tokenised (unbalanced quotes).
-    """
-    if "$(" in command or "`" in command or "<(" in command or ">(" in command:
-        raise ValueError("command substitution is not allowed with an allow-list")
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()\n")
-    lexer.whitespace_split = True
-    names: list[str] = []
-    expect_command = True
-    for token in lexer:
-        if token in _SEPARATORS or set(token) <= set(";&|()\n"):
-            expect_command = True
-            continue
-        if expect_command:
-            if "=" in token and token.split("=", 1)[0].isidentifier():
-                continue  # a variable assignment before the command
-            names.append(os.path.basename(token))
-            expect_command = False
-    return names
-
-
 class ShellTool(BaseTool[ShellRequest, ToolResult]):
     """Runs a shell command; needs a human's confirmation by default.
 
@@ -98,9 +86,11 @@ class ShellTool(BaseTool[ShellRequest, ToolResult]):
         The command runs in its own process group, killed on timeout (``timeout``
         error with the partial output in details) and after it exits. Its environment
         holds only ``env_allow`` variables of the server's plus the call's ``env``.
-        With ``allowed_commands`` set, every program of the line must be in it (see
-        ``command_names``) or the call is ``denied``. A non-zero exit code is a
-        success result with that ``exit_code``.
+        With ``allowed_commands`` set, every command of the line, as bash parses it,
+        must be allowed and every file it writes must be inside the roots, or the call
+        is ``denied`` (``allow_list.CommandAllowList``). ``env`` cannot set variables
+        that change what runs (``validation``). A non-zero exit code is a success
+        result with that ``exit_code``.
 
     Args:
         config: Timeout, output cap, allow-lists.
@@ -127,6 +117,13 @@ class ShellTool(BaseTool[ShellRequest, ToolResult]):
         self.roots = roots
         self.env = {k: environ[k] for k in config.env_allow if k in environ}
         self.timeout_s = config.timeout_s + 5
+        self.allow_list: CommandAllowList | None = None
+        if config.allowed_commands is not None:
+            from tooldeck.packs.builtin.allow_list import CommandAllowList
+
+            self.allow_list = CommandAllowList(
+                config.allowed_commands, roots=roots, path=self.env.get("PATH")
+            )
 
     def argv(self, command: str) -> list[str]:
         """The program and arguments that run ``command`` on this platform."""
@@ -137,20 +134,9 @@ class ShellTool(BaseTool[ShellRequest, ToolResult]):
 
     async def execute_internal(self, request: ShellRequest, ctx: ToolContext) -> ToolResult:
         """Run the command (see the class docstring)."""
-        allowed = self.config.allowed_commands
-        if allowed is not None:
-            try:
-                names = command_names(request.command)
-            except ValueError as exc:
-                raise ToolDeniedError(f"shell: {exc}", details={"allowed": allowed}) from None
-            refused = [n for n in names if n not in allowed]
-            if refused:
-                raise ToolDeniedError(
-                    f"shell: {', '.join(refused)} is not an allowed command; allowed: "
-                    f"{', '.join(allowed) or 'none'}",
-                    details={"refused": refused, "allowed": allowed},
-                )
         cwd = self.roots.directory(request.cwd)
+        if self.allow_list is not None:
+            self.allow_list.check(request.command, cwd=cwd)
         limit = self.config.timeout_s
         timeout = min(request.timeout_s, limit) if request.timeout_s else limit
         argv = self.argv(request.command)
