@@ -1,4 +1,4 @@
-"""The ``shell`` tool's command allow-list, checked on the command as bash will parse it.
+r"""The ``shell`` tool's command allow-list, checked on the command as bash will parse it.
 
 Example::
 
