@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -50,6 +50,10 @@ _READ_ONLY = ToolAnnotations(read_only=True, idempotent=True, open_world=False, 
 TReq = TypeVar("TReq", bound=BaseModel)
 TResp = TypeVar("TResp", bound=BaseModel)
 
+_SYMBOL_CHARS = 16
+_NAME_CHARS = 64
+"""Input bounds: the tools run inline (``blocking = False``), so their work must stay
+proportional to small inputs (fuzzy matching is quadratic in the text's length)."""
 _ACCOUNT = "Account id or name (e.g. 'individual', 'Roth IRA'); omit for all accounts."
 
 
@@ -112,8 +116,12 @@ class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
 class PositionsRequest(_Symbol):
     """Arguments of get_positions."""
 
-    symbol: str = Field(min_length=1, description="Ticker symbol, e.g. AAPL (case-insensitive).")
-    account: str | None = Field(None, description=_ACCOUNT)
+    symbol: str = Field(
+        min_length=1,
+        max_length=_SYMBOL_CHARS,
+        description="Ticker symbol, e.g. AAPL (case-insensitive).",
+    )
+    account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
 
 
 class PositionsResponse(BaseModel):
@@ -157,7 +165,7 @@ class PositionsListRequest(BaseModel):
     """Arguments of get_positions_list."""
 
     asset_class: AssetClass | None = Field(None, description="Only this asset class; omit for all.")
-    account: str | None = Field(None, description=_ACCOUNT)
+    account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
 
 
 class PositionsListResponse(BaseModel):
@@ -203,9 +211,11 @@ class GetPositionsList(_BrokerageTool[PositionsListRequest, PositionsListRespons
 class QuotesRequest(_Symbol):
     """Arguments of get_quotes."""
 
-    symbol: str | None = Field(None, description="One ticker symbol, e.g. AAPL.")
-    symbols: list[str] | None = Field(
-        None, description="Several symbols; omit both for every quote."
+    symbol: str | None = Field(
+        None, max_length=_SYMBOL_CHARS, description="One ticker symbol, e.g. AAPL."
+    )
+    symbols: list[Annotated[str, Field(max_length=_SYMBOL_CHARS)]] | None = Field(
+        None, max_length=100, description="Several symbols; omit both for every quote."
     )
 
 
@@ -242,8 +252,10 @@ class GetQuotes(_BrokerageTool[QuotesRequest, QuotesResponse]):
 class ActivityRequest(_Symbol):
     """Arguments of get_activity."""
 
-    account: str | None = Field(None, description=_ACCOUNT)
-    symbol: str | None = Field(None, description="Only trades of this symbol.")
+    account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
+    symbol: str | None = Field(
+        None, max_length=_SYMBOL_CHARS, description="Only trades of this symbol."
+    )
     limit: int = Field(20, ge=1, le=500, description="Most recent trades to return.")
 
 
@@ -285,7 +297,7 @@ class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
 class TransfersRequest(BaseModel):
     """Arguments of get_transfers."""
 
-    account: str | None = Field(None, description=_ACCOUNT)
+    account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
 
 
 class TransfersResponse(BaseModel):
@@ -332,7 +344,7 @@ class PerformanceRequest(BaseModel):
     """Arguments of get_performance."""
 
     timeframe: Timeframe = Field(description="Period: 1D, 1W, 1M, 3M, YTD, 1Y or ALL.")
-    account: str | None = Field(None, description=_ACCOUNT)
+    account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
 
     @field_validator("timeframe", mode="before")
     @classmethod
@@ -379,7 +391,7 @@ class GetPerformance(_BrokerageTool[PerformanceRequest, PerformanceResponse]):
 class AccountSummaryRequest(BaseModel):
     """Arguments of get_account_summary."""
 
-    account: str | None = Field(None, description=_ACCOUNT)
+    account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
 
 
 class AccountSummaryResponse(BaseModel):
@@ -423,7 +435,9 @@ class FactsRequest(BaseModel):
     """Arguments of get_facts."""
 
     topic: str = Field(
-        min_length=1, description="What to explain, e.g. 'Roth IRA', 'expense ratios'."
+        min_length=1,
+        max_length=200,
+        description="What to explain, e.g. 'Roth IRA', 'expense ratios'.",
     )
 
 

@@ -48,6 +48,11 @@ __all__ = [
     "parse_math",
 ]
 
+MATH_MODULES = ("sympy", "tooldeck.packs.builtin.math_solver")
+"""Preloaded by the sandbox too: ``math`` computes in its killable processes."""
+MATH_LIMITS = SandboxLimits(timeout_s=30, cpu_s=30, memory_mb=1024, max_processes=1)
+"""Limits of one ``math`` computation (a policy timeout kills it sooner)."""
+
 CALLER_CODE_TOOLS = ("python", "execute_script", "shell")
 """Tools whose failures are usually the caller's code, not the tool: the runtime turns
 their circuit breaker off by default so a model debugging its code is not locked out."""
@@ -78,7 +83,7 @@ def make_sandbox(
         }
     )
     return Sandbox(
-        preload=config.preload,
+        preload=[*config.preload, *MATH_MODULES],
         env=env,
         user=config.user,
         isolate=config.isolate,
@@ -106,7 +111,7 @@ def builtin_tools(
         WebTool(config.web),
         GitTool(config.git, roots, environ),
         GitHubTool(config.github),
-        MathTool(),
+        MathTool(sandbox, MATH_LIMITS),
         LLMTool(config.llm),
     ]
     return [t for t in tools if t.definition.name not in config.disabled]

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import regex
 from pydantic import BaseModel, Field
 
 from tooldeck.core.composite import ActionStrategy, CompositeTool
@@ -28,6 +30,11 @@ from tooldeck.packs.builtin.roots import Roots
 __all__ = ["FilesTool", "decode_text"]
 
 _SNIFF_BYTES = 8192
+_PATH_CHARS = 4096
+_GLOB_CHARS = 256
+"""Globs are translated to regular expressions in time that grows fast with length."""
+_SEARCH_S = 5.0
+"""Budget of one search's regular-expression matching, in seconds."""
 _BOMS = (
     (b"\xff\xfe\x00\x00", "utf-32"),
     (b"\x00\x00\xfe\xff", "utf-32"),
@@ -74,24 +81,33 @@ def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, str] | N
 class ReadRequest(BaseModel):
     """Arguments of ``read``."""
 
-    path: str = Field(description="File to read, relative to the first root or absolute.")
-    encoding: str | None = Field(None, description="Text encoding; default: detected.")
+    path: str = Field(
+        max_length=_PATH_CHARS, description="File to read, relative to the first root or absolute."
+    )
+    encoding: str | None = Field(
+        None, max_length=40, description="Text encoding; default: detected."
+    )
 
 
 class WriteRequest(BaseModel):
     """Arguments of ``write``."""
 
-    path: str = Field(description="File to write; missing parent directories are created.")
+    path: str = Field(
+        max_length=_PATH_CHARS,
+        description="File to write; missing parent directories are created.",
+    )
     content: str = Field(description="The text to write.")
     overwrite: bool = Field(False, description="Replace the file if it exists.")
-    encoding: str = Field("utf-8", description="Text encoding of the file.")
+    encoding: str = Field("utf-8", max_length=40, description="Text encoding of the file.")
 
 
 class ListRequest(BaseModel):
     """Arguments of ``list``."""
 
-    path: str = Field(".", description="Directory to list.")
-    pattern: str = Field("*", description="Glob on entry names, e.g. `*.py`.")
+    path: str = Field(".", max_length=_PATH_CHARS, description="Directory to list.")
+    pattern: str = Field(
+        "*", max_length=_GLOB_CHARS, description="Glob on entry names, e.g. `*.py`."
+    )
     recursive: bool = Field(False, description="Descend into subdirectories.")
     include_hidden: bool = Field(False, description="Include names starting with a dot.")
 
@@ -99,9 +115,11 @@ class ListRequest(BaseModel):
 class SearchRequest(BaseModel):
     """Arguments of ``search``."""
 
-    query: str = Field(min_length=1, description="Text to find in file contents.")
-    path: str = Field(".", description="Directory to search under.")
-    glob: str = Field("*", description="Only files whose name matches, e.g. `*.md`.")
+    query: str = Field(min_length=1, max_length=1000, description="Text to find in file contents.")
+    path: str = Field(".", max_length=_PATH_CHARS, description="Directory to search under.")
+    glob: str = Field(
+        "*", max_length=_GLOB_CHARS, description="Only files whose name matches, e.g. `*.md`."
+    )
     regex: bool = Field(False, description="Treat `query` as a regular expression.")
     case_sensitive: bool = Field(False, description="Match case.")
 
@@ -145,8 +163,15 @@ class Read(_FilesAction):
             raise InvalidArgumentsError.for_field(
                 "path", f"{request.path!r} is a directory; use action 'list'"
             )
-        size = path.stat().st_size
         limit = self.config.max_read_bytes
+        read = _read_regular(path, limit)
+        if read is None:
+            raise InvalidArgumentsError.for_field(
+                "path",
+                f"{request.path!r} is not a regular file (a FIFO, socket or device); "
+                "only regular files can be read",
+            )
+        size, data = read
         if size > limit:
             raise InvalidArgumentsError.for_field(
                 "path",
@@ -155,7 +180,6 @@ class Read(_FilesAction):
                 size_bytes=size,
                 limit_bytes=limit,
             )
-        data = path.read_bytes()
         try:
             decoded = decode_text(data, request.encoding)
         except (UnicodeDecodeError, LookupError) as exc:
@@ -244,30 +268,32 @@ class Search(_FilesAction):
     def run(self, request: SearchRequest, ctx: ToolContext) -> dict[str, Any]:
         """Return ``{matches: [{path, line, text}], files_searched, truncated}``."""
         base = self.existing(request.path)
-        flags = 0 if request.case_sensitive else re.IGNORECASE
+        flags = 0 if request.case_sensitive else regex.IGNORECASE
         try:
-            pattern = re.compile(
-                request.query if request.regex else re.escape(request.query), flags
+            pattern = regex.compile(
+                request.query if request.regex else regex.escape(request.query), flags
             )
-        except re.error as exc:
+        except regex.error as exc:
             raise InvalidArgumentsError.for_field(
                 "query", f"not a valid regular expression: {exc}"
             ) from None
+        deadline = time.monotonic() + _SEARCH_S
         matches: list[dict[str, Any]] = []
         searched = 0
         for directory, names in _walk(base, True, False):
             for name in names:
                 path = directory / name
-                if not fnmatch.fnmatch(name, request.glob) or not _plain_file(path):
+                if not fnmatch.fnmatch(name, request.glob) or path.is_symlink():
                     continue
-                if path.stat().st_size > self.config.max_read_bytes:
+                read = _read_regular(path, self.config.max_read_bytes)
+                if read is None or read[0] > self.config.max_read_bytes:
                     continue
-                decoded = decode_text(path.read_bytes())
+                decoded = decode_text(read[1])
                 if decoded is None:
                     continue
                 searched += 1
                 for number, line in enumerate(decoded[0].splitlines(), 1):
-                    if pattern.search(line):
+                    if _found(pattern, line, deadline, request.query):
                         if len(matches) >= self.config.max_results:
                             return {
                                 "matches": matches,
@@ -280,8 +306,50 @@ class Search(_FilesAction):
         return {"matches": matches, "files_searched": searched, "truncated": False}
 
 
-def _plain_file(path: Path) -> bool:
-    return path.is_file() and not path.is_symlink()
+def _read_regular(path: Path, limit: int) -> tuple[int, bytes] | None:
+    """``(size, content)`` of a regular file (no content over ``limit`` bytes), or None.
+
+    Opened non-blocking and checked on the open descriptor, so a FIFO (whose read
+    would wait forever) or a device is refused, even one swapped in after a check.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > limit:
+            return info.st_size, b""
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return info.st_size, file.read(limit)
+    finally:
+        os.close(fd)
+
+
+def _found(pattern: regex.Pattern[str], line: str, deadline: float, query: str) -> bool:
+    """``pattern.search(line)`` within the search's time budget.
+
+    ``regex`` runs with the GIL released (``concurrent``) and stops at the timeout,
+    so a catastrophic pattern such as ``(a+)+$`` costs at most the budget, not the
+    server.
+
+    Raises:
+        InvalidArgumentsError: the budget is spent.
+    """
+    try:
+        return (
+            pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001), concurrent=True)
+            is not None
+        )
+    except TimeoutError:
+        raise InvalidArgumentsError.for_field(
+            "query",
+            f"the search for {query!r} took longer than {_SEARCH_S:g} s (a regular "
+            "expression with nested repetition backtracks without end); simplify it",
+        ) from None
 
 
 def _walk(base: Path, recursive: bool, hidden: bool) -> Iterator[tuple[Path, list[str]]]:

@@ -5,6 +5,12 @@ and builds the SymPy expression itself from an allow-list of nodes (numbers, nam
 arithmetic, calls of known functions), so ``__import__('os').system('id')`` is a
 ``validation`` error, not a process.
 
+Symbolic math can run away (``(9^9999)^9999``, ``factorial(x)`` with ``x = 1e9``) and
+holds the GIL while it does, so given a ``Sandbox`` the tool computes in the
+sandbox's forked process, killed at its time or CPU limit, or when the caller's
+policy timeout cancels the call; the server stays responsive. ``run_action`` is what
+that process runs.
+
 Example::
 
     await tool.execute({"action": "solve", "expression": "x^2 - 5x + 6 = 0"})
@@ -16,16 +22,20 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from tooldeck.core.composite import ActionStrategy, CompositeTool
-from tooldeck.core.context import ToolContext
+from tooldeck.core.context import EMPTY_CONTEXT, ToolContext
 from tooldeck.core.definition import ToolAnnotations
-from tooldeck.exceptions import InvalidArgumentsError, ToolUnavailableError
+from tooldeck.core.result import ToolResult
+from tooldeck.exceptions import InvalidArgumentsError, ToolFailure, ToolUnavailableError
 
-__all__ = ["MathTool", "parse_math"]
+if TYPE_CHECKING:
+    from tooldeck.packs.builtin.sandbox import Sandbox, SandboxLimits
+
+__all__ = ["MathTool", "parse_math", "run_action"]
 
 MAX_CHARS = 1000
 MAX_NODES = 400
@@ -471,3 +481,54 @@ class MathTool(CompositeTool):
     annotations = ToolAnnotations(title="Math", read_only=True, idempotent=True, open_world=False)
     tags = ("builtin", "math")
     actions = (Evaluate(), Simplify(), Solve(), Differentiate(), Integrate())
+
+    def __init__(self, sandbox: Sandbox | None = None, limits: SandboxLimits | None = None) -> None:
+        super().__init__()
+        self.sandbox = sandbox
+        self.limits = limits
+
+    async def execute_internal(
+        self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
+    ) -> Any:
+        """Compute in the sandbox's killable process when there is one, else here."""
+        if self.sandbox is None or self.limits is None:
+            return await super().execute_internal(request, ctx)
+        strategy, params = request
+        try:
+            outcome = await self.sandbox.run(
+                f"import {__name__} as _math\nresult = _math.run_action(action, arguments)",
+                context={"action": strategy.name, "arguments": params.model_dump(mode="json")},
+                cwd=None,
+                limits=self.limits,
+            )
+        except RuntimeError as exc:
+            raise ToolUnavailableError(f"math: {exc}") from None
+        error = outcome.error
+        if error is not None:
+            kind = "timeout" if error.kind in ("timeout", "cpu") else "execution"
+            return ToolResult.fail(
+                kind,
+                f"math: {error.message}; simplify the expression or use smaller numbers",
+                details={"kind": error.kind, "limit": error.limit},
+            )
+        answer = outcome.result
+        if "error" in answer:
+            failure = answer["error"]
+            return ToolResult.fail(failure["type"], failure["message"], details=failure["details"])
+        return answer["data"]
+
+
+def run_action(action: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run one ``math`` action in this process (the sandbox's child calls it).
+
+    Returns:
+        ``{"data": ...}``, or ``{"error": {"type", "message", "details"}}`` for a
+        ``ToolFailure`` (a missing value, an unparsable expression).
+    """
+    strategy: ActionStrategy = next(s for s in MathTool.actions if s.name == action)
+    try:
+        return {
+            "data": strategy.run(strategy.RequestModel.model_validate(arguments), EMPTY_CONTEXT)
+        }
+    except ToolFailure as exc:
+        return {"error": {"type": exc.error_type, "message": exc.message, "details": exc.details}}
