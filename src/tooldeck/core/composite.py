@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, create_model
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.names import closest_names
+from tooldeck.core.pools import pool_for
 from tooldeck.core.schema import model_schema
 from tooldeck.core.tool import Arguments, BaseTool
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
@@ -143,13 +144,13 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
     async def execute_internal(
         self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
     ) -> Any:
-        """Run the chosen strategy (in a worker thread when it is sync and blocking)."""
+        """Run the chosen strategy (in the tool's thread pool when it is sync and blocking)."""
         strategy, params = request
         if inspect.iscoroutinefunction(strategy.run):
             return await strategy.run(params, ctx)
         if strategy.blocking:
             call = contextvars.copy_context().run
             return await asyncio.get_running_loop().run_in_executor(
-                None, call, strategy.run, params, ctx
+                pool_for(self.pool or self.name), call, strategy.run, params, ctx
             )
         return strategy.run(params, ctx)

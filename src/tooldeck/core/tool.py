@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
+from tooldeck.core.pools import pool_for
 from tooldeck.core.result import (
     ResultMetadata,
     ToolError,
@@ -136,8 +137,10 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     Semantics:
         ``execute_internal`` may be ``async def`` or plain ``def``. A plain one runs in
         a worker thread so it never blocks the event loop, unless the tool sets
-        ``blocking = False`` (pure computation on in-memory data), in which case it
-        runs inline and skips the 50–200 µs thread hop. ``execute`` never raises:
+        ``blocking = False`` (pure computation on small in-memory data), in which case
+        it runs inline and skips the 50–200 µs thread hop. The thread comes from the
+        bounded pool of the tool's ``pool`` family (its name by default; see
+        ``core.pools``), so one tool's stuck calls cannot starve another's. ``execute`` never raises:
         Pydantic errors become ``validation``, a ``ToolFailure`` its own type, any
         other exception ``execution`` (with the traceback in ``error.details`` for the
         audit log, not in the model's text). The default ``format_output`` dumps a
@@ -158,6 +161,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     confirm_actions: tuple[str, ...] = ()
     timeout_s: float | None = None
     blocking: bool = True
+    pool: str | None = None
+    """Thread-pool family of a blocking tool; None: the tool's own (``core.pools``)."""
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
 
@@ -277,7 +282,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             elif self.blocking:
                 call = contextvars.copy_context().run
                 response = await asyncio.get_running_loop().run_in_executor(
-                    None, call, self.execute_internal, request, ctx
+                    pool_for(self.pool or self.name), call, self.execute_internal, request, ctx
                 )
             else:
                 response = self.execute_internal(request, ctx)
