@@ -176,6 +176,10 @@ class ApprovalSettings(BaseModel):
 
     ttl_s: float = Field(600.0, gt=0)
     """Seconds a pending request or an approval stays valid."""
+    approvers: list[str] = Field(default_factory=list)
+    """Principals (``X-User`` behind an authenticating proxy) who may decide any
+    pending approval through ``/api/approvals``; everyone else decides only their own
+    calls' approvals, on the channel the call came through."""
 
 
 class AgentSettings(BaseModel):
@@ -239,6 +243,12 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check_references(self) -> Settings:
         servers = self._servers = self._merge_mcp_servers()  # the file is read once
+        if self.approvals.approvers and not self.server.trust_user_header:
+            raise ValueError(
+                "approvals.approvers names principals, but server.trust_user_header is "
+                "false, so no caller has a verified name; set it (behind a proxy that "
+                "authenticates users and sets X-User) or remove approvers"
+            )
         for name, profile in self.profiles.items():
             unknown = sorted(set(profile.mcp_servers or ()) - set(servers))
             if unknown:

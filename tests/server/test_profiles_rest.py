@@ -27,6 +27,7 @@ def client() -> Iterator[TestClient]:
         },
         policy={"max_attempts": 1, "failure_threshold": 2, "reset_timeout_s": 60},
         server={"trust_user_header": True},  # X-User names the caller (behind a proxy)
+        approvals={"approvers": ["lead"]},
     )
     runtime = build_runtime(settings)
     runtime.registry.register(always_fails)
@@ -59,12 +60,20 @@ def test_confirmation_round_trip_with_edited_arguments(client: TestClient) -> No
     listed = client.get("/api/approvals").json()
     assert [a["approval_id"] for a in listed] == [details["approval_id"]]
 
+    for intruder in ({}, {"X-User": "eve"}):  # neither the caller nor an approver
+        refused = client.post(
+            f"/api/approvals/{details['approval_id']}/approve", json={}, headers=intruder
+        )
+        assert refused.status_code == 403 and "ana" in refused.json()["detail"]
+    lead = {"X-User": "lead"}
     approved = client.post(
         f"/api/approvals/{details['approval_id']}/approve",
-        json={"arguments": {"account": "individual"}, "approver": "lead"},
+        json={"arguments": {"account": "individual"}},
+        headers=lead,
     )
     assert approved.status_code == 200 and approved.json()["status"] == "approved"
-    assert client.post(f"/api/approvals/{details['approval_id']}/deny", json={}).status_code == 409
+    decided = f"/api/approvals/{details['approval_id']}/deny"
+    assert client.post(decided, json={}, headers=lead).status_code == 409
     assert client.post("/api/approvals/nope/approve", json={}).status_code == 404
 
     ran = client.post(url, json={"account": "joint"}, headers=headers)
@@ -73,9 +82,7 @@ def test_confirmation_round_trip_with_edited_arguments(client: TestClient) -> No
 
     again = client.post(url, json={"account": "joint"}, headers=headers)
     approval_id = again.json()["error"]["details"]["approval_id"]
-    client.post(
-        f"/api/approvals/{approval_id}/deny", json={"message": "ask first", "approver": "lead"}
-    )
+    client.post(f"/api/approvals/{approval_id}/deny", json={"message": "ask first"}, headers=lead)
     denied = client.post(url, json={"account": "joint"}, headers=headers)
     assert denied.status_code == 403 and "ask first" in denied.json()["error"]["message"]
 

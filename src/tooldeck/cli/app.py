@@ -225,7 +225,7 @@ def call(
         )
 
     interactive = yes or sys.stdin.isatty()
-    ctx = runtime.context(profile=profile, confirm=confirm if interactive else None)
+    ctx = runtime.context(profile=profile, channel="cli", confirm=confirm if interactive else None)
 
     async def body() -> ToolResult:
         return await runtime.view(profile).execute(name, arguments, ctx)

@@ -46,6 +46,8 @@ class ConfirmationRequest:
     """``arguments_hash(tool, arguments)``: what the approval is bound to."""
     principal: str
     """Who asked (``ToolContext.user``, ``anonymous`` when unknown)."""
+    channel: str | None
+    """Where it was asked (``ToolContext.channel``); only there can it be decided."""
     profile: str | None
     """The profile the call was made in."""
     description: str
@@ -61,6 +63,7 @@ class ConfirmationRequest:
             "arguments": dict(self.arguments),
             "arguments_hash": self.arguments_hash,
             "principal": self.principal,
+            "channel": self.channel,
             "profile": self.profile,
             "expires_at": self.expires_at,
         }

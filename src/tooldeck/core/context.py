@@ -129,6 +129,9 @@ class ToolContext:
     """Id for this call, e.g. an OpenAI ``tool_call_id``; generated when None."""
     user: str | None = None
     """Principal making the call."""
+    channel: str | None = None
+    """The entry point and connection the call came through (``rest``, ``cli``,
+    ``mcp:<session>``): a pending approval can be decided only there (``ApprovalStore``)."""
     profile: str | None = None
     """Profile whose view of the tools applies."""
     settings: Mapping[str, Any] = field(default_factory=dict)

@@ -2,7 +2,10 @@
 
 An approval covers one tool, one canonical form of its arguments (a hash), one
 principal, and expires. A changed argument, another user or a late retry needs a new
-approval. Each decision is passed to the store's listeners (the audit log).
+approval. It is decided by the principal who asked, on the channel it was asked on
+(the REST approvals API for a REST call, the same MCP session for an MCP call), or by
+a privileged approver; never by another client's tool call. Each decision is passed
+to the store's listeners (the audit log).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, Literal
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
 from tooldeck.core.context import ToolContext
 
-__all__ = ["Approval", "ApprovalStatus", "ApprovalStore"]
+__all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider"]
 
 ApprovalStatus = Literal["pending", "approved", "denied", "used", "expired"]
 
@@ -53,6 +56,24 @@ class Approval:
 
 
 DecisionListener = Callable[[Approval], None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decider:
+    """Who is deciding an approval, and through which channel (entry points fill it in)."""
+
+    principal: str
+    """The deciding principal (``anonymous`` when the entry point knows no identity)."""
+    channel: str
+    """The channel the decision arrives on (``rest``, ``mcp:<session>``...)."""
+    privileged: bool = False
+    """An approver configured to decide anyone's approvals (``[approvals] approvers``)."""
+
+    def may_decide(self, request: ConfirmationRequest) -> bool:
+        """Whether this decider may decide ``request``."""
+        return self.privileged or (
+            self.principal == request.principal and self.channel == request.channel
+        )
 
 
 class ApprovalStore:
@@ -94,6 +115,7 @@ class ApprovalStore:
             arguments=dict(arguments),
             arguments_hash=arguments_hash(tool, arguments),
             principal=_principal(ctx),
+            channel=ctx.channel if ctx else None,
             profile=ctx.profile if ctx else None,
             description=description,
             expires_at=self.clock() + self.ttl_s,
@@ -119,11 +141,20 @@ class ApprovalStore:
         self._expire()
         return [a for a in self._items.values() if a.status == "pending"]
 
-    def decide(self, approval_id: str, decision: ConfirmationDecision) -> Approval:
+    def decide(
+        self, approval_id: str, decision: ConfirmationDecision, by: Decider | None = None
+    ) -> Approval:
         """Record ``decision`` for a pending approval.
+
+        Args:
+            approval_id: The pending approval.
+            decision: Approve (maybe with edited arguments) or deny.
+            by: Who decides and through which channel; None: trusted in-process code.
 
         Raises:
             KeyError: no approval has this id (or it expired and was pruned).
+            PermissionError: ``by`` is neither the principal and channel the approval
+                was asked of nor a privileged approver.
             ValueError: the approval is not pending any more (already decided, used or
                 expired); the message says which.
         """
@@ -131,6 +162,13 @@ class ApprovalStore:
         approval = self._items.get(approval_id)
         if approval is None:
             raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
+        request = approval.request
+        if by is not None and not by.may_decide(request):
+            raise PermissionError(
+                f"approval {approval_id} was asked of {request.principal} on channel "
+                f"{request.channel}; {by.principal} on {by.channel} cannot decide it "
+                "(only the caller's own channel, or an approver in [approvals] approvers)"
+            )
         if approval.status != "pending":
             raise ValueError(f"approval {approval_id} is already {approval.status}")
         decided = replace(
@@ -148,19 +186,27 @@ class ApprovalStore:
         approval_id: str,
         arguments: Mapping[str, Any] | None = None,
         approver: str | None = None,
+        by: Decider | None = None,
     ) -> Approval:
         """Approve, optionally with edited ``arguments``; see ``decide`` for errors."""
         return self.decide(
             approval_id,
             ConfirmationDecision(approved=True, arguments=arguments, approver=approver),
+            by,
         )
 
     def deny(
-        self, approval_id: str, message: str | None = None, approver: str | None = None
+        self,
+        approval_id: str,
+        message: str | None = None,
+        approver: str | None = None,
+        by: Decider | None = None,
     ) -> Approval:
         """Deny with a ``message`` the model will see; see ``decide`` for errors."""
         return self.decide(
-            approval_id, ConfirmationDecision(approved=False, message=message, approver=approver)
+            approval_id,
+            ConfirmationDecision(approved=False, message=message, approver=approver),
+            by,
         )
 
     def take(self, request: ConfirmationRequest) -> Approval | None:

@@ -97,6 +97,7 @@ def call_context(request: Request) -> ToolContext:
         request_id=headers.get("x-request-id"),
         session_id=headers.get("x-session-id"),
         user=caller_of(request),
+        channel="rest",
         profile=request.query_params.get("profile"),
     )
 

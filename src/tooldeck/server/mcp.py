@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+import secrets
+import weakref
 from typing import TYPE_CHECKING, Any
 
-from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.core.confirmation import (
+    ConfirmationDecision,
+    ConfirmationRequest,
+    arguments_hash,
+)
 from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
+from tooldeck.providers.approvals import Decider
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.runtime import Runtime
 
@@ -85,10 +91,12 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     ) -> CallToolResult | InputRequiredResult:
         name = chosen(ctx)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        channel = _channel(ctx.session, modern)
         if modern and params.input_responses:
-            _apply_answers(runtime, params.input_responses)
+            _apply_answers(runtime, params, channel)
         call_ctx = runtime.context(
             profile=name,
+            channel=channel,
             request_id=None if ctx.request_id is None else f"mcp-{ctx.request_id}",
             confirm=_elicitation(ctx) if _can_elicit(ctx) and not modern else None,
         )
@@ -130,10 +138,23 @@ def _ask_for_confirmation(details: dict[str, Any]) -> InputRequiredResult:
     return types.InputRequiredResult(input_requests={f"confirm:{details['approval_id']}": request})
 
 
-def _apply_answers(runtime: Runtime, answers: Mapping[str, Any]) -> None:
-    """Record the user's answers to ``_ask_for_confirmation`` as decisions."""
-    for key, answer in answers.items():
-        if not key.startswith("confirm:"):
+def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channel: str) -> None:
+    """Record the user's answers to ``_ask_for_confirmation`` as decisions.
+
+    An answer counts only for an approval this session asked for, attached to the
+    repeat of that same call (tool and arguments): a client cannot decide another
+    client's approval, nor one of its own for a different call.
+    """
+    call_hash = arguments_hash(params.name, params.arguments or {})
+    for key, answer in (params.input_responses or {}).items():
+        approval = runtime.approvals.get(key.removeprefix("confirm:"))
+        if (
+            not key.startswith("confirm:")
+            or approval is None
+            or approval.request.channel != channel
+            or approval.request.tool != params.name
+            or approval.request.arguments_hash != call_hash
+        ):
             continue
         content = getattr(answer, "content", None) or {}
         approved = getattr(answer, "action", None) == "accept" and content.get("approve") is True
@@ -141,8 +162,27 @@ def _apply_answers(runtime: Runtime, answers: Mapping[str, Any]) -> None:
         decision = ConfirmationDecision(
             approved=approved, message=None if approved else str(reason), approver="mcp-client"
         )
-        with contextlib.suppress(KeyError, ValueError):  # unknown, expired or already decided
-            runtime.approvals.decide(key.removeprefix("confirm:"), decision)
+        by = Decider(principal=approval.request.principal, channel=channel)
+        with contextlib.suppress(KeyError, ValueError):  # expired or already decided
+            runtime.approvals.decide(approval.request.approval_id, decision, by)
+
+
+_channels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _channel(session: Any, modern: bool) -> str:
+    """The channel of an MCP call: ``mcp:<random id>`` per client connection.
+
+    A 2026-07-28 exchange has no lasting connection (each request brings its own), so
+    its channel is plain ``mcp``: the approval id, handed only to the client that made
+    the call, and the repeat of the same call are what bind an answer to it.
+    """
+    if modern:
+        return "mcp"
+    channel = _channels.get(session)
+    if channel is None:
+        channel = _channels[session] = f"mcp:{secrets.token_hex(8)}"
+    return channel
 
 
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:

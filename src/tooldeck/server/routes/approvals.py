@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
-from tooldeck.providers.approvals import Approval
-from tooldeck.server.http import runtime_of
+from tooldeck.providers.approvals import Approval, Decider
+from tooldeck.server.http import caller_of, runtime_of
 
 __all__ = ["router"]
 
@@ -43,18 +43,41 @@ async def pending(request: Request) -> list[dict[str, Any]]:
     return [a.as_dict() for a in runtime_of(request).approvals.pending()]
 
 
-@router.post("/{approval_id}/approve", summary="Approve a call")
+@router.post(
+    "/{approval_id}/approve",
+    summary="Approve a call",
+    responses={403: {"description": "Asked of another principal or channel"}},
+)
 async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict[str, Any]:
-    """Approve; the caller then repeats the same call (same tool, arguments, user) to run it."""
-    store = runtime_of(request).approvals
-    return _decided(lambda: store.approve(approval_id, body.arguments, body.approver))
+    """Approve; the caller then repeats the same call (same tool, arguments, user) to run it.
+
+    Only the principal whose REST call asked for it, or an approver in
+    ``[approvals] approvers``, may decide it (403 otherwise).
+    """
+    store, by = runtime_of(request).approvals, _decider(request)
+    return _decided(lambda: store.approve(approval_id, body.arguments, _name(by, body), by))
 
 
-@router.post("/{approval_id}/deny", summary="Deny a call")
+@router.post(
+    "/{approval_id}/deny",
+    summary="Deny a call",
+    responses={403: {"description": "Asked of another principal or channel"}},
+)
 async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, Any]:
     """Deny; the caller's repeated call answers ``denied`` with the message."""
-    store = runtime_of(request).approvals
-    return _decided(lambda: store.deny(approval_id, body.message, body.approver))
+    store, by = runtime_of(request).approvals, _decider(request)
+    return _decided(lambda: store.deny(approval_id, body.message, _name(by, body), by))
+
+
+def _decider(request: Request) -> Decider:
+    principal = caller_of(request) or "anonymous"
+    approvers = runtime_of(request).settings.approvals.approvers
+    return Decider(principal=principal, channel="rest", privileged=principal in approvers)
+
+
+def _name(by: Decider, body: ApproveBody | DenyBody) -> str | None:
+    """The approver recorded: the verified principal, else the name the body gives."""
+    return by.principal if by.principal != "anonymous" else body.approver
 
 
 def _decided(decide: Any) -> dict[str, Any]:
@@ -62,6 +85,8 @@ def _decided(decide: Any) -> dict[str, Any]:
         approval: Approval = decide()
     except KeyError as exc:
         raise HTTPException(status_code=404, detail=str(exc.args[0])) from None
+    except PermissionError as exc:
+        raise HTTPException(status_code=403, detail=str(exc)) from None
     except ValueError as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None
     return approval.as_dict()

@@ -1,0 +1,89 @@
+"""An approval is decided only by the principal and channel it was asked of (issue 18).
+
+The attacks: an MCP client attaching ``inputResponses {"confirm:<id>": accept}`` for a
+REST caller's approval to an unrelated ``tools/call``; an anonymous REST caller
+approving someone else's call; a caller claiming a name with ``X-User`` when the
+server does not trust the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from tooldeck.config import load_settings
+from tooldeck.core.confirmation import ConfirmationDecision
+from tooldeck.exceptions import ConfigError
+from tooldeck.providers.approvals import Decider
+from tooldeck.runtime import Runtime, build_runtime
+from tooldeck.server.mcp import _apply_answers
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+    settings = load_settings(
+        data_dir=tmp_path, builtin={"enabled": False}, profiles={"p": {"confirm": ["get_*"]}}
+    )
+    rt = build_runtime(settings)
+    yield rt
+    await rt.aclose()
+
+
+async def pending(runtime: Runtime, channel: str, **arguments: Any) -> str:
+    result = await runtime.view("p").execute(
+        "get_quotes", arguments, runtime.context(profile="p", channel=channel)
+    )
+    assert result.error is not None and result.error.type == "confirmation_required"
+    return str(result.error.details["approval_id"])
+
+
+def answer(approval_id: str, name: str, arguments: dict[str, Any]) -> types.CallToolRequestParams:
+    accept = types.ElicitResult(action="accept", content={"approve": True})
+    return types.CallToolRequestParams(
+        name=name, arguments=arguments, input_responses={f"confirm:{approval_id}": accept}
+    )
+
+
+async def test_an_mcp_answer_cannot_decide_a_rest_callers_approval(runtime: Runtime) -> None:
+    approval_id = await pending(runtime, "rest", symbol="AAPL")
+    for params in (  # attached to an unrelated call, and to the very same call
+        answer(approval_id, "get_positions", {"symbol": "MSFT"}),
+        answer(approval_id, "get_quotes", {"symbol": "AAPL"}),
+    ):
+        _apply_answers(runtime, params, "mcp")
+        _apply_answers(runtime, params, "mcp:other-connection")
+    assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
+
+
+async def test_an_mcp_answer_decides_only_the_repeat_of_its_own_call(runtime: Runtime) -> None:
+    approval_id = await pending(runtime, "mcp:abc", symbol="AAPL")
+    _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "MSFT"}), "mcp:abc")
+    _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:xyz")
+    assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
+    _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:abc")
+    assert runtime.approvals.get(approval_id).status == "approved"  # type: ignore[union-attr]
+
+
+async def test_deciders_other_than_the_asker_are_refused(runtime: Runtime) -> None:
+    approval_id = await pending(runtime, "rest", symbol="AAPL")
+    yes = ConfirmationDecision(approved=True)
+    for by in (
+        Decider(principal="anonymous", channel="cli"),
+        Decider(principal="eve", channel="rest"),
+        Decider(principal="anonymous", channel="mcp"),
+    ):
+        with pytest.raises(PermissionError, match="asked of anonymous on channel rest"):
+            runtime.approvals.decide(approval_id, yes, by)
+    privileged = Decider(principal="lead", channel="rest", privileged=True)
+    assert runtime.approvals.decide(approval_id, yes, privileged).status == "approved"
+
+
+def test_approvers_need_a_trusted_identity(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="trust_user_header"):
+        load_settings(data_dir=tmp_path, approvals={"approvers": ["lead"]})
