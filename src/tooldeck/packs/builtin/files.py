@@ -96,7 +96,7 @@ class WriteRequest(BaseModel):
         max_length=_PATH_CHARS,
         description="File to write; missing parent directories are created.",
     )
-    content: str = Field(description="The text to write.")
+    content: str = Field(max_length=5_000_000, description="The text to write.")
     overwrite: bool = Field(False, description="Replace the file if it exists.")
     encoding: str = Field("utf-8", max_length=40, description="Text encoding of the file.")
 

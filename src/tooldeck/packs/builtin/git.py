@@ -32,14 +32,16 @@ _FIELD, _RECORD = "\x1f", "\x1e"
 class RepoRequest(BaseModel):
     """Arguments every action takes."""
 
-    repo: str = Field(".", description="Path of the repository (inside the allowed roots).")
+    repo: str = Field(
+        ".", max_length=4096, description="Path of the repository (inside the allowed roots)."
+    )
 
 
 class LogRequest(RepoRequest):
     """Arguments of ``log``."""
 
     limit: int = Field(20, ge=1, le=500, description="Most recent commits to return.")
-    path: str | None = Field(None, description="Only commits touching this path.")
+    path: str | None = Field(None, max_length=4096, description="Only commits touching this path.")
 
 
 class DiffRequest(RepoRequest):
@@ -52,7 +54,7 @@ class DiffRequest(RepoRequest):
 class ShowRequest(RepoRequest):
     """Arguments of ``show``."""
 
-    revision: str = Field("HEAD", description="Commit, tag or branch to show.")
+    revision: str = Field("HEAD", max_length=256, description="Commit, tag or branch to show.")
 
 
 class AddRequest(RepoRequest):
@@ -64,7 +66,7 @@ class AddRequest(RepoRequest):
 class CommitRequest(RepoRequest):
     """Arguments of ``commit``."""
 
-    message: str = Field(min_length=1, description="The commit message.")
+    message: str = Field(min_length=1, max_length=100_000, description="The commit message.")
     author_name: str | None = Field(None, description="Author name, if git has none configured.")
     author_email: str | None = Field(None, description="Author email, likewise.")
 

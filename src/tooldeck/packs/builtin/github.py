@@ -55,7 +55,7 @@ class CreateIssueRequest(RepoRequest):
     """Arguments of ``create_issue``."""
 
     title: str = Field(min_length=1, max_length=256, description="Issue title.")
-    body: str = Field("", description="Issue text (Markdown).")
+    body: str = Field("", max_length=65_536, description="Issue text (Markdown).")
     labels: list[str] = Field(default_factory=list, description="Label names.")
 
 

@@ -235,7 +235,8 @@ def _build(source: str, field: str, sp: Any) -> Any:
 
 class _MathRequest(BaseModel):
     expression: str = Field(
-        description="Math in plain notation, e.g. `x^2 - 5x + 6 = 0`, `sin(x)*exp(x)`."
+        max_length=MAX_CHARS,
+        description="Math in plain notation, e.g. `x^2 - 5x + 6 = 0`, `sin(x)*exp(x)`.",
     )
     show_steps: bool = Field(True, description="Explain the steps taken.")
 
@@ -266,8 +267,12 @@ class DifferentiateRequest(VariableRequest):
 class IntegrateRequest(VariableRequest):
     """Arguments of ``integrate``."""
 
-    lower: str | None = Field(None, description="Lower bound of a definite integral.")
-    upper: str | None = Field(None, description="Upper bound of a definite integral.")
+    lower: str | None = Field(
+        None, max_length=MAX_CHARS, description="Lower bound of a definite integral."
+    )
+    upper: str | None = Field(
+        None, max_length=MAX_CHARS, description="Upper bound of a definite integral."
+    )
 
 
 def _variable(expr: Any, name: str | None, sp: Any) -> Any:

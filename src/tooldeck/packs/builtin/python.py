@@ -29,13 +29,18 @@ _DETAIL_CHARS = 4000
 class PythonRequest(BaseModel):
     """Arguments of ``python``."""
 
-    code: str = Field(min_length=1, description="Python source; assign the answer to `result`.")
+    code: str = Field(
+        min_length=1,
+        max_length=200_000,
+        description="Python source; assign the answer to `result`.",
+    )
     context: dict[str, Any] = Field(
         default_factory=dict,
         description="Values bound as top-level variables of the code (JSON values).",
     )
     cwd: str | None = Field(
         None,
+        max_length=4096,
         description="Working directory inside the allowed roots; default: a new empty "
         "temporary directory.",
     )

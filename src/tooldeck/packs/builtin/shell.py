@@ -34,7 +34,7 @@ __all__ = ["ShellRequest", "ShellResponse", "ShellTool"]
 class ShellRequest(BaseModel):
     """Arguments of ``shell``."""
 
-    command: str = Field(min_length=1, description="The command line to run.")
+    command: str = Field(min_length=1, max_length=100_000, description="The command line to run.")
     cwd: str | None = Field(
         None, description="Working directory inside the allowed roots; default: the first root."
     )

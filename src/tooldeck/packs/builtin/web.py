@@ -35,7 +35,7 @@ _TEXT_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json", "a
 class FetchRequest(BaseModel):
     """Arguments of ``fetch``."""
 
-    url: str = Field(description="The http(s) URL to fetch.")
+    url: str = Field(max_length=8192, description="The http(s) URL to fetch.")
     extract_links: bool = Field(False, description="Also return the page's links.")
     max_chars: int = Field(8000, ge=100, le=200_000, description="Longest text returned.")
 
@@ -43,7 +43,7 @@ class FetchRequest(BaseModel):
 class SearchRequest(BaseModel):
     """Arguments of ``search``."""
 
-    query: str = Field(min_length=1, description="What to search for.")
+    query: str = Field(min_length=1, max_length=1000, description="What to search for.")
     num_results: int = Field(5, ge=1, le=20, description="How many results.")
 
 
