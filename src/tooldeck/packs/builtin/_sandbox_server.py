@@ -3,7 +3,10 @@
 ``python -I _sandbox_server.py FD CONFIG_JSON``. It imports the modules named in the
 config once, then waits on the ``SOCK_SEQPACKET`` socket ``FD`` for requests from the
 host (``sandbox.Sandbox``). Each request brings three sockets (control, stdout,
-stderr); the server forks a child that runs one job in a fresh namespace and exits.
+stderr) and goes to a process prepared ahead of time (``_fork_spare``: forked, in its
+own session and, where the kernel allows, its own PID, mount, IPC and network
+namespaces); it switches to the job's user, runs one job in a fresh Python namespace
+and exits.
 
 Messages to the host (JSON, one per packet): ``{"op": "ready", "preloaded": [...]}``,
 ``{"op": "started", "id": N, "pid": P}``, ``{"op": "exit", "id": N, "status": S}``
@@ -135,11 +138,10 @@ def _cover_of(path: str) -> str | None:
 def _private_mounts(exposed: list[str]) -> None:
     """Mounts of a job's namespace: fresh /proc, private /tmp and /dev/shm, ``exposed``.
 
-    Each ``exposed`` path (Python's installation, the tool's roots) stays reachable for
+    Each ``exposed`` path (Python's installation, the tools' roots) stays reachable for
     the job's user even where an ancestor is closed to others (``/root``) or covered
     (``/tmp``): that ancestor is covered by an empty tmpfs into which only the exposed
     path is bound back, so its siblings (a home directory's secrets) are out of sight.
-
     """
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
     covers: dict[str, list[tuple[str, int]]] = {"/tmp": []}
@@ -149,27 +151,18 @@ def _private_mounts(exposed: list[str]) -> None:
             continue  # inside a path already kept
         kept.append(path)
         cover = _cover_of(path)
-        if cover is not None:
+        if cover is not None:  # opened now: the cover will hide it
             covers.setdefault(cover, []).append((path, os.open(path, os.O_PATH)))
     for cover in sorted(covers, key=len):
-        _cover(cover)
+        mode = "1777" if cover == "/tmp" else "0755"
+        _mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size=256m")
         for path, fd in covers[cover]:
-            _bind(fd, path)
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
+            os.close(fd)
     with contextlib.suppress(OSError):
         _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=64m")
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV, None)
-
-
-def _cover(directory: str) -> None:
-    mode = "1777" if directory == "/tmp" else "0755"
-    _mount("tmpfs", directory, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size=256m")
-
-
-def _bind(fd: int, path: str) -> None:
-    """Bind the directory open as ``fd`` (``O_PATH``, opened outside) at ``path``."""
-    os.makedirs(path, mode=0o755, exist_ok=True)
-    _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
-    os.close(fd)
 
 
 def _exposed(config: dict[str, Any]) -> list[str]:
@@ -180,11 +173,14 @@ def _exposed(config: dict[str, Any]) -> list[str]:
 def _enter_namespaces(config: dict[str, Any]) -> int | None:
     """Fork into new namespaces; returns only in the process that will run the job.
 
-    Returns the count of processes the job's user owned outside (for
-    ``RLIMIT_NPROC``; None without a user to switch to). The calling process stays outside and relays the job's exit status (``_relay``);
+    The calling process stays outside and relays the job's exit status (``_relay``);
     its child is the first process of the new PID namespace (``_init``); the job runs
     as that one's child. When the job ends, or the host kills the process group, the
     first process exits and the kernel kills every process left in the namespace.
+
+    Returns:
+        How many processes the job's user owned outside, counted before the new
+        ``/proc`` hides them (for ``RLIMIT_NPROC``); None without a user to switch to.
     """
     identity = config.get("identity")
     owned = _owned_processes(identity["uid"]) if identity else None
@@ -617,10 +613,11 @@ def _fork_spare(
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for sock in (*inherited, ours):
         sock.close()
+    owned = None
     try:
         os.setsid()
         if config.get("namespaces"):
-            config = {**config, "owned_processes": _enter_namespaces(config)}
+            owned = _enter_namespaces(config)
     except BaseException:
         os._exit(70)
     _warm_up()
@@ -628,9 +625,7 @@ def _fork_spare(
     if not message:
         os._exit(0)
     theirs.close()
-    limits = json.loads(message)["limits"]
-    if "owned_processes" in config:
-        limits["owned_processes"] = config["owned_processes"]
+    limits = {**json.loads(message)["limits"], "owned_processes": owned}
     _child(fds, limits, preloaded, config)
 
 

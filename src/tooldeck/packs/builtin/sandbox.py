@@ -12,10 +12,12 @@ How it works: one server process (``_sandbox_server.py``, started with ``python 
 and a minimal environment) imports the preloaded modules once. While idle it prepares
 the process for the next run (forked, isolated, warmed up), so a run pays neither
 interpreter start-up and imports (~50 ms for ``python -c pass``, ~500 ms with pandas)
-nor the isolation (~3 ms for ``result = 1 + 1`` either way, measured by
-``benchmarks/python_exec.py``; back-to-back runs pay ~4 ms more while the next one is
-prepared). The code runs in a fresh namespace; its stdout and stderr go to sockets
-the host reads with a size cap.
+nor the isolation: ~5 ms for ``result = 1 + 1`` with pandas preloaded
+(``benchmarks/python_exec.py``, calls 50 ms apart). Runs that follow each other
+without a pause wait for their process's preparation (three forks of the server,
+namespaces, mounts: ~25–35 ms with pandas preloaded, ~13 ms without). The code runs
+in a fresh namespace; its stdout and stderr go to sockets the host reads with a size
+cap.
 
 The boundary, on Linux with root (or user namespaces):
 
