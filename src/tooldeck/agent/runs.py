@@ -356,6 +356,7 @@ class RunManager:
             run_id=run.run_id,
             session_id=request.session_id,
             user=run.user,
+            channel=f"run:{run.run_id}",
             profile=run.profile,
             confirm=lambda req: self._ask(live, req),
         )
