@@ -22,9 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -34,6 +33,7 @@ from tooldeck.core.names import closest_names
 from tooldeck.core.pools import pool_for
 from tooldeck.core.schema import model_schema
 from tooldeck.core.tool import Arguments, BaseTool
+from tooldeck.core.validation import parse_arguments
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 __all__ = ["ActionStrategy", "CompositeTool"]
@@ -115,15 +115,7 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
 
     def validate_input(self, arguments: Arguments) -> tuple[ActionStrategy, BaseModel]:
         """Pick the action's strategy and validate the arguments with its model."""
-        if isinstance(arguments, str | bytes):
-            try:
-                arguments = json.loads(arguments or "{}")
-            except ValueError as exc:
-                raise InvalidArgumentsError(f"arguments are not valid JSON ({exc})") from None
-        if not isinstance(arguments, Mapping):
-            raise InvalidArgumentsError(
-                f"arguments must be a JSON object, got {type(arguments).__name__}"
-            )
+        arguments = parse_arguments(arguments)
         action = arguments.get("action")
         entry = self._strategies.get(action) if isinstance(action, str) else None
         if entry is None:

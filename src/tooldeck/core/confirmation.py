@@ -26,10 +26,11 @@ def arguments_hash(tool: str, arguments: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of ``tool`` and the canonical JSON of ``arguments``.
 
     Canonical: keys sorted, no whitespace, UTF-8; so ``{"a":1,"b":2}`` and
-    ``{"b": 2, "a": 1}`` hash alike and any changed value does not.
+    ``{"b": 2, "a": 1}`` hash alike and any changed value does not. Lone surrogates
+    (valid in JSON text, not in UTF-8) are hashed as they are (``surrogatepass``).
     """
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(f"{tool}\n{text}".encode()).hexdigest()
+    return hashlib.sha256(f"{tool}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

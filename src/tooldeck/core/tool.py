@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import json
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Mapping
@@ -44,8 +43,8 @@ from tooldeck.core.result import (
     trusted_success,
 )
 from tooldeck.core.schema import model_schema
-from tooldeck.core.validation import FieldError, from_pydantic, message_for
-from tooldeck.exceptions import RegistrationError, ToolFailure
+from tooldeck.core.validation import FieldError, from_pydantic, message_for, parse_arguments
+from tooldeck.exceptions import InvalidArgumentsError, RegistrationError, ToolFailure
 
 __all__ = ["Arguments", "BaseTool", "Tool", "ToolExecutor", "ToolViews", "error_result"]
 
@@ -307,6 +306,12 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             )
         except ValidationError as exc:
             return self.invalid_arguments(from_pydantic(exc), self._metadata(ctx, start))
+        except RecursionError:  # a structure too deep for validation, not a tool failure
+            return error_result(
+                "validation",
+                f"Invalid arguments for {self.name}: arguments are nested too deeply.",
+                self._metadata(ctx, start),
+            )
         except ToolFailure as exc:
             return error_result(
                 exc.error_type,
@@ -358,15 +363,12 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             self.__dict__["_droppable_nulls"] = droppable
         if not droppable:
             return None
-        if isinstance(arguments, str | bytes):
-            try:
-                arguments = json.loads(arguments or "{}")
-            except ValueError:
-                return None
-        if not isinstance(arguments, Mapping):
+        try:
+            parsed = parse_arguments(arguments)
+        except InvalidArgumentsError:
             return None
-        cleaned = {k: v for k, v in arguments.items() if not (v is None and k in droppable)}
-        return cleaned if len(cleaned) != len(arguments) else None
+        cleaned = {k: v for k, v in parsed.items() if not (v is None and k in droppable)}
+        return cleaned if len(cleaned) != len(parsed) else None
 
 
 _NO_METADATA = ResultMetadata()

@@ -26,6 +26,7 @@ __all__ = [
     "from_json_schema",
     "from_pydantic",
     "message_for",
+    "parse_arguments",
 ]
 
 
@@ -139,6 +140,35 @@ def message_for(tool_name: str, errors: Sequence[FieldError], schema: dict[str, 
     return f"Invalid arguments for {tool_name}: {listed}. Arguments: {describe_arguments(schema)}."
 
 
+def parse_arguments(arguments: Any) -> dict[str, Any]:
+    """The arguments of a call as a dict: the one place raw arguments are parsed.
+
+    ``None`` is ``{}``; a mapping is copied; ``str`` or ``bytes`` is parsed as JSON and
+    must hold an object.
+
+    Raises:
+        InvalidArgumentsError: anything else, or JSON that is malformed, nested beyond
+            the parser's depth, not UTF-8 or not an object; the message says which.
+    """
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if not isinstance(arguments, str | bytes):
+        raise InvalidArgumentsError(
+            f"arguments must be a JSON object, got {type(arguments).__name__}"
+        )
+    try:
+        parsed = json.loads(arguments or "{}")
+    except RecursionError:
+        raise InvalidArgumentsError("arguments are nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise InvalidArgumentsError(f"arguments are not valid JSON ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise InvalidArgumentsError(f"arguments must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
 def check_arguments(
     tool_name: str, schema: dict[str, Any], validator: Validator, arguments: Any
 ) -> dict[str, Any]:
@@ -151,20 +181,14 @@ def check_arguments(
         InvalidArgumentsError: invalid JSON, or schema violations field by field (the
             text of ``message_for``; ``details["errors"]`` lists them).
     """
-    if isinstance(arguments, str | bytes):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError as exc:
-            raise InvalidArgumentsError(
-                f"Invalid arguments for {tool_name}: arguments are not valid JSON ({exc})."
-            ) from None
-    instance = dict(arguments) if isinstance(arguments, Mapping) else arguments
-    if instance is None:
-        instance = {}
+    try:
+        instance = parse_arguments(arguments)
+    except InvalidArgumentsError as exc:
+        raise InvalidArgumentsError(f"Invalid arguments for {tool_name}: {exc.message}.") from None
     errors = from_json_schema(validator, instance)
     if errors:
         raise InvalidArgumentsError(
             message_for(tool_name, errors, schema),
             details={"errors": [e.as_dict() for e in errors]},
         )
-    return instance if isinstance(instance, dict) else {}
+    return instance

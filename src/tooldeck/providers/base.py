@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tooldeck.providers.policy import PolicyConfig, PolicyProvider
     from tooldeck.providers.prefixed import PrefixedToolsProvider
 
-__all__ = ["ToolsProvider", "not_found"]
+__all__ = ["ToolsProvider", "not_found", "unknown_name"]
 
 
 class ToolsProvider(ABC):
@@ -128,6 +128,18 @@ class ToolsProvider(ABC):
         return PrefixedToolsProvider(self, prefix)
 
 
+async def unknown_name(
+    provider: ToolsProvider, name: object, ctx: ToolContext | None
+) -> ToolResult:
+    """``not_found`` for a name that is not a string (a caller's bug), listing the tools.
+
+    The outer layers of a stack call it before any lookup, so an unhashable name (a
+    list, a dict) gives an envelope instead of a ``TypeError``.
+    """
+    known = [d.name for d in await provider.definitions()]
+    return not_found(name, known, ctx)  # type: ignore[arg-type]
+
+
 def not_found(
     name: str,
     known: Collection[str],
@@ -140,6 +152,8 @@ def not_found(
     profile hides reads exactly like a tool that does not exist. ``candidates`` (default
     ``known``) are the names "did you mean" picks from, e.g. aliases included.
     """
+    if not isinstance(name, str):  # a caller's bug (None, a number): still an envelope
+        name = repr(name)
     near = closest_names(name, known if candidates is None else candidates)
     hint = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
     shown = ", ".join(known) if len(known) <= 30 else f"{len(known)} tools"

@@ -11,7 +11,7 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.exceptions import DuplicateToolError
-from tooldeck.providers.base import ToolsProvider, not_found
+from tooldeck.providers.base import ToolsProvider, not_found, unknown_name
 from tooldeck.providers.prefixed import PrefixedToolsProvider
 
 __all__ = ["CompositeToolsProvider"]
@@ -104,6 +104,8 @@ class CompositeToolsProvider(ToolsProvider):
 
         Returns that provider's awaitable itself (no extra coroutine frame per call).
         """
+        if type(name) is not str:
+            return unknown_name(self, name, ctx)
         routes = self._routes
         provider = routes.get(name) if routes is not None else None
         if provider is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
@@ -12,8 +11,10 @@ from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
+from tooldeck.core.validation import parse_arguments
+from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.providers.approvals import Approval, ApprovalStore
-from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.filtered import compile_globs
 from tooldeck.providers.wrapper import WrapperProvider
 
@@ -110,6 +111,8 @@ class ConfirmingToolsProvider(WrapperProvider):
         An unguarded call returns the wrapped provider's awaitable itself (no extra
         coroutine frame on the hot path).
         """
+        if type(name) is not str:
+            return unknown_name(self, name, ctx)
         guarded = self._guarded
         if guarded is not None and name not in guarded:
             return self.wrapped.execute(name, arguments, ctx)
@@ -187,15 +190,11 @@ class ConfirmingToolsProvider(WrapperProvider):
 
 
 def _as_object(arguments: Arguments) -> Mapping[str, Any] | None:
-    if arguments is None:
-        return {}
-    if isinstance(arguments, Mapping):
-        return arguments
+    """The arguments as an object, or None: the tool then reports them as invalid."""
     try:
-        parsed = json.loads(arguments or "{}")
-    except ValueError:
+        return parse_arguments(arguments)
+    except InvalidArgumentsError:
         return None
-    return parsed if isinstance(parsed, dict) else None
 
 
 def _request_id(ctx: ToolContext | None) -> str:

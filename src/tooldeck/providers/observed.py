@@ -7,7 +7,7 @@ from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.audit import AuditSink
 from tooldeck.observability.tracing import ToolTracer
-from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.wrapper import WrapperProvider
 
 __all__ = ["ObservedProvider"]
@@ -35,6 +35,8 @@ class ObservedProvider(WrapperProvider):
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> ToolResult:
         """Forward the call inside its span, then record it."""
+        if type(name) is not str:
+            return await unknown_name(self, name, ctx)
         if self.tracer is None:
             result = await self.wrapped.execute(name, arguments, ctx)
         else:

@@ -25,7 +25,7 @@ from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
-from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.breaker import BreakerState, CircuitBreaker
 from tooldeck.providers.deadline import DeadlineWatchdog
 from tooldeck.providers.rate_limit import RateLimiter
@@ -311,6 +311,8 @@ class PolicyProvider(WrapperProvider):
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> ToolResult:
         """Run the call under the tool's policy; never raises for tool failures."""
+        if type(name) is not str:
+            return await unknown_name(self, name, ctx)
         state = self._states.get(name) or await self._load_state(name)
         if state is None:
             return await self.wrapped.execute(name, arguments, ctx)

@@ -165,7 +165,7 @@ class ToolRegistry(ToolsProvider):
             saving a coroutine frame per call on the hot path; a tool with its own
             ``execute`` runs guarded, so a broken one still gives an envelope.
         """
-        entry = self._lookup.get(name)
+        entry = self._lookup.get(name) if type(name) is str else None
         if entry is None:
             return _ready(self.not_found(name, ctx))
         if not entry.guarded:

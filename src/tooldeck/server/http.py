@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from fastapi import HTTPException, Request, Response
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
+from pydantic_core import PydanticSerializationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tooldeck.core.context import ToolContext
@@ -39,11 +42,17 @@ STATUS_BY_ERROR = {
 
 
 def result_response(result: ToolResult) -> Response:
-    """The JSON response for ``result``, with the status of its error type."""
+    """The JSON response for ``result``, with the status of its error type.
+
+    Text that UTF-8 cannot carry (a lone surrogate a caller sent, echoed in an error)
+    is sent as JSON unicode escapes instead of failing the response.
+    """
     status = 200 if result.error is None else STATUS_BY_ERROR.get(result.error.type.value, 500)
-    return Response(
-        content=result.model_dump_json(), status_code=status, media_type="application/json"
-    )
+    try:
+        content = result.model_dump_json()
+    except PydanticSerializationError:
+        content = json.dumps(result.model_dump(mode="json"), ensure_ascii=True)
+    return Response(content=content, status_code=status, media_type="application/json")
 
 
 def runtime_of(request: Request) -> Runtime:

@@ -182,7 +182,7 @@ class Read(_FilesAction):
             )
         try:
             decoded = decode_text(data, request.encoding)
-        except (UnicodeDecodeError, LookupError) as exc:
+        except (ValueError, LookupError) as exc:  # UnicodeDecodeError; a NUL in the name
             raise InvalidArgumentsError.for_field(
                 "encoding", f"cannot decode {request.path!r}: {exc}"
             ) from None
@@ -212,7 +212,7 @@ class Write(_FilesAction):
         path = self.roots.resolve(request.path)
         try:
             data = request.content.encode(request.encoding)
-        except (UnicodeEncodeError, LookupError) as exc:
+        except (ValueError, LookupError) as exc:  # UnicodeEncodeError; a NUL in the name
             raise InvalidArgumentsError.for_field("encoding", str(exc)) from None
         if len(data) > self.config.max_write_bytes:
             raise InvalidArgumentsError.for_field(

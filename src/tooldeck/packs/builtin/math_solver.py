@@ -381,6 +381,11 @@ class Solve(ActionStrategy):
         sp = _sympy()
         parsed = parse_math(request.expression)
         equation = parsed if isinstance(parsed, sp.Equality) else sp.Eq(parsed, 0)
+        if not isinstance(equation, sp.Equality):  # sympy decided it outright: 1/0 = 0
+            raise InvalidArgumentsError.for_field(
+                "expression",
+                f"{request.expression!r} is {equation} for every value: nothing to solve",
+            )
         zero = sp.simplify(equation.lhs - equation.rhs)
         variable = _variable(zero, request.variable, sp)
         solutions = sp.solve(zero, variable)

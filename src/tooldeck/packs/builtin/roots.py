@@ -34,7 +34,8 @@ class Roots:
         """The real path of ``path``, checked to be inside a root.
 
         Raises:
-            InvalidArgumentsError: the path is empty or holds a NUL byte.
+            InvalidArgumentsError: the path is empty, holds a NUL byte, has a name too
+                long for the file system or loops through symlinks.
             ToolDeniedError: it resolves outside every root; the message names the
                 roots.
         """
@@ -47,7 +48,17 @@ class Roots:
         candidate = Path(text)
         if not candidate.is_absolute():
             candidate = self.roots[0] / candidate
-        real = candidate.resolve()
+        try:
+            real = candidate.resolve()
+            real.lstat()
+        except FileNotFoundError:
+            pass  # a path to create (files write) or to report missing, by the caller
+        except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise InvalidArgumentsError(
+                f"{field} {text[:200]!r} cannot be used: {reason}",
+                details={"errors": [{"field": field, "message": reason}]},
+            ) from None
         if not any(real == root or real.is_relative_to(root) for root in self.roots):
             raise ToolDeniedError(
                 f"{field} {text!r} resolves to {real}, which is outside the allowed roots "
