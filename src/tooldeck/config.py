@@ -118,6 +118,13 @@ class AuditSettings(BaseModel):
     retention_days: float | None = Field(None, gt=0)
     """Prune call records older than this many days (hourly); absent: keep everything.
     The running totals behind ``/metrics`` are kept."""
+    durability: Literal["ack", "batch"] = "ack"
+    """``ack``: a call is answered once its record is committed (group commit; survives
+    the process being killed). ``batch``: records wait up to 200 ms in memory, faster
+    for one-by-one callers, lost if the process is killed in that window."""
+    fail_closed: Literal["destructive", "all", "none"] = "destructive"
+    """Which tools answer ``unavailable`` instead of running while the audit store can
+    write nowhere (a full disk): destructive ones, all, or none."""
 
 
 class TracingSettings(BaseModel):

@@ -123,7 +123,9 @@ class Runtime:
             rule=lambda d: self.policy_config.resolve(d, profile).requires_confirmation,
         )
         if self.audit is not None or self.tracer is not None:
-            view = view.observed(self.audit, self.tracer)
+            view = view.observed(
+                self.audit, self.tracer, fail_closed=self.settings.audit.fail_closed
+            )
         self._views[profile] = view
         return view
 
@@ -227,13 +229,15 @@ def build_runtime(
     if settings.audit.enabled:
         retention = settings.audit.retention_days
         audit = AuditStore(
-            settings.audit_url, retention_s=None if retention is None else retention * 86_400
+            settings.audit_url,
+            retention_s=None if retention is None else retention * 86_400,
+            durability=settings.audit.durability,
         )
         services.register(AuditStore, audit)
         approvals.on_decision(lambda approval: audit.record_decision(approval.as_dict()))
     tracer, own_provider = _tracer(settings.tracing, tracer_provider)
     if audit is not None or tracer is not None:
-        provider = provider.observed(audit, tracer)
+        provider = provider.observed(audit, tracer, fail_closed=settings.audit.fail_closed)
     services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     services.register(ApprovalStore, approvals)
     runtime = Runtime(

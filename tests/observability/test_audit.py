@@ -96,3 +96,37 @@ def test_redaction_by_key_and_by_value() -> None:
         "db_password": "***",
         "query": "AAPL",
     }
+
+
+def test_a_bad_record_fails_alone_and_deep_values_leave_a_marker(tmp_path: Path) -> None:
+    from tooldeck.core.result import ToolResult
+
+    store = AuditStore.sqlite(tmp_path / "audit.db")
+    ok = ToolResult.ok({"n": 1})
+    deep: dict[str, object] = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+    store.record("first", {"x": 1}, None, ok)
+    store.record("surrogate", {"text": "\ud800"}, None, ToolResult.ok({"echo": "\udfff"}))
+    store.record("deep", deep, None, ok)
+    store.record("last", {"x": 2}, None, ok)
+    store.flush()
+    rows = {r.tool_name: r for r in store.query(limit=10)}
+    store.close()
+    assert set(rows) == {"first", "surrogate", "deep", "last"}  # none lost, none diverted
+    assert rows["surrogate"].arguments == {"text": "\ud800"}  # kept as a JSON escape
+    assert "_unrecorded" in rows["deep"].arguments
+    assert not (tmp_path / "audit.fallback.jsonl").exists()
+
+
+async def test_ack_durability_settles_once_committed(tmp_path: Path) -> None:
+    import asyncio
+
+    from tooldeck.core.result import ToolResult
+
+    store = AuditStore.sqlite(tmp_path / "audit.db", durability="ack")
+    done = store.record_acked("t", {"x": 1}, None, ToolResult.ok(1))
+    assert await asyncio.wait_for(asyncio.wrap_future(done), 5) is True
+    with sqlite3.connect(tmp_path / "audit.db") as db:  # visible to another connection
+        assert db.execute("SELECT count(*) FROM tool_calls").fetchone() == (1,)
+    store.close()

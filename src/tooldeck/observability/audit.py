@@ -2,9 +2,23 @@
 
 SQLite in the data directory by default; any SQLAlchemy URL (PostgreSQL) works.
 ``record()`` only appends to an in-memory queue (~0.1 µs); a writer thread redacts,
-serialises and inserts in batches; ``close()`` (and interpreter exit) flushes, so
-nothing recorded is lost. A batch the database refuses is appended to
-``<fallback>.jsonl`` instead.
+serialises and inserts in batches; ``close()`` (and interpreter exit) flushes.
+
+Durability (``durability``):
+
+- ``"ack"``: ``record_acked()`` returns a future that completes once the record is
+  committed (group commit: every call waiting at that moment shares one transaction).
+  The observed provider awaits it before answering, so an answered call is on disk
+  even if the process is killed the next instant (SQLite WAL with
+  ``synchronous=NORMAL``: safe against a crash of the process, not of the machine).
+- ``"batch"``: records wait up to ``flush_interval_s`` (200 ms) in memory; a process
+  killed in that window loses them. Faster for a caller that makes calls one by one.
+
+A batch the database refuses is retried row by row, so one bad record (text UTF-8
+cannot carry) fails alone; a row that still fails is appended (and fsynced) to
+``<fallback>.jsonl``. Values JSON cannot encode (nested too deeply) are stored as a
+marker with their size. When neither the database nor the fallback file takes a row
+(a full disk), ``healthy`` turns false until a write succeeds again.
 """
 
 from __future__ import annotations
@@ -12,13 +26,15 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator
 from sqlalchemy import (
@@ -56,12 +72,25 @@ _PRUNE_EVERY_S = 3600.0
 
 
 class AuditSink(Protocol):
-    """Receives one record per call; must not block."""
+    """Receives one record per call; must not block (``AuditStore`` is the one in use)."""
+
+    durability: Literal["ack", "batch"]
+    """``ack``: the observed provider answers a call only once ``record_acked`` says
+    it is stored; ``batch``: ``record`` and go."""
+    healthy: bool
+    """False while records can be written nowhere (the observed provider then refuses
+    calls it must not run unrecorded)."""
 
     def record(
         self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
     ) -> None:
         """Record one finished call."""
+        ...
+
+    def record_acked(
+        self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
+    ) -> Future[bool]:
+        """Record one finished call; the future says whether it was stored."""
         ...
 
 
@@ -99,7 +128,15 @@ class AuditRecord(BaseModel):
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_dumps = _ENCODER.encode  # json.dumps() with options builds a new encoder per call
+_encode = _ENCODER.encode  # json.dumps() with options builds a new encoder per call
+
+
+def _dumps(value: Any) -> str:
+    """JSON text of ``value``; a value JSON cannot encode becomes a marker, never a drop."""
+    try:
+        return _encode(value)
+    except (RecursionError, ValueError) as exc:
+        return _encode({"_unrecorded": f"{type(exc).__name__}: {exc}"[:200]})
 
 
 def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
@@ -118,7 +155,7 @@ def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
             return text
         try:
             parsed: Any = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return _dumps(redact({"_raw": text[:10_000]}))
         if not secret:
             return text
@@ -137,10 +174,12 @@ class AuditStore:
         url: SQLAlchemy URL, e.g. ``sqlite:///path/audit.db`` or a PostgreSQL URL.
         batch_size: Records that wake the writer before its interval.
         flush_interval_s: Longest time a record waits in memory, in seconds.
-        fallback_path: JSONL file for batches the database refuses; default beside
+        fallback_path: JSONL file for rows the database refuses; default beside
             a SQLite file, else ``./audit-fallback.jsonl``.
         retention_s: Records older than this many seconds are pruned by the writer
             thread, at start and then hourly; None keeps everything.
+        durability: ``"ack"`` (callers of ``record_acked`` wait for the commit) or
+            ``"batch"`` (see the module docstring).
     """
 
     def __init__(
@@ -151,8 +190,12 @@ class AuditStore:
         flush_interval_s: float = 0.2,
         fallback_path: Path | None = None,
         retention_s: float | None = None,
+        durability: Literal["ack", "batch"] = "batch",
     ) -> None:
         self.url = url
+        self.durability = durability
+        self.healthy = True
+        """False after a row could be written neither to the database nor the fallback."""
         self.engine: Engine = create_engine(url)
         if self.engine.dialect.name == "sqlite":
             database = self.engine.url.database
@@ -169,7 +212,7 @@ class AuditStore:
         self.retention_s = retention_s
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
-        self._queue: deque[tuple[float, str, Arguments, ToolContext | None, ToolResult]] = deque()
+        self._queue: deque[_Item] = deque()
         self._wake = threading.Event()
         self._write_lock = threading.Lock()
         self._closed = False
@@ -188,15 +231,26 @@ class AuditStore:
         self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
     ) -> None:
         """Queue one call for writing; never blocks, never raises."""
-        self._queue.append((time.time(), name, arguments, ctx, result))
+        self._queue.append((time.time(), name, arguments, ctx, result, None))
         if len(self._queue) >= self.batch_size:
             self._wake.set()
 
-    def _row(
-        self, item: tuple[float, str, Arguments, ToolContext | None, ToolResult]
-    ) -> tuple[Any, ...]:
+    def record_acked(
+        self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
+    ) -> Future[bool]:
+        """Queue one call and wake the writer; the future says whether it was stored.
+
+        The future's result is True once the row is committed to the database or
+        appended and fsynced to the fallback file, False when neither took it.
+        """
+        done: Future[bool] = Future()
+        self._queue.append((time.time(), name, arguments, ctx, result, done))
+        self._wake.set()
+        return done
+
+    def _row(self, item: _Item) -> tuple[Any, ...]:
         """One record as a tuple in ``_COLUMNS`` order, bound as the dialect needs."""
-        ts, name, arguments, ctx, result = item
+        ts, name, arguments, ctx, result, _ = item
         error, meta = result.error, result.metadata
         created_at: Any = datetime.fromtimestamp(ts, UTC)
         if self._bind_time is not None:
@@ -230,28 +284,51 @@ class AuditStore:
                 items.append(self._queue.popleft())
             if not items:
                 return 0
-            rows = []
+            rows: list[tuple[Any, ...]] = []
+            waiting: list[Future[bool] | None] = []
             for item in items:
                 try:
                     rows.append(self._row(item))
-                except Exception:  # one unserialisable record must not sink the batch
+                    waiting.append(item[5])
+                except Exception:  # a bug in serialising: say so, never sink the batch
                     log.exception("audit: cannot serialise a record of %s", item[1])
-            params: list[Any] = (
-                rows if self._positional else [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
-            )
+                    _settle(item[5], False)
             try:
-                with self.engine.begin() as conn:
-                    conn.exec_driver_sql(self._insert_sql, params)
-                    add_totals(conn, _batch_totals(rows))
+                self._insert(rows)
+                stored = [True] * len(rows)
             except Exception:
-                log.exception(
-                    "audit: database write failed; %d rows go to %s", len(rows), self.fallback_path
-                )
-                with self.fallback_path.open("a", encoding="utf-8") as fh:
-                    for row in rows:
-                        record = dict(zip(_COLUMNS, row, strict=True))
-                        fh.write(json.dumps(record, default=str) + "\n")
+                stored = [self._insert_alone(row) for row in rows]
+            for done, ok in zip(waiting, stored, strict=True):
+                _settle(done, ok)
+            self.healthy = all(stored) if stored else self.healthy
             return len(rows)
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        params: list[Any] = (
+            rows if self._positional else [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
+        )
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(self._insert_sql, params)
+            add_totals(conn, _batch_totals(rows))
+
+    def _insert_alone(self, row: tuple[Any, ...]) -> bool:
+        """Insert one row of a refused batch (text made UTF-8 safe), else the fallback."""
+        safe = tuple(_utf8_safe(v) if isinstance(v, str) else v for v in row)
+        try:
+            self._insert([safe])
+            return True
+        except Exception:
+            log.exception("audit: database write failed; the row goes to %s", self.fallback_path)
+        try:
+            record = dict(zip(_COLUMNS, safe, strict=True))
+            with self.fallback_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record, default=str) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            return True
+        except Exception:
+            log.exception("audit: the fallback file %s failed too", self.fallback_path)
+            return False
 
     def _run(self) -> None:
         next_prune = time.monotonic()
@@ -435,6 +512,23 @@ class AuditStore:
 
 
 _COLUMNS = tuple(c.name for c in tool_calls.columns if c.name != "id")
+
+_Item = tuple[float, str, Arguments, "ToolContext | None", ToolResult, "Future[bool] | None"]
+"""A queued record: time, tool name, arguments, context, result, the waiting future."""
+
+
+def _settle(done: Future[bool] | None, ok: bool) -> None:
+    if done is not None and not done.done():
+        done.set_result(ok)
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with what UTF-8 cannot carry (lone surrogates) written as escapes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _compiled_insert(engine: Engine) -> tuple[str, bool]:

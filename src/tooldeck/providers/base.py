@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
@@ -98,12 +98,16 @@ class ToolsProvider(ABC):
         return PolicyProvider(self, config)
 
     def observed(
-        self, sink: AuditSink | None, tracer: ToolTracer | None = None
+        self,
+        sink: AuditSink | None,
+        tracer: ToolTracer | None = None,
+        *,
+        fail_closed: Literal["destructive", "all", "none"] = "destructive",
     ) -> ObservedProvider:
         """Wrap this provider so every call is traced by ``tracer`` and recorded in ``sink``."""
         from tooldeck.providers.observed import ObservedProvider
 
-        return ObservedProvider(self, sink, tracer)
+        return ObservedProvider(self, sink, tracer, fail_closed=fail_closed)
 
     def filtered(
         self, tools: Iterable[str] | None = None, servers: Iterable[str] | None = None

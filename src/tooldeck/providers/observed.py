@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from tooldeck.core.context import ToolContext
-from tooldeck.core.result import ToolResult
-from tooldeck.core.tool import Arguments
+import asyncio
+from typing import Literal
+
+from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.result import ToolResult, trusted_metadata
+from tooldeck.core.tool import Arguments, error_result
 from tooldeck.observability.audit import AuditSink
 from tooldeck.observability.tracing import ToolTracer
 from tooldeck.providers.base import ToolsProvider, unknown_name
@@ -19,17 +22,27 @@ class ObservedProvider(WrapperProvider):
     Semantics:
         The span is current while the call runs, so what the tool does nests under it.
         A cancelled call ends its span as ``cancelled`` and is not recorded (it has no
-        result). Either part may be None. The sink must not block
-        (``AuditStore.record`` only queues); the cost is measured by
-        benchmarks/overhead.py (e) and benchmarks/providers.py.
+        result). Either part may be None. With a ``sink`` whose durability is ``ack``,
+        the answer waits until the record is stored (group commit); with ``batch`` the
+        sink only queues (cost: benchmarks/overhead.py (e), benchmarks/providers.py).
+        While the sink cannot store anything (``healthy`` false: a full disk), a call
+        that must not run unrecorded answers ``unavailable`` without running:
+        ``fail_closed`` says which: ``destructive`` tools (the default), ``all`` or
+        ``none``.
     """
 
     def __init__(
-        self, wrapped: ToolsProvider, sink: AuditSink | None, tracer: ToolTracer | None = None
+        self,
+        wrapped: ToolsProvider,
+        sink: AuditSink | None,
+        tracer: ToolTracer | None = None,
+        *,
+        fail_closed: Literal["destructive", "all", "none"] = "destructive",
     ) -> None:
         super().__init__(wrapped)
         self.sink = sink
         self.tracer = tracer
+        self.fail_closed = fail_closed
 
     async def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
@@ -37,6 +50,15 @@ class ObservedProvider(WrapperProvider):
         """Forward the call inside its span, then record it."""
         if type(name) is not str:
             return await unknown_name(self, name, ctx)
+        sink = self.sink
+        if sink is not None and not sink.healthy and await self._must_be_recorded(name):
+            return error_result(
+                "unavailable",
+                f"{name} was not run: the audit store cannot record calls right now (a full "
+                "disk?), and this tool does not run unrecorded ([audit] fail_closed)",
+                trusted_metadata(name, None, (ctx and ctx.request_id) or new_request_id(), 0.0),
+                retryable=True,
+            )
         if self.tracer is None:
             result = await self.wrapped.execute(name, arguments, ctx)
         else:
@@ -47,6 +69,15 @@ class ObservedProvider(WrapperProvider):
                 self.tracer.end(span, token, None)
                 raise
             self.tracer.end(span, token, result)
-        if self.sink is not None:
-            self.sink.record(name, arguments, ctx, result)
+        if sink is not None:
+            if sink.durability == "ack":
+                await asyncio.wrap_future(sink.record_acked(name, arguments, ctx, result))
+            else:
+                sink.record(name, arguments, ctx, result)
         return result
+
+    async def _must_be_recorded(self, name: str) -> bool:
+        if self.fail_closed != "destructive":
+            return self.fail_closed == "all"
+        definition = next((d for d in await self.all_definitions() if d.name == name), None)
+        return definition is not None and bool(definition.annotations.destructive)
