@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -393,7 +394,16 @@ def serve(
         f"try: curl -X POST http://{s.server.host}:{s.server.port}/api/tools/execute/get_positions "
         "-H 'content-type: application/json' -d '{\"symbol\":\"AAPL\"}'"
     )
-    uvicorn.run(create_app(runtime), host=s.server.host, port=s.server.port, log_level="info")
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    log_config["filters"] = {"redact": {"()": "tooldeck.server.http.RedactedAccessLog"}}
+    log_config["handlers"]["access"]["filters"] = ["redact"]
+    uvicorn.run(
+        create_app(runtime),
+        host=s.server.host,
+        port=s.server.port,
+        log_level="info",
+        log_config=log_config,
+    )
 
 
 audit_app = typer.Typer(

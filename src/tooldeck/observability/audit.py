@@ -54,7 +54,7 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.metering import CallStats, GroupBy, call_stats
-from tooldeck.observability.redact import might_contain_secret, redact
+from tooldeck.observability.redact import might_contain_secret, redact, redact_text
 from tooldeck.observability.tables import approval_decisions, metadata, tool_call_totals, tool_calls
 from tooldeck.observability.totals import (
     Totals,
@@ -167,6 +167,12 @@ def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
     return _dumps(redact(parsed))
 
 
+def _data_json(data: Any) -> str:
+    """JSON text of a result's data, redacted when something in it looks secret."""
+    text = _dumps(data)
+    return _dumps(redact(data)) if might_contain_secret(text) else text
+
+
 class AuditStore:
     """SQL-backed audit log with a batching writer thread (ARCHITECTURE.md, embedded defaults).
 
@@ -260,10 +266,10 @@ class AuditStore:
             meta.tool_name or name,
             result.status,
             error.type.value if error else None,
-            error.message if error else None,
+            redact_text(error.message) if error else None,
             _dumps(redact(error.details)) if error and error.details else None,
             _arguments_json(arguments, check_syntax=error is not None),
-            None if result.data is None else _dumps(result.data),
+            None if result.data is None else _data_json(result.data),
             meta.duration_ms,
             meta.attempts,
             result.source_id,

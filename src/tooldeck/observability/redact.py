@@ -1,25 +1,88 @@
-"""Redaction of secret-looking values before arguments are written to the audit log."""
+"""Redaction of secrets wherever text is persisted or exported (audit log, spans, runs).
+
+One function, ``redact``, for every place: a value under a key that names a secret is
+replaced whole; a credential inside any string is replaced where it stands, so
+``"curl -H 'Authorization: Bearer abc…'"`` keeps its shape and loses its token.
+
+The credential patterns are ours (OpenAI ``sk-``, bearer and basic auth, ``key=value``
+and ``--password …`` in free text) plus the denylists of detect-secrets' regex
+plugins (AWS, GitHub, GitLab, Slack, Stripe, JWT, private keys, npm, PyPI, SendGrid,
+Twilio, Azure, Discord, Telegram, Mailchimp, Square, Artifactory …), a pattern set
+its maintainers keep current. Without detect-secrets installed, ours alone apply.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from typing import Any
 
-__all__ = ["REDACTED", "might_contain_secret", "redact"]
+__all__ = ["REDACTED", "might_contain_secret", "redact", "redact_text"]
 
 REDACTED = "***"
 
 _KEY = (
-    r"pass(word|wd|phrase)?|secret|token|api[-_]?key|authorization|credential|private[-_]?key|"
-    r"cookie|session[-_]?key|access[-_]?key"
+    r"pass(word|wd|phrase)?|pwd|secret|token|api[-_]?key|auth(orization)?|credential|"
+    r"private[-_]?key|cookie|session[-_]?(key|id)|access[-_]?key|client[-_]?secret|"
+    r"signature|dsn"
 )
-_VALUE = (
-    r"sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|"
-    r"AKIA[0-9A-Z]{16}|Bearer\s+\S{8,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\."
+_SECRET_KEY = re.compile(
+    # the name as a word of the key: db_password, apiKey, X-Auth-Token; not author
+    rf"(?:^|[-_.\s]|(?<=[a-z])(?=[A-Z]))(?i:{_KEY})(?:[-_.\s]|$|(?=[A-Z]))"
 )
-_SECRET_KEY = re.compile(_KEY, re.IGNORECASE)
-_SECRET_VALUE = re.compile(rf"^({_VALUE})")
-_ANYWHERE = re.compile(rf"{_KEY}|{_VALUE}", re.IGNORECASE)
+_ANY_KEY = re.compile(_KEY, re.IGNORECASE)  # the pre-check's: anywhere, even in "author"
+_NAMED = (
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    # a secret named in free text: password=…, api_key: …, --password …
+    rf"(?<![A-Za-z0-9])(?i:{_KEY})\s*[=:]\s*(?i:(?:bearer|basic|token)\s+)?['\"]?[^\s'\",;&]{{3,}}",
+    r"(?i:--(?:password|passwd|token|api-key|secret)[= ]\S+)",
+    r"(?i:\bsk-[a-z0-9_-]{16,})",
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+    r"\bxox[abpr]-[A-Za-z0-9-]{10,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}",
+    r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
+    r"://[^/\s:@]+:[^/\s@]+@",  # credentials in a URL
+)
+
+
+@functools.cache
+def _credentials() -> re.Pattern[str]:
+    """Our patterns and detect-secrets' denylists, as one alternation."""
+    patterns = list(_NAMED)
+    with contextlib.suppress(ImportError):
+        patterns += _detect_secrets_patterns()
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+def _detect_secrets_patterns() -> list[str]:
+    import importlib
+    import pkgutil
+
+    import detect_secrets.plugins as plugins
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    found: list[str] = []
+    for module in pkgutil.iter_modules(plugins.__path__):
+        if module.name in ("ip_public", "keyword", "high_entropy_strings"):
+            continue  # addresses are not secrets; keywords and entropy are too noisy
+        loaded = importlib.import_module(f"{plugins.__name__}.{module.name}")
+        for item in vars(loaded).values():
+            if (
+                isinstance(item, type)
+                and issubclass(item, RegexBasedDetector)
+                and item is not RegexBasedDetector
+            ):
+                found += [_inline_flags(p) for p in item.denylist]  # type: ignore[attr-defined]
+    return found
+
+
+def _inline_flags(pattern: re.Pattern[str]) -> str:
+    """``pattern``'s text, its case-insensitivity carried inline, groups uncaptured."""
+    text = re.sub(r"\((?!\?)", "(?:", pattern.pattern)
+    text = re.sub(r"\(\?P<\w+>", "(?:", text)
+    return f"(?i:{text})" if pattern.flags & re.IGNORECASE else text
 
 
 def might_contain_secret(text: str) -> bool:
@@ -28,17 +91,24 @@ def might_contain_secret(text: str) -> bool:
     A cheap pre-check: False means ``redact`` would change nothing, so the text can
     be stored as it is; True means parse and ``redact`` (false positives only cost time).
     """
-    return _ANYWHERE.search(text) is not None
+    return _ANY_KEY.search(text) is not None or _credentials().search(text) is not None
+
+
+def redact_text(text: str) -> str:
+    """``text`` with each credential in it replaced by ``***``, the rest kept."""
+    return _credentials().sub(REDACTED, text)
 
 
 def redact(value: Any, _depth: int = 0) -> Any:
-    """A copy of ``value`` with secret-looking entries replaced by ``***``.
+    """A copy of ``value`` with secrets replaced by ``***``.
 
     Semantics:
-        A mapping entry whose key names a secret (password, token, api_key, ...) is
-        redacted whatever its value; any string that looks like a credential (an
-        ``sk-...`` key, a GitHub or Slack token, an AWS key id, a bearer token, a JWT)
-        is redacted wherever it stands. Nesting deeper than 20 levels is cut.
+        A mapping entry whose key names a secret (password, pwd, token, api_key, auth,
+        cookie, client_secret …, in any case and as part of a longer key such as
+        ``db_password``) is redacted whatever its value; a credential inside any string
+        (an ``sk-…`` key, a GitHub or Slack token, an AWS key, a bearer token, a JWT, a
+        private key, ``password=…`` in a command line) is replaced where it stands.
+        Nesting deeper than 20 levels is cut.
     """
     if _depth > 20:
         return REDACTED
@@ -49,6 +119,6 @@ def redact(value: Any, _depth: int = 0) -> Any:
         }
     if isinstance(value, list | tuple):
         return [redact(v, _depth + 1) for v in value]
-    if isinstance(value, str) and _SECRET_VALUE.match(value):
-        return REDACTED
+    if isinstance(value, str):
+        return redact_text(value)
     return value

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 
+from tooldeck.observability.redact import redact, redact_text
 from tooldeck.observability.tables import run_events, runs
 
 __all__ = ["RunStore"]
@@ -41,7 +42,7 @@ class RunStore:
         values = {
             "updated_at": now,
             "state": record["state"],
-            "record": json.dumps(record, default=str),
+            "record": json.dumps(redact(dict(record)), default=str),
         }
         with self.engine.begin() as conn:
             done = conn.execute(update(runs).where(runs.c.id == record["run_id"]).values(**values))
@@ -50,7 +51,7 @@ class RunStore:
                     insert(runs).values(
                         id=record["run_id"],
                         created_at=now,
-                        question=record["question"],
+                        question=redact_text(record["question"]),
                         profile=record.get("profile"),
                         user=record.get("user"),
                         **values,
@@ -98,5 +99,5 @@ def _event_insert(event: Mapping[str, Any]) -> Any:
         run_id=event["run_id"],
         seq=event["seq"],
         type=event["type"],
-        event=json.dumps(event, default=str),
+        event=json.dumps(redact(dict(event)), default=str),
     )

@@ -31,7 +31,7 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.exceptions import ConfigError
-from tooldeck.observability.redact import redact
+from tooldeck.observability.redact import redact, redact_text
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -95,11 +95,11 @@ class ToolTracer:
             if value is not None:
                 attributes[key] = value
         if self.capture_content:
-            attributes["gen_ai.tool.call.result"] = result.to_llm()
+            attributes["gen_ai.tool.call.result"] = redact_text(result.to_llm())
         span.set_attributes(attributes)
         if result.error is not None:
             span.set_attribute("error.type", result.error.type.value)
-            span.set_status(Status(StatusCode.ERROR, result.error.message))
+            span.set_status(Status(StatusCode.ERROR, redact_text(result.error.message)))
         span.end()
 
 

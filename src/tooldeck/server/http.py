@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from fastapi import HTTPException, Request, Response
 from opentelemetry import context as otel_context
@@ -14,11 +15,13 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
+from tooldeck.observability.redact import redact_text
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.runtime import Runtime
 
 __all__ = [
     "STATUS_BY_ERROR",
+    "RedactedAccessLog",
     "TraceContextMiddleware",
     "audit_of",
     "call_context",
@@ -144,3 +147,17 @@ class TraceContextMiddleware:
             await self.app(scope, receive, send)
         finally:
             otel_context.detach(token)
+
+
+class RedactedAccessLog(logging.Filter):
+    """A filter for uvicorn's access log: credentials in request lines become ``***``.
+
+    ``?api_key=…`` or ``?token=…`` in a URL would otherwise land in the server's log
+    as sent; ``tooldeck serve`` installs it on the access handler.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the request line's arguments; never drops a record."""
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_text(a) if isinstance(a, str) else a for a in record.args)
+        return True

@@ -1,0 +1,122 @@
+"""Secrets never reach the audit log, the runs table, spans or the access log (issue 19).
+
+One case per leak the attack run found; each goes through the real writer (a SQLite
+file read back with ``sqlite3``), not just through ``redact``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tooldeck.core.result import ToolResult
+from tooldeck.observability import AuditStore, redact
+from tooldeck.observability.redact import redact_text
+from tooldeck.observability.runs import RunStore
+from tooldeck.server.http import RedactedAccessLog
+
+SECRETS = {
+    "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234",
+    "github": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "bearer": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig",
+    "aws_id": "AKIAIOSFODNN7EXAMPLE",
+    "slack": "xoxb-1234567890-abcdefghijkl",
+    "password": "hunter2-Correct-Horse",
+}
+
+CASES = [
+    ("inside a longer string", {"note": f"use {SECRETS['openai']} for the call"}, "openai"),
+    ("a GitHub token mid-sentence", {"text": f"token {SECRETS['github']} here"}, "github"),
+    (
+        "an Authorization header",
+        {"cmd": f"curl -H 'Authorization: Bearer {SECRETS['bearer']}'"},
+        "bearer",
+    ),
+    ("key pwd", {"pwd": SECRETS["password"]}, "password"),
+    ("key auth", {"auth": SECRETS["password"]}, "password"),
+    ("key inside a longer name", {"db_password": SECRETS["password"]}, "password"),
+    (
+        "--password= in a command",
+        {"command": f"psql --password={SECRETS['password']} db"},
+        "password",
+    ),
+    ("password= in a command", {"command": f"mysql password={SECRETS['password']}"}, "password"),
+    ("an AWS key id under a neutral key", {"value": SECRETS["aws_id"]}, "aws_id"),
+    ("a Slack token in a list", {"items": ["a", SECRETS["slack"]]}, "slack"),
+    ("shell env with a secret name", {"env": {"API_TOKEN": SECRETS["password"]}}, "password"),
+]
+
+
+@pytest.mark.parametrize(("case", "arguments", "secret"), CASES, ids=[c[0] for c in CASES])
+def test_arguments_are_redacted_in_the_audit_file(
+    tmp_path: Path, case: str, arguments: dict[str, object], secret: str
+) -> None:
+    store = AuditStore.sqlite(tmp_path / "audit.db")
+    store.record("t", arguments, None, ToolResult.ok({"ok": True}))
+    store.close()
+    assert SECRETS[secret] not in (tmp_path / "audit.db").read_bytes().decode(errors="replace")
+    assert SECRETS[secret] not in dump(tmp_path / "audit.db")
+
+
+def dump(path: Path) -> str:
+    """Every row of the database as SQL text."""
+    with sqlite3.connect(path) as db:
+        return "\n".join(db.iterdump())
+
+
+def test_error_messages_raw_json_and_result_data_are_redacted(tmp_path: Path) -> None:
+    store = AuditStore.sqlite(tmp_path / "audit.db")
+    echoed = ToolResult.fail("validation", f"Unknown symbol '{SECRETS['openai'].upper()}'.")
+    store.record("get_quotes", {"symbol": SECRETS["openai"]}, None, echoed)
+    store.record("t", '{"key": "' + SECRETS["github"], None, ToolResult.fail("validation", "bad"))
+    stdout = f"export AWS_ACCESS_KEY_ID={SECRETS['aws_id']}\n"
+    store.record("shell", {"command": "env"}, None, ToolResult.ok({"stdout": stdout}))
+    store.close()
+    text = dump(tmp_path / "audit.db")
+    for secret in ("openai", "github", "aws_id"):
+        assert SECRETS[secret] not in text and SECRETS[secret].upper() not in text, secret
+
+
+def test_chat_questions_and_events_are_redacted_in_the_runs_table(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine
+
+    from tooldeck.observability.tables import metadata
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'runs.db'}")
+    metadata.create_all(engine)
+    store = RunStore(engine)
+    question = f"my key is {SECRETS['openai']}, what is AAPL worth?"
+    store.save(
+        {"run_id": "r1", "state": "queued", "question": question},
+        {"run_id": "r1", "seq": 1, "type": "run.created", "data": {"question": question}},
+    )
+    engine.dispose()
+    assert SECRETS["openai"] not in dump(tmp_path / "runs.db")
+
+
+def test_access_log_request_lines_are_redacted() -> None:
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", f"/api/tools?api_key={SECRETS['password']}", "1.1", 200),
+        None,
+    )
+    assert RedactedAccessLog().filter(record)
+    assert SECRETS["password"] not in record.getMessage()
+    assert "/api/tools?" in record.getMessage()
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    text = "The author's passage: AAPL rose 2.3% after tokens of goodwill; see auth docs."
+    assert redact_text(text) == text
+    assert redact({"author": "Ann", "symbol": "AAPL", "keyboard": "us"}) == {
+        "author": "Ann",
+        "symbol": "AAPL",
+        "keyboard": "us",
+    }
