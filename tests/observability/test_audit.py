@@ -130,3 +130,22 @@ async def test_ack_durability_settles_once_committed(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "audit.db") as db:  # visible to another connection
         assert db.execute("SELECT count(*) FROM tool_calls").fetchone() == (1,)
     store.close()
+
+
+def test_large_arguments_and_data_are_stored_as_size_hash_and_head(tmp_path: Path) -> None:
+    import hashlib
+
+    from tooldeck.core.result import ToolResult
+
+    store = AuditStore.sqlite(tmp_path / "audit.db")
+    body = json.dumps({"blob": "z" * 5_000_000})
+    store.record("t", body, None, ToolResult.ok({"echo": "q" * 200_000}))
+    store.flush()
+    (record,) = store.query(limit=1)
+    store.close()
+    assert record.arguments["_truncated"] is True
+    assert record.arguments["size_bytes"] == len(body)
+    assert record.arguments["sha256"] == hashlib.sha256(body.encode()).hexdigest()
+    assert record.arguments["head"].startswith('{"blob": "zzz')
+    assert record.data["_truncated"] is True and record.data["size_bytes"] > 200_000
+    assert (tmp_path / "audit.db").stat().st_size < 1_000_000

@@ -3,6 +3,7 @@
 SQLite in the data directory by default; any SQLAlchemy URL (PostgreSQL) works.
 ``record()`` only appends to an in-memory queue (~0.1 µs); a writer thread redacts,
 serialises and inserts in batches; ``close()`` (and interpreter exit) flushes.
+Arguments and data past ``MAX_STORED_CHARS`` are kept as their size, hash and head.
 
 Durability (``durability``):
 
@@ -24,6 +25,7 @@ marker with their size. When neither the database nor the fallback file takes a 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import logging
 import os
@@ -69,6 +71,9 @@ __all__ = ["AuditRecord", "AuditSink", "AuditStore"]
 log = logging.getLogger("tooldeck.audit")
 
 _PRUNE_EVERY_S = 3600.0
+MAX_STORED_CHARS = 64_000
+"""Arguments or data longer than this (JSON characters) are stored as a marker with
+their size, SHA-256 and first 2,000 characters, so a 100 MB body costs 2 KB."""
 
 
 class AuditSink(Protocol):
@@ -140,6 +145,14 @@ def _dumps(value: Any) -> str:
 
 
 def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
+    """Redacted JSON text of a call's arguments, bounded (see ``_bounded``)."""
+    if isinstance(arguments, str | bytes) and len(arguments) > MAX_STORED_CHARS:
+        text = arguments if isinstance(arguments, str) else arguments.decode("utf-8", "replace")
+        return _bounded(text)  # not parsed nor scanned whole: only its head is kept
+    return _bounded(_redacted_arguments(arguments, check_syntax))
+
+
+def _redacted_arguments(arguments: Arguments, check_syntax: bool) -> str:
     """Redacted JSON text of a call's arguments, parsing only when needed.
 
     JSON text with nothing secret-looking in it is stored as received (it parsed when
@@ -170,7 +183,24 @@ def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
 def _data_json(data: Any) -> str:
     """JSON text of a result's data, redacted when something in it looks secret."""
     text = _dumps(data)
+    if len(text) > MAX_STORED_CHARS:
+        return _bounded(text)
     return _dumps(redact(data)) if might_contain_secret(text) else text
+
+
+def _bounded(text: str) -> str:
+    """``text``, or past ``MAX_STORED_CHARS`` a marker with its size, hash and (redacted) head."""
+    if len(text) <= MAX_STORED_CHARS:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    return _dumps(
+        {
+            "_truncated": True,
+            "size_bytes": len(raw),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "head": redact_text(text[:2000]),
+        }
+    )
 
 
 class AuditStore:
