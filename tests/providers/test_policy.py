@@ -313,3 +313,21 @@ async def test_rate_limit_refuses_beyond_the_bucket() -> None:
     assert "60 calls per minute" in error.message
     assert 0 < error.details["retry_after_s"] <= 1.0  # type: ignore[index]
     assert calls["n"] == 2
+
+
+async def test_a_permanently_unavailable_tool_does_not_open_its_breaker() -> None:
+    from tooldeck.exceptions import ToolUnavailableError
+
+    @tool
+    def unconfigured(prompt: str) -> str:
+        """Like llm without [builtin.llm]: unavailable, not retryable."""
+        raise ToolUnavailableError("llm: not configured", retryable=False)
+
+    stack = ToolRegistry([unconfigured]).with_policies(
+        PolicyConfig(failure_threshold=2, max_attempts=1)
+    )
+    for _ in range(5):
+        result = await stack.execute("unconfigured", {"prompt": "x"})
+        assert result.error is not None and result.error.type == "unavailable"
+    malformed = await stack.execute("unconfigured", {"prompt": 3})
+    assert malformed.error is not None and malformed.error.type == "validation"

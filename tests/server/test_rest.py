@@ -197,3 +197,10 @@ def test_openapi_document_lists_the_routes(client: TestClient) -> None:
         "/api/facts",
         "/healthz",
     } <= set(paths)
+
+
+@pytest.mark.parametrize("path", ["..%2Fshell", "a/b", "%00", "..%2F..%2Fhealthz"])
+def test_odd_tool_paths_answer_with_the_envelope(client: TestClient, path: str) -> None:
+    response = client.post(f"/api/tools/execute/{path}", json={})
+    assert response.status_code == 404
+    assert response.json()["error"]["type"] == "not_found"

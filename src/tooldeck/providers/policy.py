@@ -44,6 +44,19 @@ __all__ = [
 _TOOL_FAULTS = frozenset({"execution", "timeout", "unavailable"})
 
 
+def _tool_fault(result: ToolResult) -> bool:
+    """Whether ``result`` counts against the breaker: a tool failure that may pass.
+
+    A non-retryable ``unavailable`` (an unconfigured tool) is permanent: opening the
+    breaker on it would only turn later malformed calls' ``validation`` errors into
+    ``circuit_open``.
+    """
+    error = result.error
+    if error is None or error.type not in _TOOL_FAULTS:
+        return False
+    return error.type != "unavailable" or error.retryable
+
+
 class ToolPolicy(BaseModel):
     """The policy one tool runs under (seed 001: 60 s timeout, 3 attempts)."""
 
@@ -375,7 +388,7 @@ class PolicyProvider(WrapperProvider):
         ):
             result = await self._retry(state, policy, name, arguments, ctx, result, start)
         if breaker is not None:
-            breaker.record(result.error is None or result.error.type not in _TOOL_FAULTS)
+            breaker.record(not _tool_fault(result))
         return result
 
     async def _attempt(

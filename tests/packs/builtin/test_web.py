@@ -89,6 +89,14 @@ SSRF = [
     "http://[fe80::1]/",
     "http://[fc00::1]/",
     "http://224.0.0.1/",
+    "http://[64:ff9b::7f00:1]/",  # NAT64 of 127.0.0.1
+    "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of the metadata address
+    "http://[64:ff9b:1::a00:1]/",  # local-use NAT64 of 10.0.0.1
+    "http://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
+    "http://[2002:c0a8:101::1]/",  # 6to4 of 192.168.1.1
+    "http://[::127.0.0.1]/",  # IPv4-compatible
+    "http://[::ffff:127.0.0.1]/",  # IPv4-mapped
+    "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",  # Teredo, client 127.0.0.1
 ]
 
 

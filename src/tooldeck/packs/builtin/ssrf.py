@@ -39,9 +39,11 @@ class AddressGuard:
         Only ``http`` and ``https`` URLs with a host pass. The host is resolved (IP
         literals in any form the resolver accepts, e.g. ``127.1`` or ``2130706433``,
         included) and every address must be globally routable
-        (``ipaddress``'s ``is_global``; IPv4-mapped IPv6 addresses are judged by their
-        IPv4 address), unless the host name, the address or a CIDR range containing it
-        is in ``allow``.
+        (``ipaddress``'s ``is_global``). An IPv6 address that carries an IPv4 one
+        (IPv4-mapped ``::ffff:0:0/96``, IPv4-compatible ``::/96``, NAT64
+        ``64:ff9b::/96`` and ``64:ff9b:1::/48``, 6to4 ``2002::/16``, Teredo) is judged
+        by the IPv4 address too. Unless the host name, the address or a CIDR range
+        containing it is in ``allow``.
 
     Args:
         allow: Host names, IP addresses or CIDR ranges that may be non-public.
@@ -60,11 +62,15 @@ class AddressGuard:
         """Whether ``address`` (resolved from ``host``) may be reached."""
         if host.lower().rstrip(".") in self.hosts:
             return True
-        mapped = getattr(address, "ipv4_mapped", None)
-        judged = mapped or address
+        embedded = _embedded_ipv4(address)
+        judged = embedded or address
         if any(judged in network or address in network for network in self.networks):
             return True
-        return judged.is_global and not judged.is_multicast
+        return (
+            judged.is_global
+            and not judged.is_multicast
+            and (embedded is None or (address.is_global and not address.is_multicast))
+        )
 
     async def check(self, url: str | httpx.URL) -> VettedURL:
         """Resolve and vet ``url``.
@@ -104,3 +110,22 @@ class AddressGuard:
                     details={"url": str(parsed), "address": str(address)},
                 )
         return VettedURL(parsed, addresses[0])
+
+
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 transition address leads to, if any."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]  # the client; its server is public by definition
+    if address in _COMPATIBLE or any(address in net for net in _NAT64):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None

@@ -46,7 +46,7 @@ async def list_tools(
 
 
 @router.post(
-    "/execute/{name}",
+    "/execute/{name:path}",
     summary="Execute a tool",
     responses={
         200: {"description": "ToolResult, status success"},
