@@ -146,3 +146,59 @@ async def test_write_needs_confirmation_in_the_stack_and_read_does_not(tmp_path:
         assert done.success and (tmp_path / "w.txt").read_text() == "x"
     finally:
         await runtime.aclose()
+
+
+async def test_hard_links_are_neither_read_written_nor_searched(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("SECRET-OUTSIDE\n")
+    os.link(outside, root / "linked.txt")
+    files = FilesTool(FilesConfig(), Roots([root]))
+    read = await files.execute({"action": "read", "path": "linked.txt"})
+    assert read.error is not None and read.error.type == "denied"
+    assert "hard links" in read.error.message
+    written = await files.execute(
+        {"action": "write", "path": "linked.txt", "content": "owned", "overwrite": True}
+    )
+    assert written.error is not None and written.error.type == "denied"
+    assert outside.read_text() == "SECRET-OUTSIDE\n"  # not truncated, not written
+    found = await files.execute({"action": "search", "query": "SECRET-OUTSIDE"})
+    assert found.data["matches"] == []
+
+
+def test_a_symlink_swapped_in_during_writes_never_leads_outside(root: Path, tmp_path: Path) -> None:
+    import ctypes
+    import threading
+
+    from tooldeck.packs.builtin.files import Write, WriteRequest
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = root / "swap"
+    target.mkdir()
+    stop = threading.Event()
+
+    (root / "swap.link").symlink_to(outside)
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def swapper() -> None:  # atomically exchanges root/swap (a directory) and a symlink out
+        a, b = str(target).encode(), str(root / "swap.link").encode()
+        while not stop.is_set():
+            libc.renameat2(-100, a, -100, b, 2)  # AT_FDCWD, RENAME_EXCHANGE
+
+    write = Write(Roots([root]), FilesConfig())
+    thread = threading.Thread(target=swapper)
+    thread.start()
+    outcomes: dict[str, int] = {}
+    try:
+        for _ in range(400):
+            try:
+                write.run(WriteRequest(path="swap/f.txt", content="x", overwrite=True), None)  # type: ignore[arg-type]
+                outcome = "written"
+            except Exception as exc:
+                outcome = type(exc).__name__
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    finally:
+        stop.set()
+        thread.join()
+    assert list(outside.iterdir()) == [], outcomes
+    assert outcomes.get("written", 0) > 0, outcomes  # the race was really run

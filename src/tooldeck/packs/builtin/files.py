@@ -23,7 +23,7 @@ from tooldeck.core.composite import ActionStrategy, CompositeTool
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.names import closest_names
-from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.exceptions import InvalidArgumentsError, ToolDeniedError, ToolFailure
 from tooldeck.packs.builtin.config import FilesConfig
 from tooldeck.packs.builtin.roots import Roots
 
@@ -164,14 +164,7 @@ class Read(_FilesAction):
                 "path", f"{request.path!r} is a directory; use action 'list'"
             )
         limit = self.config.max_read_bytes
-        read = _read_regular(path, limit)
-        if read is None:
-            raise InvalidArgumentsError.for_field(
-                "path",
-                f"{request.path!r} is not a regular file (a FIFO, socket or device); "
-                "only regular files can be read",
-            )
-        size, data = read
+        size, data = _read_regular(self.roots, path, limit, request.path)
         if size > limit:
             raise InvalidArgumentsError.for_field(
                 "path",
@@ -227,8 +220,15 @@ class Write(_FilesAction):
             raise InvalidArgumentsError.for_field(
                 "overwrite", f"{request.path!r} exists; pass overwrite=true to replace it"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        flags = os.O_WRONLY | os.O_CREAT | (0 if request.overwrite else os.O_EXCL)
+        fd = self.roots.open(path, flags, make_parents=True)
+        try:
+            _plain(os.fstat(fd), request.path)  # before truncating: never an outside file
+            os.ftruncate(fd, 0)
+            with os.fdopen(fd, "wb", closefd=False) as file:
+                file.write(data)
+        finally:
+            os.close(fd)
         return {"path": self.roots.relative(path), "size_bytes": len(data), "created": not existed}
 
 
@@ -285,10 +285,13 @@ class Search(_FilesAction):
                 path = directory / name
                 if not fnmatch.fnmatch(name, request.glob) or path.is_symlink():
                     continue
-                read = _read_regular(path, self.config.max_read_bytes)
-                if read is None or read[0] > self.config.max_read_bytes:
+                try:
+                    size, data = _read_regular(self.roots, path, self.config.max_read_bytes)
+                except (ToolFailure, OSError):  # not a plain file: skipped, like a symlink
                     continue
-                decoded = decode_text(read[1])
+                if size > self.config.max_read_bytes:
+                    continue
+                decoded = decode_text(data)
                 if decoded is None:
                     continue
                 searched += 1
@@ -306,20 +309,24 @@ class Search(_FilesAction):
         return {"matches": matches, "files_searched": searched, "truncated": False}
 
 
-def _read_regular(path: Path, limit: int) -> tuple[int, bytes] | None:
-    """``(size, content)`` of a regular file (no content over ``limit`` bytes), or None.
+def _read_regular(
+    roots: Roots, path: Path, limit: int, shown: str | None = None
+) -> tuple[int, bytes]:
+    """``(size, content)`` of a plain file (no content over ``limit`` bytes).
 
-    Opened non-blocking and checked on the open descriptor, so a FIFO (whose read
-    would wait forever) or a device is refused, even one swapped in after a check.
+    Opened through ``Roots.open`` (no symlink followed), non-blocking, and checked on
+    the open descriptor (``_plain``), so a FIFO (whose read would wait forever), a
+    device or a hard link that may lead outside the roots is refused, even one
+    swapped in after a check.
+
+    Raises:
+        InvalidArgumentsError: not a plain file; ToolDeniedError: a hard link or a
+            swapped symlink; OSError: it cannot be opened.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
-        return None
+    fd = roots.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
+        _plain(info, shown or str(path))
         if info.st_size > limit:
             return info.st_size, b""
         os.set_blocking(fd, True)
@@ -327,6 +334,27 @@ def _read_regular(path: Path, limit: int) -> tuple[int, bytes] | None:
             return info.st_size, file.read(limit)
     finally:
         os.close(fd)
+
+
+def _plain(info: os.stat_result, shown: str) -> None:
+    """Refuse what is not a regular file with one name (``os.fstat`` of an open file).
+
+    Raises:
+        InvalidArgumentsError: a FIFO, socket or device.
+        ToolDeniedError: a file with several hard links: one of its other names may be
+            outside the roots, so it is neither read nor written.
+    """
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidArgumentsError.for_field(
+            "path",
+            f"{shown!r} is not a regular file (a FIFO, socket or device); only regular "
+            "files can be read or written",
+        )
+    if info.st_nlink > 1:
+        raise ToolDeniedError(
+            f"{shown!r} has {info.st_nlink} hard links; one may be outside the allowed "
+            "roots, so files tool does not read or write it"
+        )
 
 
 def _found(pattern: regex.Pattern[str], line: str, deadline: float, query: str) -> bool:
@@ -375,6 +403,10 @@ class FilesTool(CompositeTool):
         confirmation (``confirm_actions``), creates parent directories (inside the
         root, by construction) and replaces a file only with ``overwrite=true``.
         ``list`` and ``search`` do not follow symlinks and stop at ``max_results``.
+        Files are opened through ``Roots.open`` (no symlink followed, even one
+        swapped in after the check); FIFOs, sockets and devices are ``validation``
+        errors and files with several hard links ``denied`` (their other names may
+        be outside the roots); ``search`` skips both.
     """
 
     name = "files"
@@ -382,7 +414,8 @@ class FilesTool(CompositeTool):
     description = (
         "Read, write, list and search files in the allowed directories. Actions: read "
         "(path), write (path, content, overwrite), list (path, pattern, recursive), "
-        "search (query, path, glob, regex)."
+        "search (query, path, glob, regex). Only regular files with a single hard link "
+        "are read or written."
     )
     annotations = ToolAnnotations(title="Files", read_only=False, destructive=True)
     tags = ("builtin", "files")

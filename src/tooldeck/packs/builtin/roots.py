@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -83,7 +85,69 @@ class Roots:
             )
         return real
 
+    def open(self, real: Path, flags: int, *, make_parents: bool = False, mode: int = 0o644) -> int:
+        """Open ``real`` (a path ``resolve`` returned) without following any symlink.
+
+        Each directory from the root down is opened relative to the previous one with
+        ``O_NOFOLLOW``, and the file itself too, so a component swapped for a symlink
+        after ``resolve`` checked the path (the symlink-swap race) fails instead of
+        leading outside the roots.
+
+        Args:
+            real: The resolved path, inside a root.
+            flags: ``os.open`` flags for the file (``O_NOFOLLOW`` is added).
+            make_parents: Create missing directories on the way (mode 0755).
+            mode: Permissions of a file created.
+
+        Returns:
+            The open file descriptor; the caller closes it.
+
+        Raises:
+            ToolDeniedError: a component is now a symlink, or ``real`` is outside.
+            OSError: the file cannot be opened (missing, a directory, ...).
+        """
+        root = next((r for r in self.roots if real == r or real.is_relative_to(r)), None)
+        if root is None or real == root:
+            raise ToolDeniedError(f"{real} is not a file inside the allowed roots")
+        *directories, name = real.relative_to(root).parts
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in directories:
+                try:
+                    inner = _open_directory(part, fd)
+                except FileNotFoundError:
+                    if not make_parents:
+                        raise
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                    inner = _open_directory(part, fd)
+                os.close(fd)
+                fd = inner
+            try:
+                return os.open(name, flags | os.O_NOFOLLOW, mode, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise _swapped(real) from None
+                raise
+        finally:
+            os.close(fd)
+
     def relative(self, path: Path) -> str:
         """``path`` as shown to a model: relative to its root when inside the first."""
         first = self.roots[0]
         return str(path.relative_to(first)) if path.is_relative_to(first) else str(path)
+
+
+def _open_directory(name: str, parent: int) -> int:
+    try:
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _swapped(Path(name)) from None
+        raise
+
+
+def _swapped(path: Path) -> ToolDeniedError:
+    return ToolDeniedError(
+        f"{path} changed into a symlink (or a file) while the call ran; it was not "
+        "followed. Try again if that was not an attempt to leave the roots"
+    )
