@@ -139,7 +139,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         ``blocking = False`` (pure computation on small in-memory data), in which case
         it runs inline and skips the 50–200 µs thread hop. The thread comes from the
         bounded pool of the tool's ``pool`` family (its name by default; see
-        ``core.pools``), so one tool's stuck calls cannot starve another's. ``execute`` never raises:
+        ``core.pools``), so one tool's stuck calls cannot starve another's.
+        ``execute`` never raises:
         Pydantic errors become ``validation``, a ``ToolFailure`` its own type, any
         other exception ``execution`` (with the traceback in ``error.details`` for the
         audit log, not in the model's text). The default ``format_output`` dumps a
