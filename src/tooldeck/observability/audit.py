@@ -320,24 +320,30 @@ class AuditStore:
                 items.append(self._queue.popleft())
             if not items:
                 return 0
-            rows: list[tuple[Any, ...]] = []
-            waiting: list[Future[bool] | None] = []
-            for item in items:
-                try:
-                    rows.append(self._row(item))
-                    waiting.append(item[5])
-                except Exception:  # a bug in serialising: say so, never sink the batch
-                    log.exception("audit: cannot serialise a record of %s", item[1])
-                    _settle(item[5], False)
             try:
-                self._insert(rows)
-                stored = [True] * len(rows)
-            except Exception:
-                stored = [self._insert_alone(row) for row in rows]
-            for done, ok in zip(waiting, stored, strict=True):
-                _settle(done, ok)
-            self.healthy = all(stored) if stored else self.healthy
-            return len(rows)
+                return self._write(items)
+            finally:  # whatever happened, no caller waits forever
+                for item in items:
+                    _settle(item[5], False)
+
+    def _write(self, items: list[_Item]) -> int:
+        rows: list[tuple[Any, ...]] = []
+        waiting: list[Future[bool] | None] = []
+        for item in items:
+            try:
+                rows.append(self._row(item))
+                waiting.append(item[5])
+            except Exception:  # a bug in serialising: say so, never sink the batch
+                log.exception("audit: cannot serialise a record of %s", item[1])
+        try:
+            self._insert(rows)
+            stored = [True] * len(rows)
+        except Exception:
+            stored = [self._insert_alone(row) for row in rows]
+        for done, ok in zip(waiting, stored, strict=True):
+            _settle(done, ok)
+        self.healthy = all(stored) if stored else self.healthy
+        return len(rows)
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         params: list[Any] = (
