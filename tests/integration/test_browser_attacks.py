@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from processes import Server, free_port
-from test_tools_ui import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER
+from test_tools_ui import ARTIFACTS, launch_chromium
 
 pytestmark = pytest.mark.integration
 
@@ -88,19 +88,8 @@ def attacker(server: Server) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        message = "Debian's chromium is not installed (make browser installs it)"
-        if REQUIRE_BROWSER:
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    args = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP rebind.test 127.0.0.1"]
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+    with launch_chromium("--host-resolver-rules=MAP rebind.test 127.0.0.1") as chromium:
         yield chromium
-        chromium.close()
 
 
 def python_calls(server: Server) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +76,9 @@ def server(data_dir: Path, receiver: OTLPReceiver) -> Iterator[Server]:
     s.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@contextmanager
+def launch_chromium(*extra_args: str) -> Iterator[Any]:
+    """Debian's Chromium under Playwright; skips (or fails in CI) where it is missing."""
     if not CHROMIUM.exists():
         message = "Debian's chromium is not installed (make browser installs it)"
         if REQUIRE_BROWSER:
@@ -86,9 +88,17 @@ def browser() -> Iterator[Any]:
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra_args]
+        )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with launch_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture

@@ -147,10 +147,11 @@ def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channel: str
     """
     call_hash = arguments_hash(params.name, params.arguments or {})
     for key, answer in (params.input_responses or {}).items():
+        if not key.startswith("confirm:"):
+            continue
         approval = runtime.approvals.get(key.removeprefix("confirm:"))
         if (
-            not key.startswith("confirm:")
-            or approval is None
+            approval is None
             or approval.request.channel != channel
             or approval.request.tool != params.name
             or approval.request.arguments_hash != call_hash
