@@ -45,6 +45,9 @@ async def get_price(symbol: str) -> dict[str, Any]:
 class NullSink:
     """An audit sink that keeps nothing: measures the wrapper, not the store."""
 
+    healthy = True
+    durability = "batch"
+
     def record(self, *args: Any) -> None:
         """Drop the record."""
 

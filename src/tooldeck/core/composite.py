@@ -26,14 +26,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.names import closest_names
 from tooldeck.core.pools import pool_for
 from tooldeck.core.schema import model_schema
 from tooldeck.core.tool import Arguments, BaseTool
-from tooldeck.core.validation import parse_arguments
+from tooldeck.core.validation import from_pydantic, invalid_arguments, parse_arguments
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 __all__ = ["ActionStrategy", "CompositeTool"]
@@ -114,9 +114,22 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
         return {"type": "object", "oneOf": variants}
 
     def validate_input(self, arguments: Arguments) -> tuple[ActionStrategy, BaseModel]:
-        """Pick the action's strategy and validate the arguments with its model."""
-        arguments = parse_arguments(arguments)
-        action = arguments.get("action")
+        """Pick the action's strategy and validate the arguments with its model.
+
+        The arguments are prepared first (``core.arguments``).
+
+        Raises:
+            InvalidArgumentsError: a missing or unknown action (listing the actions), an
+                undeclared argument, or arguments that do not fit the action's model; the
+                text lists the chosen action's arguments.
+        """
+        try:
+            parsed = parse_arguments(arguments)
+        except InvalidArgumentsError as exc:
+            raise InvalidArgumentsError(
+                f"Invalid arguments for {self.name}: {exc.message}."
+            ) from None
+        action = parsed.get("action")
         entry = self._strategies.get(action) if isinstance(action, str) else None
         if entry is None:
             names = list(self._strategies)
@@ -131,7 +144,27 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
                 },
             )
         strategy, model = entry
-        return strategy, model.model_validate(arguments)
+        variant = self._variant_schemas[strategy.name]
+        prepared, errors = self.argument_shape.prepare(self.name, parsed)
+        try:
+            params = model.model_validate(prepared)
+        except ValidationError as exc:
+            errors += from_pydantic(exc)
+        if errors:
+            raise invalid_arguments(self.name, errors, variant)
+        return strategy, params
+
+    @property
+    def _variant_schemas(self) -> dict[str, dict[str, Any]]:
+        cached: dict[str, dict[str, Any]] | None = self.__dict__.get("_variants")
+        if cached is None:
+            variants = self.definition.input_schema.get("oneOf") or []
+            cached = {
+                str(v.get("properties", {}).get("action", {}).get("const")): v for v in variants
+            }
+            cached = {name: cached.get(name, {}) for name in self._strategies}
+            self.__dict__["_variants"] = cached
+        return cached
 
     async def execute_internal(
         self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext

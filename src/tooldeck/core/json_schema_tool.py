@@ -6,10 +6,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from tooldeck.core.arguments import check_arguments
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.tool import Arguments, BaseTool
-from tooldeck.core.validation import check_arguments, compile_schema
+from tooldeck.core.validation import compile_schema
 from tooldeck.exceptions import RegistrationError
 
 __all__ = ["JsonSchemaTool"]
@@ -79,12 +80,18 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
         self._wants_ctx = "ctx" in inspect.signature(function).parameters
 
     def validate_input(self, arguments: Arguments) -> dict[str, Any]:
-        """Parse JSON text if needed and validate against ``input_schema``.
+        """Prepare the arguments and validate them against ``input_schema``.
+
+        Preparing (``core.arguments``) drops strict-mode nulls, restores maps and
+        refuses undeclared names.
 
         Raises:
-            InvalidArgumentsError: invalid JSON or schema violations, field by field.
+            InvalidArgumentsError: invalid JSON, an undeclared argument or schema
+                violations, field by field.
         """
-        return check_arguments(self.name, self.input_schema or {}, self._validator, arguments)
+        return check_arguments(
+            self.name, self.input_schema or {}, self._validator, arguments, self.argument_shape
+        )
 
     def execute_internal(self, request: dict[str, Any], ctx: ToolContext) -> Any:
         """Call ``function`` with the validated arguments."""

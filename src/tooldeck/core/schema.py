@@ -4,9 +4,13 @@
 - ``inline_refs``: replace local ``$ref`` with their definitions (Gemini has no ``$ref``).
 - ``flatten_root_union``: turn a root ``oneOf``/``anyOf`` of objects (a composite tool's
   actions) into one object, since model APIs require an object at the root.
+- ``is_free_form_map`` / ``maps_as_pairs``: a map with free keys (``dict[str, T]``) as
+  a list of ``{key, value}`` pairs, for formats that cannot say "any key" (OpenAI
+  strict, Gemini); ``core.arguments.ArgumentShape`` turns the pairs back into the map.
 - ``to_strict``: OpenAI strict mode (all properties required, optional ones nullable,
-  ``additionalProperties: false``); the ``openai`` package's own strict conversion
-  leaves its output unchanged (tests/core/test_schema.py).
+  ``additionalProperties: false``, only the keywords strict mode accepts); the
+  ``openai`` package's own strict conversion leaves its output unchanged
+  (tests/core/test_schema.py).
 """
 
 from __future__ import annotations
@@ -20,7 +24,16 @@ from pydantic import BaseModel
 
 from tooldeck.exceptions import RegistrationError
 
-__all__ = ["flatten_root_union", "inline_refs", "model_schema", "strip_titles", "to_strict"]
+__all__ = [
+    "ANY_VALUE",
+    "flatten_root_union",
+    "inline_refs",
+    "is_free_form_map",
+    "maps_as_pairs",
+    "model_schema",
+    "strip_titles",
+    "to_strict",
+]
 
 Schema = dict[str, Any]
 
@@ -178,6 +191,102 @@ def flatten_root_union(schema: Schema) -> Schema:
     return merged
 
 
+_SCALARS: list[Schema] = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+
+ANY_VALUE: Schema = {"anyOf": [*_SCALARS, {"type": "array", "items": {"anyOf": _SCALARS}}]}
+"""What "any value" is exported as where a format needs a type: a JSON scalar or a list
+of them (strict mode and Gemini cannot say "anything")."""
+
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not")
+
+
+def is_free_form_map(schema: Any) -> bool:
+    """Whether ``schema`` is an object with free keys (``dict[str, T]``, ``{"type": "object"}``).
+
+    That is: an object with no ``properties``, whose other keys are allowed
+    (``additionalProperties`` absent, true or a schema, or ``patternProperties``).
+    """
+    if not isinstance(schema, dict) or "properties" in schema:
+        return False
+    if any(k in schema for k in _COMBINATORS) or schema.get("additionalProperties") is False:
+        return False
+    kind = schema.get("type")
+    if kind == "object":
+        return True
+    return kind is None and ("additionalProperties" in schema or "patternProperties" in schema)
+
+
+def _map_values(schema: Schema) -> Any:
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict) and extra:
+        return extra
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict) and len(patterns) == 1:
+        return next(iter(patterns.values()))
+    return ANY_VALUE
+
+
+def _pairs(schema: Schema) -> Schema:
+    key: Schema = {"type": "string"}
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict) and len(patterns) == 1:
+        key["pattern"] = next(iter(patterns))
+    names = schema.get("propertyNames")
+    if isinstance(names, dict) and isinstance(names.get("pattern"), str):
+        key["pattern"] = names["pattern"]
+    text = schema.get("description", "")
+    text = f"{text.rstrip('.')}. " if text else ""
+    out: Schema = {
+        "type": "array",
+        "description": f"{text}A map, given as a list of {{key, value}} pairs.",
+        "items": {
+            "type": "object",
+            "properties": {"key": key, "value": _map_values(schema)},
+            "required": ["key", "value"],
+            "additionalProperties": False,
+        },
+    }
+    for ours, theirs in (("minItems", "minProperties"), ("maxItems", "maxProperties")):
+        if theirs in schema:
+            out[ours] = schema[theirs]
+    return out
+
+
+def maps_as_pairs(schema: Schema) -> Schema:
+    """``schema`` with every free-form map below the root as a list of ``{key, value}`` pairs.
+
+    Semantics:
+        A map's value schema is its ``additionalProperties`` (or its one
+        ``patternProperties`` schema, whose pattern then constrains ``key``), else
+        ``ANY_VALUE``. A root with free keys becomes an object with no properties.
+        Refs must be inlined first.
+    """
+
+    def walk(node: Any, root: bool = False) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if is_free_form_map(node):
+            if root:
+                return {"type": "object", "properties": {}, **_keep(node, "description")}
+            return walk(_pairs(node))
+        return {
+            k: (
+                {n: walk(s) for n, s in v.items()}
+                if k in _NAME_MAPS and isinstance(v, dict)
+                else walk(v)
+            )
+            for k, v in node.items()
+        }
+
+    return walk(schema, root=True)  # type: ignore[no-any-return]
+
+
+def _keep(node: Schema, *keys: str) -> Schema:
+    return {k: node[k] for k in keys if k in node}
+
+
 def _nullable(prop: Schema) -> Schema:
     kind = prop.get("type")
     if isinstance(kind, str) and "enum" not in prop:
@@ -189,21 +298,101 @@ def _nullable(prop: Schema) -> Schema:
         if any(b.get("type") == "null" for b in branches):
             return prop
         return {**prop, "anyOf": [*branches, {"type": "null"}]}
-    outer = {k: prop[k] for k in ("description",) if k in prop}
+    if isinstance(prop.get("enum"), list):
+        enum = prop["enum"] if None in prop["enum"] else [*prop["enum"], None]
+        typed = {"type": [kind, "null"]} if isinstance(kind, str) else {}
+        return {**prop, "enum": enum, **typed}
+    outer = _keep(prop, "description")
     inner = {k: v for k, v in prop.items() if k not in outer}
     return {**outer, "anyOf": [inner, {"type": "null"}]}
+
+
+_STRICT_KEYWORDS = frozenset({
+    "type", "description", "title", "enum", "const", "anyOf", "properties", "required",
+    "additionalProperties", "items", "pattern", "format", "multipleOf", "maximum",
+    "exclusiveMaximum", "minimum", "exclusiveMinimum", "minItems", "maxItems",
+})  # fmt: skip
+"""The keywords OpenAI's strict mode accepts (structured outputs' supported subset)."""
+
+_STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+
+_IN_WORDS = {
+    "minLength": "At least {} characters.",
+    "maxLength": "At most {} characters.",
+    "uniqueItems": "Items must be unique.",
+    "format": "Format: {}.",
+    "default": "Default: {}.",
+}
+"""Dropped keywords whose meaning a model needs: said in the description instead."""
+
+
+def _merge_all_of(node: Schema) -> Schema:
+    """``allOf`` of object schemas merged into the node (properties and required united)."""
+    branches = node.get("allOf")
+    if not isinstance(branches, list) or not all(isinstance(b, dict) for b in branches):
+        return node
+    out: Schema = {k: v for k, v in node.items() if k != "allOf"}
+    for branch in branches:
+        for key, value in branch.items():
+            if key == "properties":
+                out["properties"] = {**out.get("properties", {}), **value}
+            elif key == "required":
+                out["required"] = [*out.get("required", ()), *value]
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+def _strict_node(node: Schema) -> Schema:
+    """One node in strict form, its children not yet visited."""
+    node = _merge_all_of(node)
+    if "oneOf" in node:
+        node = {**{k: v for k, v in node.items() if k != "oneOf"}, "anyOf": node["oneOf"]}
+    if isinstance(node.get("items"), list):  # draft-7 tuple form
+        node = {**node, "items": {"anyOf": node["items"]}}
+    if "prefixItems" in node and "items" not in node:
+        node = {**node, "items": {"anyOf": node["prefixItems"]}}
+    words = []
+    out: Schema = {}
+    for key, value in node.items():
+        if key in _STRICT_KEYWORDS and (key != "format" or value in _STRICT_FORMATS):
+            out[key] = value
+        elif key == "minLength" and value == 1:
+            words.append("Not empty.")
+        elif key in _IN_WORDS and value not in (False, None):
+            words.append(_IN_WORDS[key].format(json.dumps(value) if key == "default" else value))
+    if not any(k in out for k in ("type", "anyOf", "enum", "const")):
+        out = {**ANY_VALUE, **out}
+    if words:
+        out["description"] = " ".join([out.get("description", "").strip(), *words]).strip()
+    required = out.get("required")
+    if isinstance(required, list) and required and out.get("type") in ("object", None):
+        props = out.setdefault("properties", {})
+        for name in required:
+            props.setdefault(name, dict(ANY_VALUE))
+        out["type"] = "object"
+    return out
 
 
 def to_strict(schema: Schema) -> Schema:
     """OpenAI strict-mode form of ``schema`` (structured outputs' supported subset).
 
     Semantics:
-        Refs are inlined, ``oneOf`` becomes ``anyOf`` and ``discriminator`` goes. In every
-        object: ``additionalProperties: false`` and every property required; a
-        property that was optional becomes nullable, and its default moves into its
-        description ("Default: 10."), since strict mode has no ``default``. A model then
-        sends ``null`` for "use the default"; ``BaseTool`` drops such nulls before
-        validation.
+        Refs are inlined and free-form maps become lists of ``{key, value}`` pairs
+        (``maps_as_pairs``). ``oneOf`` becomes ``anyOf``, a one-branch or object
+        ``allOf`` is merged, and keywords strict mode rejects are dropped; those a
+        model needs (``minLength``, ``maxLength``, ``uniqueItems``, an unsupported
+        ``format``, ``default``) are said in the description ("At most 16
+        characters."). A node with no type becomes ``ANY_VALUE``; names in
+        ``required`` with no property get one. In every object:
+        ``additionalProperties: false`` and every property required; a property
+        that was optional becomes nullable. A model then sends ``null`` for "not
+        given", which ``ArgumentShape`` drops before validation.
+
+    Raises:
+        RegistrationError: the schema is recursive (it cannot be inlined).
     """
 
     def walk(node: Any) -> Any:
@@ -211,34 +400,19 @@ def to_strict(schema: Schema) -> Schema:
             return [walk(n) for n in node]
         if not isinstance(node, dict):
             return node
-        out: Schema = {}
-        for key, value in node.items():
-            if key in ("discriminator", "default"):
-                continue
-            if key == "oneOf":
-                key = "anyOf"
-            if key == "properties" and isinstance(value, dict):
-                out[key] = {n: walk(s) for n, s in value.items()}
-            else:
-                out[key] = walk(value)
+        original_required = set(node.get("required", ()))
+        out = {
+            k: ({n: walk(s) for n, s in v.items()} if k == "properties" else walk(v))
+            for k, v in _strict_node(node).items()
+        }
         if "properties" in out or out.get("type") == "object":
             props: Schema = out.setdefault("properties", {})
-            originally_required = set(node.get("required", ()))
             for name, prop in list(props.items()):
-                if name in originally_required:
-                    continue
-                original = node.get("properties", {}).get(name, {})
-                default = original.get("default")
-                if default is not None:
-                    text = f"Default: {json.dumps(default)}."
-                    prop = {**prop, "description": f"{prop.get('description', '')} {text}".strip()}
-                props[name] = _nullable(prop)
+                if name not in original_required:
+                    props[name] = _nullable(prop)
+            out["type"] = "object"
             out["required"] = list(props)
             out["additionalProperties"] = False
-        all_of = out.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1:
-            out.pop("allOf")
-            out = {**all_of[0], **out}
         return out
 
-    return walk(inline_refs(schema))  # type: ignore[no-any-return]
+    return walk(maps_as_pairs(inline_refs(schema)))  # type: ignore[no-any-return]

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from tooldeck.core.arguments import ArgumentShape
 from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.pools import pool_for
@@ -43,8 +44,8 @@ from tooldeck.core.result import (
     trusted_success,
 )
 from tooldeck.core.schema import model_schema
-from tooldeck.core.validation import FieldError, from_pydantic, message_for, parse_arguments
-from tooldeck.exceptions import InvalidArgumentsError, RegistrationError, ToolFailure
+from tooldeck.core.validation import FieldError, from_pydantic, invalid_arguments
+from tooldeck.exceptions import RegistrationError, ToolFailure
 
 __all__ = ["Arguments", "BaseTool", "Tool", "ToolExecutor", "ToolViews", "error_result"]
 
@@ -226,30 +227,42 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
 
     # -- lifecycle ----------------------------------------------------------------------
 
+    @property
+    def argument_shape(self) -> ArgumentShape:
+        """The shape of the tool's arguments (``core.arguments``), compiled once."""
+        shape: ArgumentShape | None = self.__dict__.get("_argument_shape")
+        if shape is None:
+            shape = self.__dict__["_argument_shape"] = ArgumentShape.of(
+                self.definition.input_schema
+            )
+        return shape
+
     def validate_input(self, arguments: Arguments) -> TRequest:
         """Parse and validate raw arguments into the typed request.
 
         Semantics:
-            JSON text is parsed and validated in one pass (``model_validate_json``). If
-            validation fails only because optional arguments were sent as ``null`` (what
-            OpenAI strict mode makes a model do for "use the default"), those nulls are
-            dropped and validation runs again.
+            The arguments go through the tool's ``argument_shape`` first: a ``null``
+            for an optional argument (what OpenAI strict mode makes a model send for
+            "not given") is dropped, a map sent as ``{key, value}`` pairs is restored,
+            and an argument the schema does not declare is an error with a
+            did-you-mean. Then ``RequestModel`` validates them.
 
         Raises:
+            InvalidArgumentsError: not a JSON object, or undeclared arguments (with
+                the other errors of the call).
             pydantic.ValidationError: the arguments do not fit ``RequestModel``.
         """
         model = self.RequestModel
         if model is None:
             raise RegistrationError(f"tool {self.name!r} has no RequestModel")
+        prepared, unexpected = self.argument_shape.prepare(self.name, arguments)
+        if not unexpected:
+            return model.model_validate(prepared)  # type: ignore[return-value]
         try:
-            if isinstance(arguments, (str, bytes)):
-                return model.model_validate_json(arguments or "{}")  # type: ignore[return-value]
-            return model.model_validate(arguments if arguments is not None else {})  # type: ignore[return-value]
-        except ValidationError:
-            cleaned = self._without_default_nulls(arguments)
-            if cleaned is None:
-                raise
-            return model.model_validate(cleaned)  # type: ignore[return-value]
+            model.model_validate(prepared)
+        except ValidationError as exc:
+            unexpected += from_pydantic(exc)
+        raise invalid_arguments(self.name, unexpected, self.definition.input_schema)
 
     @abstractmethod
     def execute_internal(
@@ -333,12 +346,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
 
     def invalid_arguments(self, errors: list[FieldError], metadata: ResultMetadata) -> ToolResult:
         """The ``validation`` result for ``errors``, naming each field and the arguments."""
-        return error_result(
-            "validation",
-            message_for(self.name, errors, self.definition.input_schema),
-            metadata,
-            details={"errors": [e.as_dict() for e in errors]},
-        )
+        exc = invalid_arguments(self.name, errors, self.definition.input_schema)
+        return error_result("validation", exc.message, metadata, details=exc.details)
 
     def _metadata(self, ctx: ToolContext, start: float) -> ResultMetadata:
         return trusted_metadata(
@@ -350,41 +359,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             self.provider_id,
         )
 
-    def _without_default_nulls(self, arguments: Arguments) -> dict[str, Any] | None:
-        """``arguments`` minus nulls sent for optional, non-nullable arguments; None if none."""
-        droppable = self.__dict__.get("_droppable_nulls")
-        if droppable is None:
-            schema = self.definition.input_schema
-            required = set(schema.get("required", ()))
-            droppable = frozenset(
-                name
-                for name, prop in (schema.get("properties") or {}).items()
-                if name not in required and not _allows_null(prop)
-            )
-            self.__dict__["_droppable_nulls"] = droppable
-        if not droppable:
-            return None
-        try:
-            parsed = parse_arguments(arguments)
-        except InvalidArgumentsError:
-            return None
-        cleaned = {k: v for k, v in parsed.items() if not (v is None and k in droppable)}
-        return cleaned if len(cleaned) != len(parsed) else None
-
 
 _NO_METADATA = ResultMetadata()
-
-
-def _allows_null(prop: Any) -> bool:
-    if not isinstance(prop, dict):
-        return True
-    kind = prop.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    branches = prop.get("anyOf") or prop.get("oneOf") or ()
-    return any(_allows_null(b) for b in branches) or (
-        "type" not in prop and not branches and "$ref" not in prop and "enum" not in prop
-    )
 
 
 def _jsonable(response: Any) -> tuple[Any, str | None]:

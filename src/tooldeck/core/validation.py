@@ -20,11 +20,11 @@ from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 __all__ = [
     "FieldError",
-    "check_arguments",
     "compile_schema",
     "describe_arguments",
     "from_json_schema",
     "from_pydantic",
+    "invalid_arguments",
     "message_for",
     "parse_arguments",
 ]
@@ -140,6 +140,19 @@ def message_for(tool_name: str, errors: Sequence[FieldError], schema: dict[str, 
     return f"Invalid arguments for {tool_name}: {listed}. Arguments: {describe_arguments(schema)}."
 
 
+def invalid_arguments(
+    tool_name: str, errors: Sequence[FieldError], schema: dict[str, Any]
+) -> InvalidArgumentsError:
+    """The ``InvalidArgumentsError`` for ``errors``.
+
+    Its message is ``message_for``'s text; ``details["errors"]`` lists each field.
+    """
+    return InvalidArgumentsError(
+        message_for(tool_name, errors, schema),
+        details={"errors": [e.as_dict() for e in errors]},
+    )
+
+
 def parse_arguments(arguments: Any) -> dict[str, Any]:
     """The arguments of a call as a dict: the one place raw arguments are parsed.
 
@@ -167,28 +180,3 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise InvalidArgumentsError(f"arguments must be a JSON object, got {type(parsed).__name__}")
     return parsed
-
-
-def check_arguments(
-    tool_name: str, schema: dict[str, Any], validator: Validator, arguments: Any
-) -> dict[str, Any]:
-    """Parse ``arguments`` (a mapping, JSON text or None) and validate them against ``schema``.
-
-    Returns:
-        The arguments as a dict.
-
-    Raises:
-        InvalidArgumentsError: invalid JSON, or schema violations field by field (the
-            text of ``message_for``; ``details["errors"]`` lists them).
-    """
-    try:
-        instance = parse_arguments(arguments)
-    except InvalidArgumentsError as exc:
-        raise InvalidArgumentsError(f"Invalid arguments for {tool_name}: {exc.message}.") from None
-    errors = from_json_schema(validator, instance)
-    if errors:
-        raise InvalidArgumentsError(
-            message_for(tool_name, errors, schema),
-            details={"errors": [e.as_dict() for e in errors]},
-        )
-    return instance

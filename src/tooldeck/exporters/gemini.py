@@ -7,7 +7,7 @@ from typing import Any
 
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.names import safe_tool_name
-from tooldeck.core.schema import flatten_root_union, inline_refs
+from tooldeck.core.schema import ANY_VALUE, flatten_root_union, inline_refs, maps_as_pairs
 
 __all__ = ["gemini_schema", "to_gemini"]
 
@@ -22,15 +22,19 @@ def gemini_schema(schema: Any) -> Any:
     """Convert a JSON Schema to Gemini's subset.
 
     ``["T", "null"]`` types and ``anyOf`` with a null branch become ``nullable``;
-    ``const`` becomes a one-value ``enum``; keywords Gemini rejects
-    (``additionalProperties``, ``default``, ``$schema``, ``title``, ...) are dropped.
-    Refs must be inlined first.
+    ``const`` becomes a one-value ``enum``; a node with no type is ``ANY_VALUE``;
+    keywords Gemini rejects (``additionalProperties``, ``default``, ``$schema``,
+    ``title``, ...) are dropped, and so is an optional property that is an object with
+    no properties (Gemini refuses those). Refs must be inlined and maps given as pairs
+    (``core.schema.maps_as_pairs``) first.
     """
     if isinstance(schema, list):
         return [gemini_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
     node = dict(schema)
+    if not any(k in node for k in ("type", "anyOf", "oneOf", "enum", "const")):
+        node = {**ANY_VALUE, **node}
     if "const" in node:
         node["enum"] = [node.pop("const")]
     kind = node.get("type")
@@ -56,12 +60,23 @@ def gemini_schema(schema: Any) -> Any:
         if key not in _KEEP:
             continue
         if key == "properties":
-            out[key] = {n: gemini_schema(s) for n, s in value.items()}
+            required = set(node.get("required", ()))
+            out[key] = {
+                n: gemini_schema(s)
+                for n, s in value.items()
+                if n in required or not _empty_object(s)
+            }
         elif key in ("items", "anyOf"):
             out[key] = gemini_schema(value)
         else:
             out[key] = value
     return out
+
+
+def _empty_object(schema: Any) -> bool:
+    return (
+        isinstance(schema, dict) and schema.get("type") == "object" and not schema.get("properties")
+    )
 
 
 def to_gemini(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -72,7 +87,7 @@ def to_gemini(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     """
     declarations = []
     for d in definitions:
-        params = gemini_schema(flatten_root_union(inline_refs(d.input_schema)))
+        params = gemini_schema(maps_as_pairs(flatten_root_union(inline_refs(d.input_schema))))
         declaration: dict[str, Any] = {"name": safe_tool_name(d.name), "description": d.description}
         if params.get("properties"):
             declaration["parameters"] = params

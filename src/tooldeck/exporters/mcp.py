@@ -2,13 +2,60 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult
+from tooldeck.core.schema import flatten_root_union, inline_refs
+from tooldeck.exceptions import RegistrationError
 
-__all__ = ["to_mcp", "to_mcp_result"]
+__all__ = ["mcp_input_schema", "to_mcp", "to_mcp_result"]
+
+
+def _closed(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        k: (
+            {n: _closed(p) for n, p in v.items()}
+            if k in ("properties", "$defs") and isinstance(v, dict)
+            else _closed(v)
+        )
+        for k, v in schema.items()
+    }
+    if (
+        isinstance(out.get("properties"), dict)
+        and "additionalProperties" not in out
+        and "patternProperties" not in out
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+def mcp_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``inputSchema`` a tool is listed with.
+
+    Semantics:
+        Every object that declares ``properties`` and says nothing of others gets
+        ``additionalProperties: false``, since tooldeck refuses undeclared arguments
+        (``core.arguments``). A root union of actions (a composite tool) also gets the
+        merged top-level ``properties`` of ``core.schema.flatten_root_union`` (an
+        ``action`` enum and every action's fields), so that clients which render only
+        ``properties`` show the arguments; the exact ``oneOf`` stays for validation.
+    """
+    closed: dict[str, Any] = _closed(schema)
+    if "properties" not in closed and isinstance(closed.get("oneOf"), list):
+        try:
+            flat = flatten_root_union(inline_refs(closed))
+        except RegistrationError:  # a recursive union: keep it exact only
+            return closed
+        if "properties" in flat:
+            closed = {**closed, "properties": flat["properties"], "required": ["action"]}
+    return closed
 
 
 def to_mcp(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -16,15 +63,18 @@ def to_mcp(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
 
     ``outputSchema`` is included only for object schemas, as MCP requires; annotation
     hints (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``)
-    only when stated.
+    only when stated. ``inputSchema`` is ``mcp_input_schema``'s; ``_meta`` carries the
+    tool's ``source_id`` when it has one.
     """
     tools = []
     for d in definitions:
         item: dict[str, Any] = {
             "name": d.name,
             "description": d.description,
-            "inputSchema": d.input_schema,
+            "inputSchema": mcp_input_schema(d.input_schema),
         }
+        if d.source_id:
+            item["_meta"] = {"source_id": d.source_id}
         if d.annotations.title:
             item["title"] = d.annotations.title
         if d.output_schema and d.output_schema.get("type") == "object":
@@ -47,16 +97,21 @@ def to_mcp_result(result: ToolResult) -> dict[str, Any]:
     """A ``CallToolResult`` (wire JSON, camelCase) for ``result``.
 
     Semantics:
-        ``content`` is one text block: the tool's ``output``, else ``to_llm()``'s text
-        (which also renders errors). ``structuredContent`` is ``data`` when it is a JSON
-        object (MCP requires an object), and only on success, so it matches the
-        tool's ``outputSchema``. ``isError`` is set for errors. ``_meta`` carries the
+        ``structuredContent`` is ``data`` when it is a JSON object (MCP requires an
+        object), and only on success, so it matches the tool's ``outputSchema``; the
+        first content block is then that JSON serialised, as the MCP spec asks of a
+        tool returning structured content. Otherwise it is the tool's ``output``, else
+        ``to_llm()``'s text (which also renders errors). ``isError`` is set for errors. ``_meta`` carries the
         provenance and call metadata: ``source_id``, ``as_of``, ``error_type``,
         ``request_id``, ``duration_ms``, ``tool_name``, ``provider``, and the
         ``error`` details (e.g. what a ``confirmation_required`` needs), when set.
         Image artifacts with ``data:`` URIs become image blocks; others resource links.
     """
-    text = result.output if result.output is not None and result.success else result.to_llm()
+    structured = result.success and isinstance(result.data, dict)
+    if structured:
+        text = json.dumps(result.data, ensure_ascii=False, default=str)
+    else:
+        text = result.output if result.output is not None and result.success else result.to_llm()
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     for artifact in result.artifacts:
         if (
@@ -92,6 +147,6 @@ def to_mcp_result(result: ToolResult) -> dict[str, Any]:
         "isError": result.error is not None,
         "_meta": {k: v for k, v in extra.items() if v is not None},
     }
-    if result.success and isinstance(result.data, dict):
+    if structured:
         wire["structuredContent"] = result.data
     return wire

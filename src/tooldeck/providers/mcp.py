@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tooldeck.core.arguments import ArgumentShape, check_arguments
 from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.result import Artifact, ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
-from tooldeck.core.validation import check_arguments, compile_schema
+from tooldeck.core.validation import compile_schema
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 from tooldeck.providers.base import ToolsProvider, not_found
 
@@ -156,7 +157,7 @@ class MCPToolsProvider(ToolsProvider):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stderr: TextIO | None = None
         self._tools: dict[str, ToolDefinition] = {}
-        self._validators: dict[str, Validator] = {}
+        self._validators: dict[str, tuple[Validator, ArgumentShape]] = {}
         self._listed = False
 
     # -- connection ----------------------------------------------------------------------
@@ -409,15 +410,20 @@ class MCPToolsProvider(ToolsProvider):
     def _validated(
         self, definition: ToolDefinition, arguments: Arguments
     ) -> dict[str, Any] | ToolResult:
-        validator = self._validators.get(definition.name)
-        if validator is None:
+        checks = self._validators.get(definition.name)
+        if checks is None:
             try:
                 validator = compile_schema(definition.input_schema)
             except RegistrationError:  # a server's broken schema: let the server judge the call
                 validator = compile_schema({})
-            self._validators[definition.name] = validator
+            checks = self._validators[definition.name] = (
+                validator,
+                ArgumentShape.of(definition.input_schema),
+            )
         try:
-            return check_arguments(definition.name, definition.input_schema, validator, arguments)
+            return check_arguments(
+                definition.name, definition.input_schema, checks[0], arguments, checks[1]
+            )
         except InvalidArgumentsError as exc:
             return error_result(
                 "validation",
