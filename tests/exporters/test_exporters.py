@@ -185,7 +185,9 @@ def test_mcp_export_keeps_the_real_name_and_annotations() -> None:
                     },
                     "required": ["query"],
                     "type": "object",
-                }, '_meta': {'source_id': 'tool:crm:v1'}, "outputSchema": {"additionalProperties": True, "type": "object"},
+                },
+                "_meta": {"source_id": "tool:crm:v1"},
+                "outputSchema": {"additionalProperties": True, "type": "object"},
                 "annotations": {"readOnlyHint": True, "openWorldHint": False},
             }
         ]

@@ -4,9 +4,10 @@ A tool's input schema is read once into a shape; ``shape.normalize(arguments)`` 
 for every kind of tool (Pydantic model, raw JSON Schema, composite action, MCP
 upstream tool):
 
-- drops a ``null`` sent for an optional argument whose schema does not allow null:
-  OpenAI strict mode makes every argument required and nullable, so a model sends
-  ``null`` for "not given" (``core.schema.to_strict``);
+- drops a ``null`` sent for an argument whose schema does not allow null: OpenAI
+  strict mode makes every argument required and nullable, so a model sends ``null``
+  for "not given" (``core.schema.to_strict``); a required one is then reported as
+  missing, which is what the model meant;
 - turns a free-form map sent as ``[{"key": k, "value": v}, ...]``, which is how the
   strict and Gemini exports give a map (``core.schema.maps_as_pairs``), back into
   ``{k: v}``;
@@ -111,7 +112,7 @@ class _Object(_Node):
     names: frozenset[str]
     closed: bool
     droppable: frozenset[str]
-    """Optional properties whose schema does not allow null: a null means "not given"."""
+    """Properties whose schema does not allow null: a null means "not given"."""
     children: dict[str, _Node]
     extras: _Node | None = None
     foreign: frozenset[str] = frozenset()
@@ -216,7 +217,6 @@ class _Compiler:
         return self.object(schema, properties)
 
     def object(self, schema: Schema, properties: dict[str, Any]) -> _Object:
-        required = set(schema.get("required") or ())
         extra = schema.get("additionalProperties")
         closed = (extra is None or extra is False) and "patternProperties" not in schema
         children = {}
@@ -227,9 +227,7 @@ class _Compiler:
         return _Object(
             names=frozenset(properties),
             closed=closed,
-            droppable=frozenset(
-                n for n, p in properties.items() if n not in required and not allows_null(p)
-            ),
+            droppable=frozenset(n for n, p in properties.items() if not allows_null(p)),
             children=children,
             extras=self.compile(extra) if isinstance(extra, dict) else None,
         )

@@ -26,11 +26,13 @@ from tooldeck.exceptions import RegistrationError
 
 __all__ = [
     "ANY_VALUE",
+    "closed_objects",
     "flatten_root_union",
     "inline_refs",
     "is_free_form_map",
     "maps_as_pairs",
     "model_schema",
+    "required_as_properties",
     "strip_titles",
     "to_strict",
 ]
@@ -203,10 +205,11 @@ _COMBINATORS = ("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not")
 def is_free_form_map(schema: Any) -> bool:
     """Whether ``schema`` is an object with free keys (``dict[str, T]``, ``{"type": "object"}``).
 
-    That is: an object with no ``properties``, whose other keys are allowed
-    (``additionalProperties`` absent, true or a schema, or ``patternProperties``).
+    That is: an object with no ``properties`` and no ``required`` names, whose other
+    keys are allowed (``additionalProperties`` absent, true or a schema, or
+    ``patternProperties``).
     """
-    if not isinstance(schema, dict) or "properties" in schema:
+    if not isinstance(schema, dict) or "properties" in schema or schema.get("required"):
         return False
     if any(k in schema for k in _COMBINATORS) or schema.get("additionalProperties") is False:
         return False
@@ -281,6 +284,51 @@ def maps_as_pairs(schema: Schema) -> Schema:
         }
 
     return walk(schema, root=True)  # type: ignore[no-any-return]
+
+
+def closed_objects(schema: Any) -> Any:
+    """``schema`` with its objects closed the way tooldeck enforces them.
+
+    Every object that declares ``properties`` and says nothing of other keys gets
+    ``additionalProperties: false`` (``core.arguments`` refuses undeclared names), so
+    that clients reading the schema (MCP, Anthropic) know it.
+    """
+    if isinstance(schema, list):
+        return [closed_objects(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        k: (
+            {n: closed_objects(p) for n, p in v.items()}
+            if k in _NAME_MAPS and isinstance(v, dict)
+            else closed_objects(v)
+        )
+        for k, v in schema.items()
+    }
+    if (
+        isinstance(out.get("properties"), dict)
+        and "additionalProperties" not in out
+        and "patternProperties" not in out
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+def required_as_properties(node: Schema) -> Schema:
+    """An object node whose ``required`` names all have a property (``ANY_VALUE`` if not).
+
+    Formats whose models fill in ``properties`` only (strict mode, Gemini) would
+    otherwise lose a name that is required but not described.
+    """
+    required = node.get("required")
+    if not isinstance(required, list) or not required:
+        return node
+    props = dict(node.get("properties") or {})
+    if all(name in props for name in required):
+        return node
+    for name in required:
+        props.setdefault(name, dict(ANY_VALUE))
+    return {**node, "type": "object", "properties": props}
 
 
 def _keep(node: Schema, *keys: str) -> Schema:
@@ -367,13 +415,7 @@ def _strict_node(node: Schema) -> Schema:
         out = {**ANY_VALUE, **out}
     if words:
         out["description"] = " ".join([out.get("description", "").strip(), *words]).strip()
-    required = out.get("required")
-    if isinstance(required, list) and required and out.get("type") in ("object", None):
-        props = out.setdefault("properties", {})
-        for name in required:
-            props.setdefault(name, dict(ANY_VALUE))
-        out["type"] = "object"
-    return out
+    return required_as_properties(out)
 
 
 def to_strict(schema: Schema) -> Schema:

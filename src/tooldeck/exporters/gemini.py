@@ -7,7 +7,13 @@ from typing import Any
 
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.names import safe_tool_name
-from tooldeck.core.schema import ANY_VALUE, flatten_root_union, inline_refs, maps_as_pairs
+from tooldeck.core.schema import (
+    ANY_VALUE,
+    flatten_root_union,
+    inline_refs,
+    maps_as_pairs,
+    required_as_properties,
+)
 
 __all__ = ["gemini_schema", "to_gemini"]
 
@@ -23,6 +29,7 @@ def gemini_schema(schema: Any) -> Any:
 
     ``["T", "null"]`` types and ``anyOf`` with a null branch become ``nullable``;
     ``const`` becomes a one-value ``enum``; a node with no type is ``ANY_VALUE``;
+    ``exclusiveMinimum``/``exclusiveMaximum`` are said in the description;
     keywords Gemini rejects (``additionalProperties``, ``default``, ``$schema``,
     ``title``, ...) are dropped, and so is an optional property that is an object with
     no properties (Gemini refuses those). Refs must be inlined and maps given as pairs
@@ -55,6 +62,14 @@ def gemini_schema(schema: Any) -> Any:
             node["anyOf"] = real
     if "enum" in node and "type" not in node:
         node["type"] = "string"
+    node = required_as_properties(node)
+    words = [
+        f"{text} {node[key]}."
+        for key, text in (("exclusiveMinimum", "Greater than"), ("exclusiveMaximum", "Less than"))
+        if key in node
+    ]
+    if words:
+        node["description"] = " ".join([node.get("description", ""), *words]).strip()
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key not in _KEEP:

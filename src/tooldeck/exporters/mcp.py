@@ -8,46 +8,22 @@ from typing import Any
 
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult
-from tooldeck.core.schema import flatten_root_union, inline_refs
+from tooldeck.core.schema import closed_objects, flatten_root_union, inline_refs
 from tooldeck.exceptions import RegistrationError
 
 __all__ = ["mcp_input_schema", "to_mcp", "to_mcp_result"]
-
-
-def _closed(schema: Any) -> Any:
-    if isinstance(schema, list):
-        return [_closed(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {
-        k: (
-            {n: _closed(p) for n, p in v.items()}
-            if k in ("properties", "$defs") and isinstance(v, dict)
-            else _closed(v)
-        )
-        for k, v in schema.items()
-    }
-    if (
-        isinstance(out.get("properties"), dict)
-        and "additionalProperties" not in out
-        and "patternProperties" not in out
-    ):
-        out["additionalProperties"] = False
-    return out
 
 
 def mcp_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``inputSchema`` a tool is listed with.
 
     Semantics:
-        Every object that declares ``properties`` and says nothing of others gets
-        ``additionalProperties: false``, since tooldeck refuses undeclared arguments
-        (``core.arguments``). A root union of actions (a composite tool) also gets the
+        Objects are closed as tooldeck enforces them (``core.schema.closed_objects``). A root union of actions (a composite tool) also gets the
         merged top-level ``properties`` of ``core.schema.flatten_root_union`` (an
         ``action`` enum and every action's fields), so that clients which render only
         ``properties`` show the arguments; the exact ``oneOf`` stays for validation.
     """
-    closed: dict[str, Any] = _closed(schema)
+    closed: dict[str, Any] = closed_objects(schema)
     if "properties" not in closed and isinstance(closed.get("oneOf"), list):
         try:
             flat = flatten_root_union(inline_refs(closed))

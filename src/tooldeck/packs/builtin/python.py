@@ -37,6 +37,7 @@ class PythonRequest(BaseModel):
     context: dict[str, Any] = Field(
         default_factory=dict,
         description="Values bound as top-level variables of the code (JSON values).",
+        json_schema_extra={"propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}},
     )
     cwd: str | None = Field(
         None,
