@@ -34,10 +34,9 @@ def test_call_with_pairs_and_json_and_exit_codes() -> None:
     assert json.loads(listed.output)["data"]["quotes"][0]["symbol"] == "TLT"
     failed = runner.invoke(app, ["call", "get_positions", "symbol=ZZZ"])
     assert failed.exit_code == 1 and json.loads(failed.output)["error"]["type"] == "validation"
-    unknown = runner.invoke(app, ["call", "get_position"])
-    assert (
-        unknown.exit_code == 1 and "Did you mean" in json.loads(unknown.output)["error"]["message"]
-    )
+    unknown = runner.invoke(app, ["call", "get_position"])  # a usage error: short, exit 2
+    assert unknown.exit_code == 2 and "Did you mean 'get_positions'" in unknown.output
+    assert len(unknown.output.splitlines()) <= 3
     malformed = runner.invoke(app, ["call", "get_quotes", "symbol"])
     assert malformed.exit_code == 2 and "is not key=value" in malformed.output
 
@@ -74,3 +73,20 @@ def test_missing_data_file_fails_fast_naming_it(tmp_path: Path) -> None:
 def test_serve_rejects_a_bad_port_before_binding() -> None:
     result = runner.invoke(app, ["serve", "--port", "70000"])
     assert result.exit_code == 2 and "server.port" in result.output
+
+
+def test_any_text_renders_as_written() -> None:
+    """Tool arguments, descriptions and source ids are never Rich markup or emoji codes."""
+    runner.invoke(app, ["call", "get_facts", "topic=[/x] [bold]b :shell:"])
+    table = runner.invoke(app, ["audit", "--limit", "1"], env={"COLUMNS": "300"})
+    assert table.exit_code == 0, table.output
+    assert "[/x] [bold]b :shell:" in table.output
+    tools = runner.invoke(app, ["tools"], env={"COLUMNS": "300"})
+    assert "tool:shell:v1" in tools.output
+    helped = runner.invoke(app, ["chat", "--help"], env={"COLUMNS": "300"})
+    assert "[agent]" in helped.output
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("tooldeck ")

@@ -67,7 +67,7 @@ def test_profile_view_mcp_call_hidden_tool_and_confirmation(tmp_path: Path) -> N
     hidden = runner.invoke(
         app, ["call", "git_status", f"repo_path={tmp_path / 'repo'}", "-c", config, "-p", "support"]
     )
-    assert hidden.exit_code == 1 and json.loads(hidden.stdout)["error"]["type"] == "not_found"
+    assert hidden.exit_code == 2 and "Unknown tool 'git_status'" in hidden.stderr
     visible = runner.invoke(
         app, ["call", "git_status", f"repo_path={tmp_path / 'repo'}", "-c", config, "-p", "dev"]
     )

@@ -101,6 +101,24 @@ async def test_results_map_to_the_envelope() -> None:
         assert "'echo'" in unknown.error.message
 
 
+async def test_upstream_tools_take_strict_nulls_and_refuse_undeclared_arguments() -> None:
+    async with fixture() as provider:
+        # what OpenAI strict mode makes a model send for "not given"
+        nulls = await provider.execute("echo", '{"text": null}')
+        assert nulls.success and nulls.data == {"text": ""}
+        typo = await provider.execute("echo", {"txet": "hi"})
+        assert typo.error is not None and typo.error.type == "validation"
+        assert "txet: unexpected argument (did you mean 'text'?)" in typo.error.message
+    async with time_server() as provider:
+        result = await provider.execute(
+            "convert_time",
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Oslo"},
+        )
+        assert result.success
+        wrong = await provider.execute("get_current_time", {"timezone": "UTC", "tz": "x"})
+        assert wrong.error is not None and "tz: unexpected argument" in wrong.error.message
+
+
 async def test_malformed_result_is_an_execution_error() -> None:
     async with fixture("--raw") as provider:
         assert [d.name for d in await provider.definitions()] == ["weird"]

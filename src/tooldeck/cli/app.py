@@ -9,6 +9,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
 from tooldeck.config import load_settings
@@ -39,9 +41,36 @@ app = typer.Typer(
     help="The tool layer for LLM agents: list, call and serve typed tools.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # help texts say [agent] and [audit]: print them as written
 )
-out = Console()
-err = Console(stderr=True, soft_wrap=True)  # paths in errors stay copyable
+# emoji=False: "tool:shell:v1" is a source_id, not the :shell: emoji code. Text that
+# comes from tools, users or the audit goes through escape() or Text, never markup.
+out = Console(emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)  # paths in errors stay copyable
+
+
+def _row(table: Table, *cells: str | Text) -> None:
+    """Add a row whose plain-string cells are shown exactly as written."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tooldeck {version('tooldeck')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """The tool layer for LLM agents: list, call and serve typed tools."""
+
 
 ProfileOption = Annotated[
     str | None,
@@ -61,7 +90,7 @@ def _runtime(config: Path | None, **overrides: Any) -> Runtime:
     try:
         return build_runtime(load_settings(config, **overrides))
     except ToolDeckError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
 
 
@@ -78,7 +107,7 @@ def _session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
             await runtime.start()
             for provider in runtime.mcp.values():
                 if provider.last_error:
-                    err.print(f"[yellow]warning:[/yellow] {provider.last_error}")
+                    err.print(f"[yellow]warning:[/yellow] {escape(provider.last_error)}")
             return await body()
         finally:
             await runtime.aclose()
@@ -86,7 +115,7 @@ def _session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
     try:
         return asyncio.run(main())
     except ToolDeckError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
 
 
@@ -122,7 +151,8 @@ def tools(
     """List the tools a profile sees, as a table or in a model/client format."""
     if format not in ("table", "json", *FORMATS):
         err.print(
-            f"[red]error:[/red] unknown format {format!r}; formats: table, json, {', '.join(FORMATS)}"
+            f"[red]error:[/red] unknown format {escape(repr(format))}; "
+            f"formats: table, json, {', '.join(FORMATS)}"
         )
         raise typer.Exit(2)
     runtime = _runtime(config, audit={"enabled": False})
@@ -142,17 +172,18 @@ def tools(
             title = f"tools (profile {profile})" if profile else "tools (all)"
             table = Table("name", "provider", "description", "source_id", "notes", title=title)
             for d in definitions:
-                notes = [k for k, v in d.annotations.model_dump().items() if v is True]
+                notes = [Text(k) for k, v in d.annotations.model_dump().items() if v is True]
                 if d.requires_confirmation:
-                    notes.insert(0, "[yellow]needs confirmation[/]")
+                    notes.insert(0, Text("needs confirmation", style="yellow"))
                 if d.name in hidden:
-                    notes.insert(0, f"[red]unavailable: {hidden[d.name]}[/]")
-                table.add_row(
+                    notes.insert(0, Text(f"unavailable: {hidden[d.name]}", style="red"))
+                _row(
+                    table,
                     d.name,
                     d.provider or "",
                     d.description.split("\n")[0],
                     d.source_id or "",
-                    ", ".join(notes),
+                    Text(", ").join(notes),
                 )
             out.print(table)
 
@@ -167,20 +198,21 @@ async def _explain(runtime: Runtime, view: Any, name: str, profile: str | None) 
     if definition is None:
         near = closest_names(name, everything)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
-        err.print(f"[red]error:[/red] no tool {name!r}{hint}")
+        err.print(f"[red]error:[/red] no tool {escape(repr(name))}{escape(hint)}")
         raise typer.Exit(2)
     shown = {d.name: d for d in await view.all_definitions()}
     visible = definition.name in shown
     confirm = visible and shown[definition.name].requires_confirmation
     where = f"profile {profile}" if profile else "no profile (all tools)"
     out.print(
-        f"[bold]{definition.name}[/] from provider [bold]{definition.provider}[/] in {where}: "
+        f"[bold]{escape(definition.name)}[/] from provider "
+        f"[bold]{escape(str(definition.provider))}[/] in {escape(where)}: "
         + ("visible" if visible else "[red]hidden (calls answer not_found)[/]")
         + (", [yellow]needs confirmation[/]" if confirm else "")
     )
     table = Table("policy", "value", "set by", title="policy (most specific layer wins)")
     for key, (value, source) in runtime.policy_config.explain(definition, profile).items():
-        table.add_row(key, json.dumps(value), source)
+        _row(table, key, json.dumps(value), source)
     out.print(table)
 
 
@@ -203,6 +235,8 @@ def call(
     config: ConfigOption = None,
 ) -> None:
     """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error.
+
+    An unknown tool is a usage error: the closest names, exit code 2.
 
     A tool needing confirmation is approved by --yes, asked about on a terminal, and
     otherwise answers confirmation_required.
@@ -232,6 +266,9 @@ def call(
         return await runtime.view(profile).execute(name, arguments, ctx)
 
     result = _session(runtime, body)
+    if result.error is not None and result.error.type == "not_found":  # a usage error
+        err.print(f"[red]error:[/red] {escape(result.error.message)}")
+        raise typer.Exit(2)
     out.print_json(result.model_dump_json())
     if not result.success:
         raise typer.Exit(1)
@@ -316,25 +353,27 @@ def chat(
 def _print_run(run: ChatRun) -> None:
     answer = run.answer
     if answer is None:
-        err.print(f"[red]run {run.state}:[/red] {run.error}")
+        err.print(f"[red]run {run.state}:[/red] {escape(str(run.error))}")
         return
     out.print(Markdown(answer.answer_markdown))
     question = answer.clarifying_question
     if question is not None and question.options:
         out.print(
-            f"\nOptions ({question.type}): {', '.join(question.options)}\n"
-            f"Answer with: --param {question.parameter}=<option>"
+            escape(
+                f"\nOptions ({question.type}): {', '.join(question.options)}\n"
+                f"Answer with: --param {question.parameter}=<option>"
+            )
         )
     grounding = answer.grounding
     colour = {"grounded": "green", "repaired": "yellow"}.get(grounding.verdict, "red")
     out.print(
-        f"\n[bold]Citations:[/bold] {', '.join(answer.citations) or 'none'}   "
+        f"\n[bold]Citations:[/bold] {escape(', '.join(answer.citations)) or 'none'}   "
         f"[bold]Grounding:[/bold] [{colour}]{grounding.verdict}[/{colour}] "
         f"({grounding.numbers_checked} numbers checked)   "
         f"[bold]Confidence:[/bold] {answer.confidence:.2f}"
     )
     for finding in grounding.findings:
-        out.print(f"  [red]-[/red] {finding.message}")
+        out.print(f"  [red]-[/red] {escape(finding.message)}")
     if answer.tool_calls:
         table = Table(
             title=f"Tool calls ({answer.mode}{f': {answer.model}' if answer.model else ''})"
@@ -342,10 +381,11 @@ def _print_run(run: ChatRun) -> None:
         for column in ("tool", "arguments", "status", "source_id", "ms"):
             table.add_column(column, justify="right" if column == "ms" else "left")
         for call in answer.tool_calls:
-            table.add_row(
+            _row(
+                table,
                 call.name,
                 json.dumps(call.arguments),
-                call.status if call.status == "success" else f"[red]{call.error_type}[/red]",
+                call.status if call.status == "success" else Text(str(call.error_type), "red"),
                 call.source_id or "",
                 f"{call.duration_ms:.1f}",
             )
@@ -407,6 +447,7 @@ def serve(
 
 
 audit_app = typer.Typer(
+    rich_markup_mode=None,
     help="The audit store: recent calls (default), export, prune.", no_args_is_help=False
 )
 app.add_typer(audit_app, name="audit")
@@ -420,7 +461,7 @@ SinceOption = Annotated[
 def _audit_store(runtime: Runtime) -> AuditStore:
     if runtime.audit is None:
         runtime.close()
-        err.print("audit is disabled ([audit] enabled = false)")
+        err.print(escape("audit is disabled ([audit] enabled = false)"))
         raise typer.Exit(1)
     return runtime.audit
 
@@ -471,10 +512,11 @@ def audit(
     for column in ("source_id", "arguments", "error"):
         table.add_column(column, overflow="fold")
     for r in records:
-        table.add_row(
+        _row(
+            table,
             r.created_at.strftime("%m-%d %H:%M:%S"),
             r.tool_name,
-            "[green]success[/]" if r.status == "success" else "[red]error[/]",
+            Text("success", "green") if r.status == "success" else Text("error", "red"),
             f"{r.duration_ms:.2f}" if r.duration_ms is not None else "",
             r.source_id or "",
             json.dumps(r.arguments)[:60],
@@ -519,7 +561,7 @@ def audit_export(
                 count += 1
     finally:
         runtime.close()
-    err.print(f"exported {count} records" + (f" to {output}" if output else ""))
+    err.print(escape(f"exported {count} records" + (f" to {output}" if output else "")))
 
 
 @audit_app.command("prune")
@@ -575,7 +617,8 @@ def stats(
     for column in ("calls", "errors", "error %", "total ms", "p50 ms", "p95 ms"):
         table.add_column(column, justify="right")
     for r in rows:
-        table.add_row(
+        _row(
+            table,
             r.key or "(none)",
             str(r.calls),
             str(r.errors),

@@ -493,9 +493,12 @@ class MCPToolsProvider(ToolsProvider):
                 artifacts=artifacts,
                 metadata=metadata,
             )
+        data = called.structured_content
+        if data is not None and output is not None and _same_json(output, data):
+            output = None  # the text block is the data serialised (MCP spec): keep it once
         return ToolResult(
             status="success",
-            data=called.structured_content,
+            data=data,
             output=output,
             source_id=_text(meta.get("source_id")),
             as_of=_text(meta.get("as_of")),
@@ -545,6 +548,13 @@ def _describe(exc: BaseException) -> str:
         return "; ".join(_describe(e) for e in exc.exceptions)
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _same_json(text: str, data: Any) -> bool:
+    try:
+        return bool(json.loads(text) == data)
+    except ValueError:
+        return False
 
 
 def _text(value: Any) -> str | None:
