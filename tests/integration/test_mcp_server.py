@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,9 +59,16 @@ async def test_stdio_lists_the_profile_view_and_calls_with_provenance(
             "get_current_time",
             "convert_time",
         ]
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        positions = listed["get_positions"]
+        assert positions.input_schema["additionalProperties"] is False  # undeclared: refused
+        assert positions.meta == {"source_id": "tool:positions:v1"}
         result = await client.call_tool("get_positions", {"symbol": "AAPL"})
         assert not result.is_error
         assert result.meta is not None and result.meta["source_id"] == "tool:positions:v1"
+        # the text block is the structured content serialised, nothing else (MCP spec)
+        assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+        first_id = result.meta["request_id"]
         assert result.meta["as_of"]
         assert result.structured_content is not None
         assert result.structured_content["positions"][0]["symbol"] == "AAPL"
@@ -75,9 +83,16 @@ async def test_stdio_lists_the_profile_view_and_calls_with_provenance(
         assert bad.is_error and bad.meta["error_type"] == "validation"  # type: ignore[index]
         assert "symbol" in bad.content[0].text  # type: ignore[union-attr]
 
+        typo = await client.call_tool("get_positions", {"symbol": "AAPL", "acount": "joint"})
+        assert typo.is_error and "did you mean 'account'" in typo.content[0].text  # type: ignore[union-attr]
+
         pending = await client.call_tool("get_transfers", {})  # no elicitation support
         assert pending.is_error and pending.meta["error_type"] == "confirmation_required"  # type: ignore[index]
         assert pending.meta["error"]["details"]["approval_id"]  # type: ignore[index]
+
+    async with stdio(config, tmp_path, "--profile", "support") as client:  # a second session
+        again = await client.call_tool("get_positions", {"symbol": "AAPL"})
+        assert again.meta is not None and again.meta["request_id"] != first_id
 
 
 async def test_confirmation_uses_elicitation_when_the_client_supports_it(

@@ -448,7 +448,8 @@ def serve(
 
 audit_app = typer.Typer(
     rich_markup_mode=None,
-    help="The audit store: recent calls (default), export, prune.", no_args_is_help=False
+    help="The audit store: recent calls (default), export, prune.",
+    no_args_is_help=False,
 )
 app.add_typer(audit_app, name="audit")
 

@@ -147,7 +147,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         audit log, not in the model's text). The default ``format_output`` dumps a
         ``ResponseModel`` in JSON mode into ``data``, takes ``as_of`` from a top-level
         ``as_of`` of the data, and ``source_id`` from the class; a ``ToolResult``
-        returned by ``execute_internal`` is kept as is.
+        returned by ``execute_internal`` is kept as is, but for a success without a
+        ``source_id``, which gets the tool's.
     """
 
     name: str = ""
@@ -301,11 +302,11 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
                 response = self.execute_internal(request, ctx)
             if self._custom_format or isinstance(response, ToolResult):
                 result = self.format_output(response)
-                meta = self._metadata(ctx, start)
+                fields = {**result.__dict__, "metadata": self._metadata(ctx, start)}
+                if fields["source_id"] is None and result.success:  # the declared provenance
+                    fields["source_id"] = self.source_id
                 return _trusted(  # type: ignore[no-any-return]
-                    ToolResult,
-                    {**result.__dict__, "metadata": meta},
-                    {*result.__pydantic_fields_set__, "metadata"},
+                    ToolResult, fields, {*result.__pydantic_fields_set__, "metadata", "source_id"}
                 )
             data, as_of = _jsonable(response)
             return trusted_call_success(

@@ -23,6 +23,7 @@ from tooldeck.core.confirmation import (
     ConfirmationRequest,
     arguments_hash,
 )
+from tooldeck.core.context import new_request_id
 from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
@@ -97,7 +98,8 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
         call_ctx = runtime.context(
             profile=name,
             channel=channel,
-            request_id=None if ctx.request_id is None else f"mcp-{ctx.request_id}",
+            # the JSON-RPC id repeats across sessions: it names the call, not its record
+            request_id=f"mcp-{ctx.request_id}-{new_request_id()}",
             confirm=_elicitation(ctx) if _can_elicit(ctx) and not modern else None,
         )
         result = await view(name).execute(params.name, params.arguments or {}, call_ctx)

@@ -49,11 +49,13 @@ async def test_script_reaches_the_profiles_tools_and_not_the_hidden_one(runtime:
     assert result.data["result"]["hidden"] == "not_found"
     assert result.data["result"]["value"] > 0
     calls = result.data["tool_calls"]
-    assert [(c["name"], c["status"], c["error_type"]) for c in calls] == [
-        ("get_quotes", "success", None),
-        ("get_positions", "success", None),
-        ("get_transfers", "error", "not_found"),
+    assert [(c["name"], c["status"], c["error_type"], c["source_id"]) for c in calls] == [
+        ("get_quotes", "success", None, "tool:quotes:v1"),
+        ("get_positions", "success", None, "tool:positions:v1"),
+        ("get_transfers", "error", "not_found", None),
     ]
+    assert all(c["as_of"] for c in calls[:2])
+    assert result.source_id == "tool:execute_script:v1"  # its own declared provenance
     assert runtime.audit is not None
     audited = {
         (r.tool_name, r.status, r.error_type, r.profile) for r in runtime.audit.query(limit=10)

@@ -77,7 +77,9 @@ class ExecuteScriptTool(PythonTool):
                     "error": {"type": "denied", "message": "a script cannot call execute_script"},
                 }
             result = await view.execute(name, arguments, ctx.derive(request_id=None))
-            return result.model_dump(mode="json", include={"status", "data", "output", "error"})
+            return result.model_dump(
+                mode="json", include={"status", "data", "output", "error", "source_id", "as_of"}
+            )
 
         outcome = await self.run(request, names, on_call)
         return self.to_result(outcome, tool_calls=outcome.calls)

@@ -610,6 +610,8 @@ async def _converse(
                 "arguments": arguments,
                 "status": result.get("status"),
                 "error_type": error.get("type"),
+                "source_id": result.get("source_id"),
+                "as_of": result.get("as_of"),
             }
         )
         _write_frame(writer, {"op": "reply", "result": result})
