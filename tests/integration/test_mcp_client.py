@@ -205,3 +205,56 @@ def test_mcp_servers_json_file(tmp_path: Path) -> None:
     path.write_text('{"mcpServers": {"bad": {"args": ["x"]}}}')
     with pytest.raises(ValueError, match=r"mcpServers\.bad.*command"):
         load_mcp_servers_file(path)
+
+
+async def test_a_call_cut_mid_way_is_not_repeated_by_the_policy(tmp_path: Path) -> None:
+    """A nested ``tooldeck mcp`` runs ``python`` that appends a line, and is killed
+    mid-call: the policy (3 attempts by default) must not send it again."""
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    tmp_path.chmod(0o755)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # the sandbox runs the code as nobody
+    inner = tmp_path / "inner.toml"
+    inner.write_text(
+        f'[builtin]\nroots = ["{shared}"]\n'
+        "[policy.tools.python]\nrequires_confirmation = false\n"
+    )
+    settings = load_settings(
+        None,
+        data_dir=tmp_path / "data",
+        mcp_servers={
+            "inner": {
+                "command": sys.executable,
+                "args": ["-m", "tooldeck", "mcp", "--config", str(inner)],
+                "env": {"TOOLDECK_DATA_DIR": str(tmp_path / "inner-data")},
+                "init_timeout_s": 30,
+                "prefix": "inner",
+            }
+        },
+    )
+    runtime = build_runtime(settings)
+    await runtime.start()
+    try:
+        code = (
+            f"open({str(shared / 'log.txt')!r}, 'a').write('ran\\n')\n"
+            "import time; time.sleep(30)\nresult = 'done'"
+        )
+        call = asyncio.create_task(
+            runtime.provider.execute("inner_python", {"code": code}, runtime.context())
+        )
+        for _ in range(200):  # until the line is written
+            if (shared / "log.txt").exists():
+                break
+            await asyncio.sleep(0.05)
+        kill_children()
+        result = await asyncio.wait_for(call, 30)
+    finally:
+        await runtime.aclose()
+    assert result.error is not None and result.error.type == "unavailable", result
+    assert result.error.retryable and result.error.may_have_run
+    assert "may have run" in result.error.message
+    assert result.metadata.attempts == 1
+    assert (shared / "log.txt").read_text() == "ran\n"  # exactly once

@@ -70,3 +70,12 @@ class ToolDefinition(BaseModel):
     """The MCP server the tool comes from; None for tools that are not MCP tools."""
     aliases: tuple[str, ...] = ()
     """Other names this tool answers to."""
+
+    @property
+    def safe_to_repeat(self) -> bool:
+        """Whether a call that may have run can be sent again.
+
+        True when the tool is annotated read-only or idempotent (the one retry rule;
+        see ``providers.policy``).
+        """
+        return bool(self.annotations.read_only or self.annotations.idempotent)

@@ -53,6 +53,16 @@ class ToolError(BaseModel):
     retryable: bool = False
     """Whether calling again with the same arguments may succeed."""
 
+    @property
+    def may_have_run(self) -> bool:
+        """Whether the failed call may have reached the tool: ``details["may_have_run"]``.
+
+        Set when a call was sent and then the connection was lost. Repeating it may
+        repeat a side effect, so only a tool that is ``safe_to_repeat`` is retried
+        automatically.
+        """
+        return bool(self.details and self.details.get("may_have_run"))
+
 
 class Artifact(BaseModel):
     """A file, image or link a tool produced beside its data."""

@@ -363,7 +363,6 @@ class MCPToolsProvider(ToolsProvider):
         parsed = self._validated(definition, arguments)
         if isinstance(parsed, ToolResult):
             return parsed.with_metadata(request_id=request_id)
-        safe_to_repeat = bool(definition.annotations.read_only or definition.annotations.idempotent)
         for attempt in (1, 2):
             try:
                 client = await self._connected()
@@ -386,15 +385,15 @@ class MCPToolsProvider(ToolsProvider):
                         self._meta(name, request_id, start, attempt),
                     )
                 await self._disconnect()
-                if attempt == 1 and safe_to_repeat:
+                if attempt == 1 and definition.safe_to_repeat:
                     continue
                 why = (
-                    "the connection was lost mid-call; it was not repeated because the tool "
-                    "is not marked read-only or idempotent"
+                    "the connection was lost mid-call, so the call may have run; it was not "
+                    "repeated because the tool is not marked read-only or idempotent"
                     if attempt == 1
                     else "the connection was lost again after reconnecting"
                 )
-                return self._unavailable(name, why, request_id, start)
+                return self._unavailable(name, why, request_id, start, may_have_run=True)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def close(self) -> None:
@@ -512,13 +511,18 @@ class MCPToolsProvider(ToolsProvider):
             f" Its stderr ends with:\n{tail}" if tail else ""
         )
 
-    def _unavailable(self, name: str, why: str, request_id: str, start: float) -> ToolResult:
+    def _unavailable(
+        self, name: str, why: str, request_id: str, start: float, *, may_have_run: bool = False
+    ) -> ToolResult:
         self.last_error = self._down_message(why)
+        details: dict[str, Any] = {"server_id": self.id, "stderr_tail": self.stderr_tail()}
+        if may_have_run:
+            details["may_have_run"] = True
         return error_result(
             "unavailable",
             f"{name} cannot run now: {self.last_error} The next call will try to reconnect.",
             self._meta(name, request_id, start, 1),
-            details={"server_id": self.id, "stderr_tail": self.stderr_tail()},
+            details=details,
             retryable=True,
         )
 

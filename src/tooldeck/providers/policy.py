@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
-from tooldeck.core.result import ToolResult, trusted_metadata
+from tooldeck.core.result import ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.breaker import BreakerState, CircuitBreaker
@@ -217,6 +217,17 @@ def _set(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
     return model.model_dump(exclude_unset=True, exclude=exclude)
 
 
+def _worth_retrying(error: ToolError | None, definition: ToolDefinition) -> bool:
+    """The one retry rule.
+
+    A retryable error other than a timeout is retried, unless the call may have run
+    and the tool is not ``safe_to_repeat`` (a side effect would happen twice).
+    """
+    if error is None or not error.retryable or error.type == "timeout":
+        return False
+    return not error.may_have_run or definition.safe_to_repeat
+
+
 @dataclass(slots=True)
 class _ToolState:
     policy: ToolPolicy
@@ -242,7 +253,9 @@ class PolicyProvider(WrapperProvider):
         An async tool is cancelled; a tool running in a worker thread is abandoned (a
         thread cannot be killed) and its result discarded. Retries: an error with
         ``retryable=True`` (other than a timeout) is retried up to ``max_attempts`` with
-        exponential backoff and jitter; ``metadata.attempts`` and ``duration_ms`` cover
+        exponential backoff and jitter, but an error that says the call may have run
+        (``ToolError.may_have_run``: an MCP connection lost mid-call) only for a tool
+        that is ``safe_to_repeat``, so that a side effect never happens twice; ``metadata.attempts`` and ``duration_ms`` cover
         all attempts. Breaker: ``circuit_open`` (retryable, with ``retry_after_s``) while
         open, and the tool is left out of ``definitions()`` until it half-opens, so a
         model stops calling it; only execution, timeout and unavailable errors count as
@@ -379,13 +392,7 @@ class PolicyProvider(WrapperProvider):
                 self._watchdog.disarm(deadline)
             if deadline.expired:  # the tool swallowed our cancellation: keep its result
                 deadline.task.uncancel()
-        error = result.error
-        if (
-            error is not None
-            and error.retryable
-            and error.type != "timeout"
-            and policy.max_attempts > 1
-        ):
+        if policy.max_attempts > 1 and _worth_retrying(result.error, state.definition):
             result = await self._retry(state, policy, name, arguments, ctx, result, start)
         if breaker is not None:
             breaker.record(not _tool_fault(result))
@@ -474,8 +481,7 @@ class PolicyProvider(WrapperProvider):
                 result = await self._attempt(state, policy, name, arguments, ctx)
             else:
                 result = await self._limited(state, policy, name, arguments, ctx)
-            error = result.error
-            if error is None or not error.retryable or error.type == "timeout":
+            if not _worth_retrying(result.error, state.definition):
                 break
         return result.with_metadata(
             attempts=attempts, duration_ms=round((perf_counter() - start) * 1000, 3)
