@@ -24,6 +24,7 @@ from tooldeck.agent.model_agent import ModelAgent
 from tooldeck.agent.router_agent import RouterAgent
 from tooldeck.agent.runs import RunManager
 from tooldeck.config import AgentSettings, Settings, TracingSettings, load_settings
+from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentRouter
 from tooldeck.core.tool import ToolExecutor, ToolViews
@@ -134,15 +135,20 @@ class Runtime:
         return ToolContext(services=self.services, **fields)
 
     async def start(self) -> None:
-        """Connect the MCP servers (concurrently) and check that tool names are unique.
+        """Connect the MCP servers (concurrently) and check the tool names.
 
-        A server that cannot start is reported in its provider's ``last_error`` and
+        Tool names must be unique, and every tool name in the configuration must
+        exist (``config_names``). A server that cannot start is reported in its provider's ``last_error`` and
         its tools are missing; the rest keeps working.
 
         Raises:
             DuplicateToolError: two providers serve the same tool name.
+            ConfigError: the configuration names a tool, provider or server that does
+                not exist; the message names the key and the closest names.
         """
-        await self.root.all_definitions()
+        definitions = await self.root.all_definitions()
+        down = [sid for sid, provider in self.mcp.items() if provider.last_error]
+        check_names(self.settings, definitions, self.settings.all_mcp_servers(), down)
 
     async def aclose(self) -> None:
         """Cancel unfinished runs, close providers and clients, flush the audit store.

@@ -219,8 +219,7 @@ async def test_a_call_cut_mid_way_is_not_repeated_by_the_policy(tmp_path: Path) 
     shared.chmod(0o777)  # the sandbox runs the code as nobody
     inner = tmp_path / "inner.toml"
     inner.write_text(
-        f'[builtin]\nroots = ["{shared}"]\n'
-        "[policy.tools.python]\nrequires_confirmation = false\n"
+        f'[builtin]\nroots = ["{shared}"]\n[policy.tools.python]\nrequires_confirmation = false\n'
     )
     settings = load_settings(
         None,

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
 from tooldeck.config import load_settings
+from tooldeck.config_names import check_names
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
@@ -421,6 +422,13 @@ def serve(
 
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     runtime = _runtime(config, server=server)  # merged into [server] and validated
+    if not runtime.mcp:  # every tool is known now: a bad name exits here, not in uvicorn
+        try:
+            check_names(runtime.settings, runtime.registry.list_definitions(), ())
+        except ToolDeckError as exc:
+            runtime.close()
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
+            raise typer.Exit(2) from None
     exposed = check_exposure(runtime)
     if exposed is not None:
         if not insecure:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tooldeck.core.names import closest_names
 from tooldeck.core.tool import Tool
+from tooldeck.exceptions import ConfigError
 from tooldeck.packs.builtin.config import BuiltinConfig, PythonConfig
 from tooldeck.packs.builtin.execute_script import ExecuteScriptTool
 from tooldeck.packs.builtin.files import FilesTool
@@ -101,6 +103,9 @@ def builtin_tools(
         config: The ``[builtin]`` settings.
         environ: The server's environment (shell and git pick allowed variables).
         sandbox: The fork server ``python`` and ``execute_script`` share.
+
+    Raises:
+        ConfigError: ``config.disabled`` names a tool that is not built in.
     """
     roots = Roots(config.roots)
     tools: list[Tool] = [
@@ -114,4 +119,12 @@ def builtin_tools(
         MathTool(sandbox, MATH_LIMITS),
         LLMTool(config.llm),
     ]
+    names = [t.definition.name for t in tools]
+    for name in config.disabled:
+        if name not in names:
+            near = closest_names(name, names)
+            hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+            raise ConfigError(
+                f"builtin.disabled: unknown tool {name!r}{hint} (built-in tools: {', '.join(names)})"
+            )
     return [t for t in tools if t.definition.name not in config.disabled]

@@ -1,0 +1,64 @@
+"""A typo in the configuration cannot silently switch a safety rule off."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tooldeck.cli.app import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "hint"),
+    [
+        ('[profiles.s]\nconfirm = ["get_transfer"]\n', "profiles.s.confirm", "get_transfers"),
+        (
+            "[policy.tools.get_transfer]\nrequires_confirmation = true\n",
+            "policy.tools",
+            "get_transfers",
+        ),
+        ('[builtin]\ndisabled = ["shel"]\n', "builtin.disabled", "shell"),
+        ('[profiles.s]\ntools = ["get_quotse"]\n', "profiles.s.tools", "get_quotes"),
+        ("[profiles.s.policy.tools.pyhton]\ntimeout_s = 5\n", "profiles.s.policy.tools", "python"),
+        ("[policy.providers.lcoal]\ntimeout_s = 5\n", "policy.providers", "local"),
+    ],
+)
+def test_an_unknown_name_is_an_error_naming_the_key(
+    tmp_path: Path, toml: str, key: str, hint: str | None
+) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(toml)
+    for command in (
+        ["tools", "-c", str(config)],
+        ["call", "get_quotes", "symbol=AAPL", "-c", str(config)],
+    ):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert f"error: {key}: unknown" in result.output
+        if hint:
+            assert f"did you mean {hint!r}" in result.output
+
+
+def test_serve_refuses_to_start_on_an_unknown_name(tmp_path: Path) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[profiles.s]\nconfirm = ["get_transfer"]\n')
+    result = runner.invoke(app, ["serve", "-c", str(config), "--port", "9"])
+    assert (
+        result.exit_code == 2 and "profiles.s.confirm: unknown tool 'get_transfer'" in result.output
+    )
+
+
+def test_a_glob_that_matches_nothing_is_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[profiles.s]\ntools = ["get_*", "crm_*"]\n')
+    with caplog.at_level(logging.WARNING, "tooldeck.config"):
+        result = runner.invoke(app, ["tools", "-p", "s", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "profiles.s.tools: 'crm_*' matches no tool" in caplog.text
