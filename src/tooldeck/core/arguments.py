@@ -287,6 +287,17 @@ class ArgumentShape:
 
     root: _Node | None
 
+    @property
+    def flat(self) -> bool:
+        """Whether only top-level names need preparing (no nested objects, maps, unions)."""
+        root = self.root
+        return root is None or (isinstance(root, _Object) and root.trivial)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the top level refuses undeclared names."""
+        return isinstance(self.root, _Object) and self.root.closed
+
     @classmethod
     def of(cls, schema: Mapping[str, Any]) -> ArgumentShape:
         """The shape of an input schema (a JSON Schema object, refs local)."""

@@ -256,6 +256,16 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         model = self.RequestModel
         if model is None:
             raise RegistrationError(f"tool {self.name!r} has no RequestModel")
+        fast = self.__dict__.get("_fast_model", _UNSET)
+        if fast is _UNSET:
+            fast = self.__dict__["_fast_model"] = _fast_model(model, self.argument_shape)
+        if fast is not None:  # one pass in pydantic-core; anything odd takes the full path
+            try:
+                if isinstance(arguments, str | bytes):
+                    return fast.model_validate_json(arguments or "{}")  # type: ignore[no-any-return]
+                return fast.model_validate({} if arguments is None else arguments)  # type: ignore[no-any-return]
+            except ValidationError:
+                pass
         prepared, unexpected = self.argument_shape.prepare(self.name, arguments)
         if not unexpected:
             return model.model_validate(prepared)  # type: ignore[return-value]
@@ -362,6 +372,24 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
 
 
 _NO_METADATA = ResultMetadata()
+_UNSET: Any = object()
+
+
+def _fast_model(model: type[BaseModel], shape: ArgumentShape) -> type[BaseModel] | None:
+    """A model that validates arguments needing no preparation in one pydantic pass.
+
+    When the arguments have no nested objects to prepare (``ArgumentShape.flat``), a
+    call that passes ``model`` with undeclared names refused (``extra="forbid"``) is
+    exactly what the full path would accept, so the common call skips it: nulls,
+    ``{key, value}`` pairs and typos fail this pass and take the full path. None when
+    the shape has nested objects.
+    """
+    if not shape.flat:
+        return None
+    if model.model_config.get("extra") in ("forbid", "allow") or not shape.closed:
+        return model
+    config = {**model.model_config, "extra": "forbid"}
+    return type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
 
 
 def _jsonable(response: Any) -> tuple[Any, str | None]:
