@@ -116,6 +116,9 @@ async def test_prefixed_view_renames_and_rejects_unprefixed_names() -> None:
     assert unknown.error.message.endswith(
         "Available: kb_search, kb_get_quote, kb_delete_file, kb_transfer."
     )
+    invalid = await view.execute("kb_search", {"qeury": "etf"})
+    assert invalid.error is not None
+    assert invalid.error.message.startswith("Invalid arguments for kb_search: qeury:")
 
 
 # -- filtered --------------------------------------------------------------------------------

@@ -438,7 +438,9 @@ def serve(
         err.print(f"[yellow]warning (--insecure):[/yellow] {escape(exposed)}")
     s = runtime.settings
     err.print(
-        f"tooldeck: {len(runtime.registry.names)} tools; audit: {s.audit_url if runtime.audit else 'off'}\n"
+        f"tooldeck: {len(runtime.registry.names)} local tools"
+        + (f" + MCP servers {', '.join(runtime.mcp)} (listed at start)" if runtime.mcp else "")
+        + f"; audit: {s.audit_url if runtime.audit else 'off'}\n"
         f"try: curl -X POST http://{s.server.host}:{s.server.port}/api/tools/execute/get_positions "
         "-H 'content-type: application/json' -d '{\"symbol\":\"AAPL\"}'"
     )

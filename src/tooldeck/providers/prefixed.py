@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult
@@ -16,7 +18,8 @@ class PrefixedToolsProvider(WrapperProvider):
     """Shows the wrapped provider's tools as ``<prefix>_<name>`` (aliases prefixed too).
 
     Two MCP servers that both have a ``search`` tool can live side by side as
-    ``github_search`` and ``jira_search``. Results report the prefixed name.
+    ``github_search`` and ``jira_search``. Results report the prefixed name, in
+    metadata and in the first mention of the tool in an error message.
     """
 
     def __init__(self, wrapped: ToolsProvider, prefix: str) -> None:
@@ -50,4 +53,12 @@ class PrefixedToolsProvider(WrapperProvider):
         tool_name = result.metadata.tool_name
         if tool_name is not None and not tool_name.startswith(self._head):
             result = result.with_metadata(tool_name=self._head + tool_name)
+        error = result.error
+        if error is not None:  # "Invalid arguments for git_log" names what the caller called
+            inner = re.escape(name[len(self._head) :])
+            message = re.sub(rf"(?<![\w.-]){inner}(?![\w.-])", name, error.message, count=1)
+            if message != error.message:
+                result = result.model_copy(
+                    update={"error": error.model_copy(update={"message": message})}
+                )
         return result

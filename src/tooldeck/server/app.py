@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -84,6 +85,14 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await runtime.start()
+        tools = await runtime.root.all_definitions()
+        remote = sum(1 for d in tools if d.server_id is not None)
+        logging.getLogger("uvicorn.error").info(
+            "tooldeck: %d tools ready (%d local, %d from MCP servers)",
+            len(tools),
+            len(tools) - remote,
+            remote,
+        )
         try:
             async with mcp_manager.run():
                 yield
