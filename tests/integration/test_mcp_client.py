@@ -193,6 +193,23 @@ async def test_init_timeout(tmp_path: Path) -> None:
         assert "did not initialize within 0.5 s" in (provider.last_error or "")
 
 
+def test_init_timeout_leaves_nothing_on_stderr() -> None:
+    script = (
+        "import asyncio, gc\n"
+        "from tooldeck.providers import MCPServerConfig, MCPToolsProvider\n"
+        "async def main():\n"
+        "    config = MCPServerConfig(command='sleep', args=['30'], init_timeout_s=0.5)\n"
+        "    async with MCPToolsProvider('sleepy', config) as provider:\n"
+        "        assert await provider.definitions() == []\n"
+        "    gc.collect()\n"
+        "asyncio.run(main())\n"
+        "gc.collect()\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "never retrieved" not in run.stderr and "_ServerDown" not in run.stderr, run.stderr
+
+
 def test_mcp_servers_json_file(tmp_path: Path) -> None:
     path = tmp_path / "claude_desktop_config.json"
     path.write_text(

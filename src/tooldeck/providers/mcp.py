@@ -221,6 +221,7 @@ class MCPToolsProvider(ToolsProvider):
                 async with asyncio.timeout(self.config.init_timeout_s):
                     client = await asyncio.shield(ready)
             except TimeoutError:
+                ready.cancel()  # nobody waits for it now: no "exception never retrieved"
                 await self._disconnect(cancel=True)
                 raise _ServerDown(
                     f"did not initialize within {self.config.init_timeout_s:g} s"
