@@ -3,7 +3,7 @@
 Tools: ``echo`` (idempotent), ``slow_write`` (not idempotent; sleeps ``seconds``),
 ``bad_result`` (answers a malformed CallToolResult), ``grow`` (adds a tool ``extra``
 and announces notifications/tools/list_changed), ``picture`` (an image), ``fail``
-(isError). Run: ``python mcp_fixture_server.py``.
+(isError), ``tasky`` (taskSupport required). Run: ``python mcp_fixture_server.py``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ async def list_tools(ctx, params):  # type: ignore[no-untyped-def]
         _tool("grow"),
         _tool("picture", True),
         _tool("fail"),
+        types.Tool(
+            name="tasky",
+            description="fixture tool that runs only as an MCP task",
+            input_schema={"type": "object", "properties": {}},
+            execution=types.ToolExecution(task_support="required"),
+        ),
     ]
     if STATE["grown"]:
         tools.append(_tool("extra", True))

@@ -26,9 +26,15 @@ def time_server() -> MCPToolsProvider:
     return MCPToolsProvider("time", MCPServerConfig(command=str(BIN / "mcp-server-time")))
 
 
-def fixture(*args: str) -> MCPToolsProvider:
+def fixture(*args: str, protocol: str = "auto") -> MCPToolsProvider:
     return MCPToolsProvider(
-        "fx", MCPServerConfig(command=sys.executable, args=[FIXTURE, *args], init_timeout_s=20)
+        "fx",
+        MCPServerConfig(
+            command=sys.executable,
+            args=[FIXTURE, *args],
+            init_timeout_s=20,
+            protocol=protocol,  # type: ignore[arg-type]
+        ),
     )
 
 
@@ -117,6 +123,17 @@ async def test_upstream_tools_take_strict_nulls_and_refuse_undeclared_arguments(
         assert result.success
         wrong = await provider.execute("get_current_time", {"timezone": "UTC", "tz": "x"})
         assert wrong.error is not None and "tz: unexpected argument" in wrong.error.message
+
+
+async def test_a_tool_that_needs_mcp_tasks_is_listed_unavailable_with_the_reason() -> None:
+    async with fixture(protocol="legacy") as provider:  # 2025-11-25: tools carry execution
+        assert "tasky" not in [d.name for d in await provider.definitions()]
+        assert "tasky" in [d.name for d in await provider.all_definitions()]
+        assert "MCP task" in provider.unavailable()["tasky"]
+        tasky = await provider.execute("tasky", {})
+        assert tasky.error is not None and tasky.error.type == "unavailable"
+        assert "taskSupport = required" in tasky.error.message and not tasky.error.retryable
+        assert (await provider.execute("echo", {"text": "hi"})).output == "hi"
 
 
 async def test_malformed_result_is_an_execution_error() -> None:

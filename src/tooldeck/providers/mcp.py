@@ -70,6 +70,9 @@ class MCPServerConfig(BaseModel):
     """Default: ``stdio`` with a command, ``http`` (streamable HTTP) with a url."""
     init_timeout_s: float = Field(60.0, gt=0)
     """Seconds allowed to start and initialize the session (seed 002: 60 s)."""
+    protocol: Literal["auto", "legacy"] = "auto"
+    """``auto``: the newest MCP protocol both sides speak; ``legacy``: the 2025-11-25
+    ``initialize`` handshake, for a server that mishandles the newer one."""
     enabled: bool = True
     """Set false to keep the entry but not connect."""
     prefix: str | None = None
@@ -158,6 +161,7 @@ class MCPToolsProvider(ToolsProvider):
         self._stderr: TextIO | None = None
         self._tools: dict[str, ToolDefinition] = {}
         self._validators: dict[str, tuple[Validator, ArgumentShape]] = {}
+        self._needs_tasks: frozenset[str] = frozenset()
         self._listed = False
 
     # -- connection ----------------------------------------------------------------------
@@ -239,7 +243,7 @@ class MCPToolsProvider(ToolsProvider):
 
         try:
             async with Client(
-                self._transport(), message_handler=self._on_message, mode="auto"
+                self._transport(), message_handler=self._on_message, mode=self.config.protocol
             ) as client:
                 ready.set_result(client)
                 listener = asyncio.create_task(self._listen(client))
@@ -311,6 +315,11 @@ class MCPToolsProvider(ToolsProvider):
             if cursor is None:
                 break
         definitions = {tool.name: self._definition(tool) for tool in tools}
+        self._needs_tasks = frozenset(
+            t.name
+            for t in tools
+            if t.execution is not None and t.execution.task_support == "required"
+        )
         changed = self._listed and definitions != self._tools
         self._tools, self._validators, self._listed = definitions, {}, True
         if changed:
@@ -337,7 +346,7 @@ class MCPToolsProvider(ToolsProvider):
 
     # -- provider interface ----------------------------------------------------------------
 
-    async def definitions(self) -> list[ToolDefinition]:
+    async def all_definitions(self) -> list[ToolDefinition]:
         """The server's tools; connects first if needed.
 
         A server that cannot be reached lists the tools it had (so they answer
@@ -350,6 +359,17 @@ class MCPToolsProvider(ToolsProvider):
                 self.last_error = self._down_message(str(exc))
         return list(self._tools.values())
 
+    async def definitions(self) -> list[ToolDefinition]:
+        """``all_definitions`` but those ``unavailable()`` (tools that need MCP tasks)."""
+        return [d for d in await self.all_definitions() if d.name not in self._needs_tasks]
+
+    def unavailable(self) -> dict[str, str]:
+        """Tools whose ``execution.taskSupport`` is ``required``, with why.
+
+        They only run as MCP tasks, which tooldeck does not send yet.
+        """
+        return dict.fromkeys(sorted(self._needs_tasks), _NEEDS_TASKS)
+
     async def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> ToolResult:
@@ -361,6 +381,13 @@ class MCPToolsProvider(ToolsProvider):
         definition = self._tools.get(name)
         if definition is None:
             return not_found(name, list(self._tools), ctx)
+        if name in self._needs_tasks:
+            return error_result(
+                "unavailable",
+                f"{name} on MCP server {self.id!r} {_NEEDS_TASKS}.",
+                self._meta(name, request_id, start, 1),
+                details={"server_id": self.id},
+            )
         parsed = self._validated(definition, arguments)
         if isinstance(parsed, ToolResult):
             return parsed.with_metadata(request_id=request_id)
@@ -553,6 +580,12 @@ def _describe(exc: BaseException) -> str:
         return "; ".join(_describe(e) for e in exc.exceptions)
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+_NEEDS_TASKS = (
+    "runs only as an MCP task (execution.taskSupport = required), which tooldeck does not "
+    "support yet"
+)
 
 
 def _same_json(text: str, data: Any) -> bool:
