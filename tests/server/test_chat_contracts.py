@@ -88,6 +88,22 @@ confirm it with ``POST /api/runs/{id}/confirm``, then read ``GET /api/runs/{id}`
                                     }
                                 },
                             },
+                            "400": {
+                                "description": "The body is not valid JSON, or a value cannot be read (the detail says which).",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
+                            },
+                            "404": {
+                                "description": "No run has this id, or the profile is unknown.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
+                            },
                             "422": {
                                 "description": "Validation Error",
                                 "content": {
@@ -118,9 +134,13 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 "in": "header",
                                 "required": False,
                                 "schema": {
-                                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                                    "type": "string",
+                                    "pattern": "^\\s*(([A-Za-z0-9_-]+:)?\\d+)?\\s*$",
+                                    "description": "``<run_id>:<seq>`` of the last event received (resumes after it).",
+                                    "default": "",
                                     "title": "Last-Event-Id",
                                 },
+                                "description": "``<run_id>:<seq>`` of the last event received (resumes after it).",
                             }
                         ],
                         "requestBody": {
@@ -148,11 +168,38 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                     }
                                 },
                             },
+                            "400": {
+                                "description": "The body is not valid JSON, or a value cannot be read (the detail says which).",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                    "text/event-stream": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                },
+                            },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown."
+                                "description": "No run has this id, or the profile is unknown.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                    "text/event-stream": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                },
                             },
                             "409": {
-                                "description": "The run's state does not allow this (an illegal transition)."
+                                "description": "The run's state does not allow this (an illegal transition), or Last-Event-ID names an event of another run.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                    "text/event-stream": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                },
                             },
                             "422": {
                                 "description": "Validation Error",
@@ -237,10 +284,20 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown."
+                                "description": "No run has this id, or the profile is unknown.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
                             },
                             "409": {
-                                "description": "The run's state does not allow this (an illegal transition)."
+                                "description": "The run's state does not allow this (an illegal transition), or Last-Event-ID names an event of another run.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
                             },
                             "422": {
                                 "description": "Validation Error",
@@ -286,9 +343,13 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 "in": "header",
                                 "required": False,
                                 "schema": {
-                                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                                    "type": "string",
+                                    "pattern": "^\\s*(([A-Za-z0-9_-]+:)?\\d+)?\\s*$",
+                                    "description": "``<run_id>:<seq>`` of the last event received (resumes after it).",
+                                    "default": "",
                                     "title": "Last-Event-Id",
                                 },
+                                "description": "``<run_id>:<seq>`` of the last event received (resumes after it).",
                             },
                         ],
                         "responses": {
@@ -309,10 +370,26 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown."
+                                "description": "No run has this id, or the profile is unknown.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                    "text/event-stream": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                },
                             },
                             "409": {
-                                "description": "The run's state does not allow this (an illegal transition)."
+                                "description": "The run's state does not allow this (an illegal transition), or Last-Event-ID names an event of another run.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                    "text/event-stream": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    },
+                                },
                             },
                             "422": {
                                 "description": "Validation Error",
@@ -358,11 +435,29 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                     }
                                 },
                             },
+                            "400": {
+                                "description": "The body is not valid JSON, or a value cannot be read (the detail says which).",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
+                            },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown."
+                                "description": "No run has this id, or the profile is unknown.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
                             },
                             "409": {
-                                "description": "The run's state does not allow this (an illegal transition)."
+                                "description": "The run's state does not allow this (an illegal transition), or Last-Event-ID names an event of another run.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
                             },
                             "422": {
                                 "description": "Validation Error",
@@ -401,10 +496,20 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown."
+                                "description": "No run has this id, or the profile is unknown.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
                             },
                             "409": {
-                                "description": "The run's state does not allow this (an illegal transition)."
+                                "description": "The run's state does not allow this (an illegal transition), or Last-Event-ID names an event of another run.",
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "#/components/schemas/Problem"}
+                                    }
+                                },
                             },
                             "422": {
                                 "description": "Validation Error",
@@ -674,6 +779,13 @@ The answer fills ``parameter``: send the question again with
                     ],
                     "title": "PendingConfirmation",
                     "description": "The tool call a ``waiting_input`` run waits on.",
+                },
+                "Problem": {
+                    "properties": {"detail": {"type": "string", "title": "Detail"}},
+                    "type": "object",
+                    "required": ["detail"],
+                    "title": "Problem",
+                    "description": "The body of an HTTP error that is not a tool's (an unknown id, a malformed body).",
                 },
                 "ToolCallRecord": {
                     "properties": {

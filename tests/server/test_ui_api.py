@@ -86,7 +86,7 @@ def test_history_lists_calls_filtered_and_paged_and_opens_one(client: TestClient
 
     assert client.get("/api/audit/99999").status_code == 404
     bad = client.get("/api/audit", params={"since": "last tuesday"})
-    assert bad.status_code == 422 and "since: cannot read 'last tuesday'" in bad.json()["detail"]
+    assert bad.status_code == 400 and "since: cannot read 'last tuesday'" in bad.json()["detail"]
     assert client.get("/api/audit", params={"status": "maybe"}).status_code == 422
 
 
@@ -105,7 +105,8 @@ def test_stats_and_prometheus_metrics_count_every_call(client: TestClient) -> No
     assert sum(b["calls"] for b in quotes["series"]) == 4
     by_profile = client.get("/api/stats", params={"by": "profile"}).json()["stats"]
     assert {s["key"]: s["calls"] for s in by_profile} == {"support": 4, "": 1}
-    assert client.get("/api/stats", params={"since": "1h", "until": "2h"}).status_code == 422
+    backwards = client.get("/api/stats", params={"since": "1h", "until": "2h"})
+    assert backwards.status_code == 200 and backwards.json()["stats"] == []  # an empty window
 
     metrics = samples(client)
     calls = "tooldeck_tool_calls_total"

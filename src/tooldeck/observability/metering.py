@@ -33,19 +33,26 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
 
     Raises:
         ValueError: neither form; the message shows both.
+        OverflowError: a duration that reaches before the first day of the calendar.
     """
     now = now or datetime.now(UTC)
     match = _DURATION.match(text)
     if match:
         return now - timedelta(**{_UNITS[match[2]]: float(match[1])})
     try:
-        moment = datetime.fromisoformat(text.strip())
+        moment = datetime.fromisoformat(_rfc3339(text.strip()))
     except ValueError:
         raise ValueError(
             f"cannot read {text!r} as a time: give a duration such as 30m, 24h, 7d "
             "or an ISO date/time such as 2026-11-20T08:00"
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _rfc3339(text: str) -> str:
+    """RFC 3339 spellings ``fromisoformat`` refuses: lower-case ``t``/``z``, a leap second."""
+    text = text.replace("t", "T").replace("z", "Z")
+    return re.sub(r"(T\d\d:\d\d):60", r"\1:59", text)
 
 
 def percentile(ordered: Sequence[float], q: float) -> float | None:

@@ -9,6 +9,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi_offline import FastAPIOffline
 from starlette.routing import Route
 
 from tooldeck.runtime import Runtime, build_runtime
@@ -99,7 +101,8 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
         finally:
             await runtime.aclose()
 
-    app = FastAPI(
+    # /docs and /redoc from assets in the package (fastapi-offline): they work with no network
+    app = FastAPIOffline(
         title="tooldeck",
         summary="Typed tools, executed safely, with provenance on every result.",
         version="0.1.0",
@@ -120,6 +123,20 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
         app.include_router(module.router, dependencies=guarded)
     ui.install(app)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                routes=app.routes,
+            )
+            brokerage.document_parameters(document, runtime.registry.list_definitions())
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, Any]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from fastapi import HTTPException, Request, Response
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
+from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -20,12 +22,18 @@ from tooldeck.providers.base import ToolsProvider
 from tooldeck.runtime import Runtime
 
 __all__ = [
+    "PROFILE",
     "STATUS_BY_ERROR",
+    "TIME_SCHEMA",
+    "TOOL_RESPONSES",
+    "USER",
+    "Problem",
     "RedactedAccessLog",
     "TraceContextMiddleware",
     "audit_of",
     "call_context",
     "caller_of",
+    "problems",
     "result_response",
     "runtime_of",
     "view_of",
@@ -42,6 +50,87 @@ STATUS_BY_ERROR = {
     "confirmation_required": 409,
 }
 """HTTP status of an error result, by ``error.type``; success is 200."""
+
+
+class Problem(BaseModel):
+    """The body of an HTTP error that is not a tool's (an unknown id, a malformed body)."""
+
+    detail: str
+    """What is wrong and how to fix it."""
+
+
+_WHY = {
+    400: "The body is not valid JSON, or a value cannot be read (the detail says which).",
+    404: "No such object (the detail names it).",
+    409: "The object is in a state that does not allow this.",
+}
+
+
+def problems(*codes: int, **why: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for HTTP errors answered with a ``Problem`` body.
+
+    ``why`` gives a route's own description of a code (``e404="No run has this id."``).
+    The body is JSON even on a route whose own responses are another media type (an
+    event stream), so the media type is stated.
+    """
+    json_body = {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    return {
+        code: {
+            "model": Problem,
+            "description": why.get(f"e{code}", _WHY[code]),
+            "content": json_body,
+        }
+        for code in codes
+    }
+
+
+TOOL_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": ToolResult, "description": "ToolResult, status success"},
+    **{
+        status: {
+            "model": ToolResult | Problem if status == 404 else ToolResult,
+            "description": f"ToolResult, error {kind}",
+        }
+        for kind, status in {
+            "denied": 403,
+            "not_found (a Problem for an unknown profile)": 404,
+            "confirmation_required": 409,
+            "validation (or arguments that are not a JSON object)": 422,
+            "execution": 500,
+            "circuit_open or unavailable": 503,
+            "timeout": 504,
+        }.items()
+    },
+}
+"""OpenAPI ``responses`` of an endpoint that answers a tool's ``ToolResult``."""
+
+PROFILE: dict[str, Any] = {
+    "name": "profile",
+    "in": "query",
+    "required": False,
+    "description": "The profile whose view of the tools applies (default: every tool).",
+    "schema": {"type": "string"},
+}
+USER: dict[str, Any] = {
+    "name": "X-User",
+    "in": "header",
+    "required": False,
+    "description": "The caller, read only when server.trust_user_header is set (behind an "
+    "authenticating proxy).",
+    "schema": {"type": "string"},
+}
+"""OpenAPI parameters of the profile (``?profile=``) and the caller (``X-User``)."""
+
+TIME_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "maxLength": 0},
+        {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[smhdw]\s*$"},
+        {"type": "string", "format": "date"},
+        {"type": "string", "format": "date-time"},
+    ]
+}
+"""A point in time as the audit endpoints read it: empty (no bound), a duration back
+from now, or an ISO date or date-time."""
 
 
 def result_response(result: ToolResult) -> Response:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
 from tooldeck.providers.approvals import Approval, Decider
-from tooldeck.server.http import caller_of, runtime_of
+from tooldeck.server.http import Problem, caller_of, problems, runtime_of
 
 __all__ = ["router"]
 
@@ -46,7 +46,10 @@ async def pending(request: Request) -> list[dict[str, Any]]:
 @router.post(
     "/{approval_id}/approve",
     summary="Approve a call",
-    responses={403: {"description": "Asked of another principal or channel"}},
+    responses={
+        403: {"model": Problem, "description": "Asked of another principal or channel"},
+        **problems(400, 404, 409),
+    },
 )
 async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict[str, Any]:
     """Approve; the caller then repeats the same call (same tool, arguments, user) to run it.
@@ -61,7 +64,10 @@ async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict
 @router.post(
     "/{approval_id}/deny",
     summary="Deny a call",
-    responses={403: {"description": "Asked of another principal or channel"}},
+    responses={
+        403: {"model": Problem, "description": "Asked of another principal or channel"},
+        **problems(400, 404, 409),
+    },
 )
 async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, Any]:
     """Deny; the caller's repeated call answers ``denied`` with the message."""

@@ -5,29 +5,37 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 
 from tooldeck.observability.audit import AuditRecord
 from tooldeck.observability.metering import CallStats, parse_since
-from tooldeck.server.http import audit_of
+from tooldeck.server.http import TIME_SCHEMA, audit_of, problems
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["audit"])
 
+ROW_ID_MAX = 2**63 - 1
+"""The largest row id a database stores (a signed 64-bit integer)."""
+
 SINCE_HELP = "A duration back from now (30m, 24h, 7d) or an ISO date/time."
 
 
-def _time(value: str | None, name: str) -> datetime | None:
-    if value is None or not value.strip():
+def _time(value: str, name: str) -> datetime | None:
+    if not value.strip():
         return None
     try:
         return parse_since(value)
+    except OverflowError:  # a duration longer than the calendar: since the beginning
+        return datetime.min.replace(tzinfo=UTC)
     except ValueError as exc:
-        raise HTTPException(status_code=422, detail=f"{name}: {exc}") from None
+        raise HTTPException(status_code=400, detail=f"{name}: {exc}") from None
 
 
-@router.get("/audit", summary="Call history")
+Time = Annotated[str, Query(description=SINCE_HELP, json_schema_extra=TIME_SCHEMA)]
+
+
+@router.get("/audit", summary="Call history", responses=problems(400))
 def history(
     request: Request,
     tool: str | None = None,
@@ -36,10 +44,10 @@ def history(
     profile: Annotated[
         str | None, Query(description='Only this profile; "" for calls made without one.')
     ] = None,
-    since: Annotated[str | None, Query(description=SINCE_HELP)] = None,
-    until: Annotated[str | None, Query(description=SINCE_HELP)] = None,
+    since: Time = "",
+    until: Time = "",
     before_id: Annotated[
-        int | None, Query(description="Next page: records older than this id.")
+        int | None, Query(ge=1, le=ROW_ID_MAX, description="Next page: records older than this id.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
@@ -69,8 +77,8 @@ def history(
     }
 
 
-@router.get("/audit/{record_id}", summary="One call")
-def record(record_id: int, request: Request) -> AuditRecord:
+@router.get("/audit/{record_id}", summary="One call", responses=problems(404))
+def record(record_id: Annotated[int, Path(ge=1, le=ROW_ID_MAX)], request: Request) -> AuditRecord:
     """One call with its arguments (redacted), result data and error details.
 
     Raises:
@@ -82,20 +90,23 @@ def record(record_id: int, request: Request) -> AuditRecord:
     return found
 
 
-@router.get("/stats", summary="Calls, errors and latency per tool or profile")
+@router.get(
+    "/stats", summary="Calls, errors and latency per tool or profile", responses=problems(400)
+)
 def stats(
     request: Request,
-    since: Annotated[str, Query(description=SINCE_HELP)] = "24h",
-    until: Annotated[str | None, Query(description=SINCE_HELP)] = None,
+    since: Time = "24h",
+    until: Time = "",
     by: Literal["tool", "profile"] = "tool",
     buckets: Annotated[int, Query(ge=0, le=200, description="Time buckets per series.")] = 0,
     tool: str | None = None,
 ) -> dict[str, Any]:
-    """``{"since", "until", "by", "stats": [CallStats...]}``, most called first."""
+    """``{"since", "until", "by", "stats": [CallStats...]}``, most called first.
+
+    A window that ends before it starts is empty.
+    """
     start = _time(since, "since") or parse_since("24h")
-    end = _time(until, "until") or datetime.now(UTC)
-    if start >= end:
-        raise HTTPException(status_code=422, detail=f"since ({start}) must be before until ({end})")
+    end = max(_time(until, "until") or datetime.now(UTC), start)
     rows: list[CallStats] = audit_of(request).stats(
         since=start, until=end, by=by, buckets=buckets, tool=tool or None
     )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 
-from tooldeck.server.http import call_context, result_response, runtime_of
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.server.http import TOOL_RESPONSES, call_context, result_response, runtime_of
 
-__all__ = ["router"]
+__all__ = ["document_parameters", "router"]
 
 router = APIRouter(prefix="/api", tags=["brokerage"])
 
@@ -44,4 +47,34 @@ def _endpoint(tool_name: str):  # type: ignore[no-untyped-def]
 
 
 for _path, _tool in _ROUTES.items():
-    router.add_api_route(f"/{_path}", _endpoint(_tool), methods=["GET"], summary=_tool)
+    router.add_api_route(
+        f"/{_path}", _endpoint(_tool), methods=["GET"], summary=_tool, responses=TOOL_RESPONSES
+    )
+
+
+def document_parameters(openapi: dict[str, Any], definitions: list[ToolDefinition]) -> None:
+    """Give each seed endpoint in ``openapi`` its tool's arguments as query parameters.
+
+    The routes are declared before the runtime exists, so their parameters come from
+    the tools' input schemas once it does (a list argument repeats: ``?symbols=A&symbols=B``).
+    """
+    by_name = {d.name: d for d in definitions}
+    paths = openapi.get("paths", {})
+    for path, tool in _ROUTES.items():
+        operation = paths.get(f"/api/{path}", {}).get("get")
+        definition = by_name.get(tool)
+        if operation is None or definition is None:
+            continue
+        schema = definition.input_schema
+        required = set(schema.get("required", ()))
+        operation["parameters"] = [
+            {
+                "name": name,
+                "in": "query",
+                "required": name in required,
+                "description": prop.get("description", ""),
+                "schema": {k: v for k, v in prop.items() if k != "description"},
+                **({"style": "form", "explode": True} if name in _LISTS else {}),
+            }
+            for name, prop in (schema.get("properties") or {}).items()
+        ]

@@ -6,14 +6,19 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from tooldeck.server.http import runtime_of, view_of
+from tooldeck.server.http import PROFILE, problems, runtime_of, view_of
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["tools"])
 
 
-@router.get("/catalog", summary="Tools by provider, for a profile")
+@router.get(
+    "/catalog",
+    summary="Tools by provider, for a profile",
+    responses=problems(404),
+    openapi_extra={"parameters": [PROFILE]},
+)
 async def catalog(request: Request) -> dict[str, Any]:
     """Every tool, grouped by provider, marked as the ``?profile=`` view sees it.
 

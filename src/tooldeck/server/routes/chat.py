@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -19,16 +19,27 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.agent.runs import RunManager
 from tooldeck.exceptions import ConfigError, RunNotFoundError, RunStateError
-from tooldeck.server.http import caller_of, runtime_of
+from tooldeck.server.http import caller_of, problems, runtime_of
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["chat"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    404: {"description": "No run has this id, or the profile is unknown."},
-    409: {"description": "The run's state does not allow this (an illegal transition)."},
+_WHY = {
+    "e404": "No run has this id, or the profile is unknown.",
+    "e409": "The run's state does not allow this (an illegal transition), or "
+    "Last-Event-ID names an event of another run.",
 }
+_ERRORS = problems(404, 409, **_WHY)
+_BODY_ERRORS = problems(400, 404, 409, **_WHY)
+
+LastEventId = Annotated[
+    str,
+    Header(
+        pattern=r"^\s*(([A-Za-z0-9_-]+:)?\d+)?\s*$",
+        description="``<run_id>:<seq>`` of the last event received (resumes after it).",
+    ),
+]
 
 
 def _runs(request: Request) -> RunManager:
@@ -58,16 +69,16 @@ def _get(runs: RunManager, run_id: str) -> ChatRun:
         return runs.get(run_id)
 
 
-def _after(last_event_id: str | None, run_id: str | None = None) -> tuple[str | None, int]:
+def _after(last_event_id: str, run_id: str | None = None) -> tuple[str | None, int]:
     """(run id, sequence number) of a ``Last-Event-ID`` of the form ``<run_id>:<seq>``."""
-    if not last_event_id:
+    if not last_event_id.strip():
         return run_id, 0
     head, _, tail = last_event_id.strip().rpartition(":")
-    if not tail.isdigit() or (head and run_id and head != run_id):
+    if head and run_id and head != run_id:
         raise HTTPException(
-            status_code=422,
-            detail=f"Last-Event-ID {last_event_id!r} is not '<run_id>:<seq>' of this run "
-            "(the id of an event of this stream)",
+            status_code=409,
+            detail=f"Last-Event-ID {last_event_id!r} is an event of another run than "
+            f"{run_id!r}; send the id of an event of this stream",
         )
     return head or run_id, int(tail)
 
@@ -84,7 +95,10 @@ async def _sse(runs: RunManager, run_id: str, after: int) -> AsyncIterable[Serve
     "/api/chat",
     response_model=ChatRun,
     summary="Ask a question; the answer in one response",
-    responses={202: {"model": ChatRun, "description": "The run waits for a confirmation."}},
+    responses={
+        202: {"model": ChatRun, "description": "The run waits for a confirmation."},
+        **problems(400, 404, **_WHY),
+    },
 )
 async def chat(body: ChatRequest, request: Request, response: Response) -> ChatRun:
     """Run the agent and return the run once it completed, failed, or waits for input.
@@ -102,7 +116,7 @@ async def chat(body: ChatRequest, request: Request, response: Response) -> ChatR
 async def _stream_target(
     body: ChatRequest,
     request: Request,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: LastEventId = "",
 ) -> tuple[str, int]:
     """(run id, seq to stream after): a new run, or the run ``Last-Event-ID`` names.
 
@@ -119,7 +133,7 @@ async def _replay_target(
     run_id: str,
     request: Request,
     after: Annotated[int, Query(ge=0, description="Only events with a larger seq.")] = 0,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: LastEventId = "",
 ) -> tuple[str, int]:
     """(run id, seq to stream after) of ``GET /api/runs/{id}/events``."""
     _get(_runs(request), run_id)
@@ -130,7 +144,7 @@ async def _replay_target(
 @router.post(
     "/api/chat/stream",
     response_class=EventSourceResponse,
-    responses=_ERRORS,
+    responses=_BODY_ERRORS,
     summary="Ask a question; the run's events as Server-Sent Events",
 )
 async def chat_stream(
@@ -176,7 +190,7 @@ async def run_events(
 @router.post(
     "/api/runs/{run_id}/confirm",
     response_model=ChatRun,
-    responses=_ERRORS,
+    responses=_BODY_ERRORS,
     summary="Approve or deny the call a run waits on",
 )
 async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> ChatRun:

@@ -6,14 +6,16 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from tooldeck.observability.metrics import metrics_registry
-from tooldeck.server.http import audit_of
+from tooldeck.server.http import audit_of, problems
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["metrics"])
 
 
-@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+@router.get(
+    "/metrics", summary="Prometheus metrics", response_class=Response, responses=problems(404)
+)
 def metrics(request: Request) -> Response:
     """Call counters by tool, status, error type and profile, and a latency histogram.
 

@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse
 
 from tooldeck.exporters import FORMATS, export
-from tooldeck.server.http import call_context, result_response, view_of
+from tooldeck.server.http import (
+    PROFILE,
+    TOOL_RESPONSES,
+    USER,
+    call_context,
+    problems,
+    result_response,
+    view_of,
+)
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api/tools", tags=["tools"])
 
 
-@router.get("", summary="List tools")
+Format = Literal["definitions", "openai", "openai-responses", "anthropic", "gemini", "mcp"]
+assert set(get_args(Format)) == {"definitions", *FORMATS}
+
+
+@router.get(
+    "",
+    summary="List tools",
+    responses=problems(404),
+    openapi_extra={"parameters": [PROFILE]},
+)
 async def list_tools(
     request: Request,
-    format: str = Query("definitions", description=f"definitions, {', '.join(FORMATS)}"),
+    format: Annotated[
+        Format, Query(description="definitions, or a model/client format")
+    ] = "definitions",
 ) -> Any:
     """Tool definitions, or the tools in a model/client format (``?format=openai``, ...).
 
@@ -34,29 +52,20 @@ async def list_tools(
             {**d.model_dump(mode="json"), "unavailable": hidden.get(d.name)}
             for d in await view.all_definitions()
         ]
-    definitions = await view.definitions()
-    if format not in FORMATS:
-        return JSONResponse(
-            status_code=422,
-            content={
-                "detail": f"unknown format {format!r}; formats: definitions, {', '.join(FORMATS)}"
-            },
-        )
-    return export(definitions, format)
+    return export(await view.definitions(), format)
 
 
 @router.post(
     "/execute/{name:path}",
     summary="Execute a tool",
-    responses={
-        200: {"description": "ToolResult, status success"},
-        403: {"description": "ToolResult, error denied"},
-        404: {"description": "ToolResult, error not_found (or unknown profile)"},
-        409: {"description": "ToolResult, error confirmation_required"},
-        422: {"description": "ToolResult, error validation"},
-        500: {"description": "ToolResult, error execution"},
-        503: {"description": "ToolResult, error circuit_open or unavailable"},
-        504: {"description": "ToolResult, error timeout"},
+    responses=TOOL_RESPONSES,
+    openapi_extra={
+        "parameters": [PROFILE, USER],
+        "requestBody": {
+            "required": False,
+            "description": "The tool's arguments (its input schema: GET /api/tools).",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        },
     },
 )
 async def execute_tool(name: str, request: Request) -> Response:
