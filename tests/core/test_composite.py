@@ -99,3 +99,25 @@ def test_duplicate_or_no_actions_are_refused() -> None:
         Web(actions=[Search(), Search()])
     with pytest.raises(RegistrationError, match="no actions"):
         Web(actions=[])
+
+
+def test_output_schema_is_an_object_and_each_typed_action_s_result() -> None:
+    assert Web().definition.output_schema == {
+        "type": "object",
+        "description": "The chosen action's result.",
+    }
+
+    class Hit(BaseModel):
+        """A search hit."""
+
+        query: str
+
+    class TypedSearch(Search):
+        ResponseModel = Hit
+
+    class TypedFetch(Fetch):
+        ResponseModel = Hit
+
+    typed = Web([TypedSearch(), TypedFetch()])
+    schema = typed.definition.output_schema
+    assert schema is not None and schema["type"] == "object" and len(schema["anyOf"]) == 2

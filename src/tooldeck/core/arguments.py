@@ -24,7 +24,7 @@ no ``patternProperties``); a tool accepts extras by saying so in its schema
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.names import closest_names
@@ -240,13 +240,9 @@ class _Compiler:
         if not objects or len(objects) != len(real):
             return None
         every = frozenset().union(*(o.names for o in objects))
-        variants = [_with_foreign(o, every - o.names) for o in objects]
+        variants = [replace(o, foreign=every - o.names) for o in objects]
         discriminator, by_value = _discriminator(branches, variants)
         return _Union(variants, discriminator, by_value)
-
-
-def _with_foreign(node: _Object, foreign: frozenset[str]) -> _Object:
-    return _Object(node.names, node.closed, node.droppable, node.children, node.extras, foreign)
 
 
 def _discriminator(

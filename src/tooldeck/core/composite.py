@@ -50,6 +50,8 @@ class ActionStrategy(ABC):
     name: str = ""
     description: str = ""
     RequestModel: type[BaseModel] = BaseModel
+    ResponseModel: type[BaseModel] | None = None
+    """The action's result, when it is typed (gives the tool's output schema)."""
     blocking: bool = True
     requires_confirmation: bool = False
 
@@ -112,6 +114,19 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
                 variant["description"] = strategy.description
             variants.append(variant)
         return {"type": "object", "oneOf": variants}
+
+    def build_output_schema(self) -> dict[str, Any] | None:
+        """An object; with every action's ``ResponseModel`` known, one of their schemas.
+
+        Every action answers a JSON object, which is what MCP's ``outputSchema`` (and a
+        client that validates ``structuredContent``) needs to know.
+        """
+        if self.output_schema is not None:
+            return dict(self.output_schema)
+        models = [s.ResponseModel for s in self.actions]
+        if all(models):
+            return {"type": "object", "anyOf": [model_schema(m) for m in models if m]}
+        return {"type": "object", "description": "The chosen action's result."}
 
     def validate_input(self, arguments: Arguments) -> tuple[ActionStrategy, BaseModel]:
         """Pick the action's strategy and validate the arguments with its model.
