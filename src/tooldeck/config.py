@@ -41,6 +41,8 @@ Example ``tooldeck.toml``::
 
 from __future__ import annotations
 
+import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,6 +229,8 @@ class Settings(BaseSettings):
         env_prefix="TOOLDECK_", env_nested_delimiter="__", extra="forbid", toml_file=None
     )
 
+    _config_file: Path | None = PrivateAttr(None)
+
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("tooldeck")))
     """Where the audit database and other state live."""
     server: ServerSettings = Field(default_factory=ServerSettings)
@@ -303,6 +307,35 @@ class Settings(BaseSettings):
         """Arguments, then environment, then the TOML file named in ``model_config``."""
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
 
+    def origin(self, *path: str) -> str:
+        """Where the value at ``path`` (``"policy", "timeout_s"``) was set.
+
+        Returns:
+            ``environment TOOLDECK_POLICY__TIMEOUT_S``, ``<file> [policy]`` (the TOML
+            table that sets it), or ``default`` when neither does.
+        """
+        env = "TOOLDECK_" + "__".join(path).upper()
+        if env in os.environ:
+            return f"environment {env}"
+        if self._config_file is not None:
+            node: Any = self._toml()
+            for part in path:
+                node = node.get(part) if isinstance(node, dict) else None
+            if node is not None:
+                return f"{self._config_file} [{'.'.join(path[:-1])}]"
+        return "default"
+
+    def _toml(self) -> dict[str, Any]:
+        if self._config_file is None:
+            return {}
+        with self._config_file.open("rb") as f:
+            return tomllib.load(f)
+
+    @property
+    def config_file(self) -> Path | None:
+        """The TOML file the settings were read from, if any."""
+        return self._config_file
+
     @property
     def audit_url(self) -> str:
         """The audit store's SQLAlchemy URL."""
@@ -325,7 +358,7 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
         model_config = SettingsConfigDict(toml_file=toml_file)
 
     try:
-        return _Settings(**overrides)
+        settings = _Settings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
@@ -336,3 +369,5 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
         ) from None
     except ValueError as exc:  # TOML syntax errors
         raise ConfigError(f"cannot read config file {toml_file}: {exc}") from None
+    settings._config_file = toml_file
+    return settings

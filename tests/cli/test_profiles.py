@@ -149,3 +149,27 @@ def test_mcp_config_json_is_imported_and_duplicate_ids_rejected(tmp_path: Path) 
     path.write_text(f'mcp_config = "{servers}"\n[mcp_servers.time]\ncommand = "other"\n')
     with pytest.raises(ConfigError, match=r"\['time'\] are in both"):
         load_settings(path)
+
+
+def test_explain_names_the_file_or_variable_that_set_each_value(tmp_path: Path) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        "[policy]\nmax_attempts = 2\n[policy.tools.get_quotes]\ntimeout_s = 5\n"
+        '[profiles.support]\ntools = ["get_*"]\n[profiles.support.policy]\njitter_s = 0.5\n'
+    )
+    result = runner.invoke(
+        app,
+        ["tools", "--explain", "get_quotes", "-p", "support", "-c", str(config)],
+        env={"TOOLDECK_POLICY__INITIAL_BACKOFF_S": "0.2", "COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[3].strip()
+        for line in result.output.splitlines()
+        if line.count("│") == 4
+    }
+    assert rows["timeout_s"] == f"tool get_quotes: {config} [policy.tools.get_quotes]"
+    assert rows["max_attempts"] == f"{config} [policy]"
+    assert rows["initial_backoff_s"] == "environment TOOLDECK_POLICY__INITIAL_BACKOFF_S"
+    assert rows["jitter_s"] == f"profile support: {config} [profiles.support.policy]"
+    assert rows["max_backoff_s"] == "built-in default"

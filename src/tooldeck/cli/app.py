@@ -213,8 +213,27 @@ async def _explain(runtime: Runtime, view: Any, name: str, profile: str | None) 
     )
     table = Table("policy", "value", "set by", title="policy (most specific layer wins)")
     for key, (value, source) in runtime.policy_config.explain(definition, profile).items():
-        _row(table, key, json.dumps(value), source)
+        _row(table, key, json.dumps(value), _origin(runtime, source, key))
     out.print(table)
+
+
+def _origin(runtime: Runtime, layer: str, key: str) -> str:
+    """The policy layer that set ``key``, and the file or variable that set it there."""
+    words = layer.split()
+    if layer == "tool definition":
+        return "the tool's own definition"
+    if words[0] == "profile":  # profile P [provider X | tool X]
+        path = ["profiles", words[1], "policy"]
+        if len(words) == 4:
+            path += [f"{words[2]}s", words[3]]
+    elif words[0] in ("tool", "provider"):
+        path = ["policy", f"{words[0]}s", words[1]]
+    else:
+        path = ["policy"]
+    where = runtime.settings.origin(*path, key)
+    if layer == "default":
+        return "built-in default" if where == "default" else where
+    return layer if where == "default" else f"{layer}: {where}"
 
 
 @app.command()
