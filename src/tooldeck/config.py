@@ -77,6 +77,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "TracingSettings",
+    "find_config",
     "load_settings",
 ]
 
@@ -242,6 +243,9 @@ class Settings(BaseSettings):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    tools: list[str] = Field(default_factory=list)
+    """Your own tools: files (``./tools.py``, relative to this file), modules
+    (``mypkg.tools``) or objects (``mypkg.tools:registry``); see ``packs.loader``."""
     mcp_servers: dict[str, MCPServerConfig] = Field(default_factory=dict)
     """MCP servers to connect, by id (the standard ``mcpServers`` form)."""
     mcp_config: Path | None = None
@@ -342,17 +346,47 @@ class Settings(BaseSettings):
         return self.audit.url or f"sqlite:///{self.data_dir / 'audit.db'}"
 
 
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``tooldeck.toml`` in ``start`` (default: the current folder) or above."""
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        path = candidate / DEFAULT_CONFIG_FILE.name
+        if path.is_file():
+            return path
+    return None
+
+
+def _data_dir_unset(toml_file: Path) -> bool:
+    if "TOOLDECK_DATA_DIR" in os.environ:
+        return False
+    try:
+        with toml_file.open("rb") as f:
+            return "data_dir" not in tomllib.load(f)
+    except (OSError, ValueError):
+        return True  # reading it again below reports the problem
+
+
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
-    """Load settings from ``config_file`` (default ``./tooldeck.toml`` if it exists) and env.
+    """Load settings from a TOML file and the environment (``TOOLDECK_*``).
+
+    Semantics:
+        The file is ``config_file``, else ``$TOOLDECK_CONFIG``, else the nearest
+        ``tooldeck.toml`` in the current folder or above (``find_config``), else none.
+        With a file, the data (audit, runs) live in ``.tooldeck/`` beside it unless
+        ``data_dir`` is set, so that each project has its own history; without one,
+        in the user data folder.
 
     Raises:
         ConfigError: the file named does not exist, is not TOML, or a value is invalid;
             the message names the file and each bad field.
     """
-    path = Path(config_file) if config_file is not None else DEFAULT_CONFIG_FILE
-    if config_file is not None and not path.is_file():
-        raise ConfigError(f"config file {path} does not exist")
-    toml_file = path if path.is_file() else None
+    if config_file is None and os.environ.get("TOOLDECK_CONFIG"):
+        config_file = os.environ["TOOLDECK_CONFIG"]
+    toml_file = Path(config_file) if config_file is not None else find_config()
+    if toml_file is not None and not toml_file.is_file():
+        raise ConfigError(f"config file {toml_file} does not exist")
+    if toml_file is not None and "data_dir" not in overrides and _data_dir_unset(toml_file):
+        overrides["data_dir"] = toml_file.parent / ".tooldeck"  # this project's own
 
     class _Settings(Settings):
         model_config = SettingsConfigDict(toml_file=toml_file)

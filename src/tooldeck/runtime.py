@@ -28,7 +28,7 @@ from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentRouter
 from tooldeck.core.tool import ToolExecutor, ToolViews
-from tooldeck.exceptions import ConfigError
+from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.observability.runs import RunStore
 from tooldeck.observability.tracing import (
@@ -45,6 +45,7 @@ from tooldeck.packs.brokerage import (
 )
 from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
 from tooldeck.packs.builtin.llm import openai_client
+from tooldeck.packs.loader import LoadError, load_tools
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
@@ -91,6 +92,8 @@ class Runtime:
     tracer: ToolTracer | None
     services: ServiceContainer
     intents: IntentRouter
+    load_errors: list[LoadError] = field(default_factory=list)
+    """Tool specs that failed to load (the rest started); entry points print them."""
     runs: RunManager = field(init=False)
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _tracer_provider: TracerProvider | None = None
@@ -188,9 +191,16 @@ class _RuntimeViews(ToolViews):
 
 
 def build_runtime(
-    settings: Settings | None = None, *, tracer_provider: TracerProviderAPI | None = None
+    settings: Settings | None = None,
+    *,
+    tracer_provider: TracerProviderAPI | None = None,
+    load_entry_points: bool = True,
 ) -> Runtime:
     """Build the runtime from ``settings`` (default: ``load_settings()``); nothing connects yet.
+
+    Your own tools come from ``settings.tools`` and the ``tooldeck.packs`` entry points
+    (``packs.loader``; ``load_entry_points=False`` skips the latter): one that fails to
+    load is listed in ``Runtime.load_errors`` (the CLI prints them), and the rest starts.
 
     Spans go to ``tracer_provider`` when given (tests pass one with an in-memory
     exporter), else to the exporter of ``[tracing]``, else to a tracer provider the
@@ -223,9 +233,16 @@ def build_runtime(
         for builtin in builtin_tools(settings.builtin, environ=os.environ, sandbox=sandbox):
             registry.register(builtin)
         policy_config = _caller_code_defaults(policy_config)
+    base_dir = settings.config_file.parent if settings.config_file else None
+    user = load_tools(settings.tools, base_dir, entry_points=load_entry_points)
+    for user_tool in user.tools:
+        try:
+            registry.register(user_tool)
+        except ToolDeckError as exc:  # a name clash: say so, keep the rest
+            user.errors.append(LoadError(user_tool.definition.name, str(exc)))
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
-    root = CompositeToolsProvider([registry, *mcp.values()], prefixes=prefixes)
+    root = CompositeToolsProvider([registry, *user.providers, *mcp.values()], prefixes=prefixes)
     policy = PolicyProvider(root, policy_config)
     approvals = ApprovalStore(settings.approvals.ttl_s)
     provider: ToolsProvider = ConfirmingToolsProvider(
@@ -258,6 +275,7 @@ def build_runtime(
         tracer=tracer,
         services=services,
         intents=IntentRouter(provider, brokerage_intents()),
+        load_errors=user.errors,
         _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]

@@ -87,12 +87,30 @@ ConfigOption = Annotated[
 ]
 
 
-def _runtime(config: Path | None, **overrides: Any) -> Runtime:
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        "-t",
+        help="Your tools: a file (./tools.py), a module or module:object; repeatable. "
+        "Added to tools = [...] of tooldeck.toml.",
+    ),
+]
+
+
+def _runtime(config: Path | None, tools: list[str] | None = None, **overrides: Any) -> Runtime:
     try:
-        return build_runtime(load_settings(config, **overrides))
+        settings = load_settings(config, **overrides)
+        if tools:  # files are relative to where the command runs
+            own = [str(Path(t).resolve()) if t.endswith(".py") or "/" in t else t for t in tools]
+            settings = settings.model_copy(update={"tools": [*settings.tools, *own]})
+        runtime = build_runtime(settings)
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
+    for error in runtime.load_errors:
+        err.print(f"[yellow]warning:[/yellow] {escape(str(error))}")
+    return runtime
 
 
 def _session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
@@ -148,6 +166,7 @@ def tools(
         ),
     ] = None,
     config: ConfigOption = None,
+    own_tools: ToolsOption = None,
 ) -> None:
     """List the tools a profile sees, as a table or in a model/client format."""
     if format not in ("table", "json", *FORMATS):
@@ -156,7 +175,7 @@ def tools(
             f"formats: table, json, {', '.join(FORMATS)}"
         )
         raise typer.Exit(2)
-    runtime = _runtime(config, audit={"enabled": False})
+    runtime = _runtime(config, own_tools, audit={"enabled": False})
 
     async def body() -> None:
         view = runtime.view(profile)
@@ -253,6 +272,7 @@ def call(
         bool, typer.Option("--yes", "-y", help="Approve the call if the tool needs confirmation.")
     ] = False,
     config: ConfigOption = None,
+    own_tools: ToolsOption = None,
 ) -> None:
     """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error.
 
@@ -264,7 +284,7 @@ def call(
     if args is not None and pairs:
         raise typer.BadParameter("give --args or KEY=VALUE pairs, not both")
     arguments: Any = args if args is not None else _parse_pairs(pairs or [])
-    runtime = _runtime(config)
+    runtime = _runtime(config, own_tools)
 
     def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
         if yes:
@@ -412,20 +432,101 @@ def _print_run(run: ChatRun) -> None:
         out.print(table)
 
 
+INIT_CONFIG = """\
+# tooldeck.toml: found in this folder or any folder above it (or give --config,
+# or set TOOLDECK_CONFIG). Every setting: docs/ in the tooldeck repository.
+
+# Your tools: files, modules (mypkg.tools) or objects (mypkg.tools:registry).
+tools = ["./tools.py"]
+
+# Call history, runs and metrics live in .tooldeck/ beside this file.
+# data_dir = ".tooldeck"
+
+# [server]
+# port = 8765                   # tooldeck serve; 127.0.0.1 unless you set host (and api_key)
+
+# [profiles.support]            # a named view: tooldeck call -p support ...
+# tools = ["word_count", "get_*"]
+# confirm = ["word_count"]      # a human approves each call
+
+# [mcp_servers.time]            # tools of an MCP server join yours
+# command = "mcp-server-time"
+
+# [brokerage]
+# enabled = false               # the demo brokerage tools
+"""
+
+INIT_TOOLS = '''\
+"""Your tools: every @tool function here is served by tooldeck (CLI, REST, UI, MCP)."""
+
+from tooldeck import tool
+
+
+@tool(source_id="tool:words:v1")
+def word_count(text: str) -> dict:
+    """Count the words and characters of a text.
+
+    Args:
+        text: The text to count.
+    """
+    return {"words": len(text.split()), "characters": len(text)}
+'''
+
+
 @app.command()
-def mcp(profile: ProfileOption = None, config: ConfigOption = None) -> None:
+def init(
+    folder: Annotated[Path, typer.Argument(help="Where to write (default: here).")] = Path(),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Write a commented tooldeck.toml and a tools.py with one example tool.
+
+    Then: tooldeck call word_count text="hello world", or tooldeck serve.
+    """
+    files = {folder / "tooldeck.toml": INIT_CONFIG, folder / "tools.py": INIT_TOOLS}
+    existing = [str(p) for p in files if p.exists()]
+    if existing and not force:
+        err.print(
+            f"[red]error:[/red] {escape(', '.join(existing))} already exist; "
+            "pass --force to overwrite"
+        )
+        raise typer.Exit(2)
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text)
+        err.print(f"wrote {escape(str(path))}")
+    err.print(escape('next: tooldeck call word_count text="hello world"   or   tooldeck serve'))
+
+
+SpecsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[TOOLS]...",
+        help="Your tools to serve too: files (./tools.py), modules or module:object.",
+    ),
+]
+
+
+@app.command()
+def mcp(
+    specs: SpecsArgument = None,
+    profile: ProfileOption = None,
+    config: ConfigOption = None,
+    own_tools: ToolsOption = None,
+) -> None:
     """Serve the tools (a profile's view) as an MCP server over stdin/stdout."""
     from tooldeck.server.mcp import serve_stdio
 
-    runtime = _runtime(config)
+    runtime = _runtime(config, [*(specs or []), *(own_tools or [])])
     _session(runtime, lambda: serve_stdio(runtime, profile))
 
 
 @app.command()
 def serve(
+    specs: SpecsArgument = None,
     host: Annotated[str | None, typer.Option(help="Interface to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
     config: ConfigOption = None,
+    own_tools: ToolsOption = None,
     insecure: Annotated[
         bool,
         typer.Option(
@@ -440,7 +541,7 @@ def serve(
     from tooldeck.server.app import check_exposure, create_app
 
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    runtime = _runtime(config, server=server)  # merged into [server] and validated
+    runtime = _runtime(config, [*(specs or []), *(own_tools or [])], server=server)
     if not runtime.mcp:  # every tool is known now: a bad name exits here, not in uvicorn
         try:
             check_names(runtime.settings, runtime.registry.list_definitions(), ())
@@ -456,12 +557,21 @@ def serve(
             raise typer.Exit(2)
         err.print(f"[yellow]warning (--insecure):[/yellow] {escape(exposed)}")
     s = runtime.settings
+    base = f"http://{s.server.host}:{s.server.port}"
+    names = runtime.registry.names
+    example = 'get_positions -d \'{"symbol":"AAPL"}\'' if "get_positions" in names else ""
+    if not example and names:
+        example = f"{names[0]} -d '{{}}'"
     err.print(
-        f"tooldeck: {len(runtime.registry.names)} local tools"
-        + (f" + MCP servers {', '.join(runtime.mcp)} (listed at start)" if runtime.mcp else "")
-        + f"; audit: {s.audit_url if runtime.audit else 'off'}\n"
-        f"try: curl -X POST http://{s.server.host}:{s.server.port}/api/tools/execute/get_positions "
-        "-H 'content-type: application/json' -d '{\"symbol\":\"AAPL\"}'"
+        escape(
+            f"tooldeck: config {s.config_file or 'none (defaults)'}; data {s.data_dir}\n"
+            f"tools: {len(names)} local"
+            + (f" + MCP servers {', '.join(runtime.mcp)} (listed at start)" if runtime.mcp else "")
+            + f"; audit: {s.audit_url if runtime.audit else 'off'}\n"
+            f"UI: {base}/tools   API docs: {base}/docs\n"
+            f"try: curl -X POST -H 'content-type: application/json' "
+            f"{base}/api/tools/execute/{example}"
+        )
     )
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["filters"] = {"redact": {"()": "tooldeck.server.http.RedactedAccessLog"}}

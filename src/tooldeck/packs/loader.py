@@ -1,0 +1,195 @@
+"""Your own tools in every entry point: load them from modules, files and installed packs.
+
+A spec names where tools are (``tools = [...]`` in ``tooldeck.toml``, ``--tools`` on
+the command line):
+
+- ``./tools.py`` or ``tools/fx.py``: a file (relative to the config file's folder, or
+  the current one);
+- ``mypkg.tools``: a module;
+- ``mypkg.tools:registry``: one object of a module.
+
+From a module or file, every ``@tool`` function, ``BaseTool`` instance, concrete
+``BaseTool`` subclass defined there (instantiated with no arguments) and
+``ToolsProvider`` (a ``ToolRegistry`` included) is taken, in the order they appear.
+An object named by ``module:attr`` may be any of those, or a list of them.
+
+Installed packages add packs through the ``tooldeck.packs`` entry-point group: each
+entry point names a module or object, read the same way.
+
+Semantics:
+    Loading never stops the rest: a spec that cannot be imported (a syntax error, a
+    missing module, an exception at import) becomes a ``LoadError`` that names the
+    spec, the file and line, and the error; the tools of every other spec load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import sys
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tooldeck.core.tool import BaseTool, Tool
+from tooldeck.providers.base import ToolsProvider
+
+__all__ = ["ENTRY_POINT_GROUP", "LoadError", "LoadedTools", "load_tools"]
+
+ENTRY_POINT_GROUP = "tooldeck.packs"
+"""The entry-point group installed packages register their packs in."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """A spec whose tools could not be loaded, and why."""
+
+    spec: str
+    """The spec as written (``./tools.py``, ``mypkg.tools:registry``)."""
+    message: str
+    """What went wrong, with the file and line when there is one."""
+
+    def __str__(self) -> str:
+        return f"tools {self.spec!r}: {self.message}"
+
+
+@dataclass(slots=True)
+class LoadedTools:
+    """What the specs gave: tools for the local registry, whole providers, errors."""
+
+    tools: list[Tool] = field(default_factory=list)
+    providers: list[ToolsProvider] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+
+def load_tools(
+    specs: Iterable[str], base_dir: Path | None = None, *, entry_points: bool = True
+) -> LoadedTools:
+    """Load the tools of ``specs`` (and of installed packs when ``entry_points``).
+
+    Args:
+        specs: Files, modules or ``module:attr`` objects (see the module docstring).
+        base_dir: Folder relative file specs start from; default the current one.
+        entry_points: Also load the ``tooldeck.packs`` entry points.
+
+    Returns:
+        The tools, providers and load errors, in spec order. Never raises for a spec
+        that fails; see ``LoadedTools.errors``.
+    """
+    loaded = LoadedTools()
+    for spec in specs:
+        try:
+            _take(_resolve(spec, base_dir or Path.cwd()), spec, loaded)
+        except Exception as exc:  # a user's module can raise anything at import
+            loaded.errors.append(LoadError(spec, _describe(exc, spec)))
+    if entry_points:
+        for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            label = f"{point.name} ({point.value}, entry point)"
+            try:
+                _take(point.load(), label, loaded)
+            except Exception as exc:
+                loaded.errors.append(LoadError(label, _describe(exc, label)))
+    return loaded
+
+
+def _resolve(spec: str, base_dir: Path) -> Any:
+    """The module or object a spec names."""
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        return _load_file((base_dir / spec).resolve())
+    module_name, _, attr = spec.partition(":")
+    module = importlib.import_module(module_name)
+    if not attr:
+        return module
+    target: Any = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            names = [n for n in dir(target) if not n.startswith("_")]
+            raise LookupError(f"{module_name} has no {attr!r}; it has: {', '.join(names)}")
+        target = getattr(target, part)
+    return target
+
+
+def _load_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
+    name = f"tooldeck_user_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.parent)
+    if folder not in sys.path:  # so that the file can import its neighbours
+        sys.path.insert(0, folder)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _take(target: Any, spec: str, loaded: LoadedTools) -> None:
+    """Add what ``target`` holds to ``loaded``; a module is scanned."""
+    if isinstance(target, ModuleType):
+        found = [_one(v, target.__name__) for v in vars(target).values()]
+        items = [item for item in found if item is not None]
+        if not items:
+            loaded.errors.append(
+                LoadError(spec, "defines no tools (decorate a function with @tool)")
+            )
+        for item in items:
+            _add(item, loaded)
+        return
+    if isinstance(target, list | tuple):
+        for value in target:
+            _take(value, spec, loaded)
+        return
+    one = _one(target, None)
+    if one is None:
+        hint = " (decorate it with @tool)" if callable(target) else ""
+        raise TypeError(f"{target!r} is not a tool, a tool class or a provider{hint}")
+    _add(one, loaded)
+
+
+def _one(value: Any, module: str | None) -> Tool | ToolsProvider | None:
+    """``value`` as a tool or a provider; a tool class defined in ``module`` is made."""
+    if isinstance(value, Tool | ToolsProvider):
+        return value
+    if (
+        inspect.isclass(value)
+        and issubclass(value, BaseTool)
+        and not inspect.isabstract(value)
+        and (module is None or value.__module__ == module)
+        and value.name
+    ):
+        return value()
+    return None
+
+
+def _add(item: Tool | ToolsProvider, loaded: LoadedTools) -> None:
+    if isinstance(item, Tool):
+        loaded.tools.append(item)
+    else:
+        loaded.providers.append(item)
+
+
+def _describe(exc: BaseException, spec: str) -> str:
+    """The error with the file and line it happened at (the user's, not ours)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}"
+    ours = str(Path(__file__).resolve().parents[1])
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if "importlib" not in f.filename and not f.filename.startswith(ours)
+    ]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    return f"{where}{type(exc).__name__}: {exc}"
