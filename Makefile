@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-serve: $(STAMP)  ## start the server on the embedded defaults (http://127.0.0.1:8765)
-	$(BIN)/tooldeck serve
+serve: $(STAMP)  ## start the server on the embedded defaults (http://127.0.0.1:8765; PORT=9000 to change)
+	$(BIN)/tooldeck serve $(if $(PORT),--port $(PORT))
 
 # The browser test drives Debian's Chromium with Playwright (no browser download).
 # Installed here when missing and apt-get can run; elsewhere that test is skipped

@@ -19,9 +19,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def env_for(data_dir: Path) -> dict[str, str]:
+def env_for(data_dir: Path | None) -> dict[str, str]:
+    """The test's environment without TOOLDECK_* settings; the data dir when given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
-    env["TOOLDECK_DATA_DIR"] = str(data_dir)
+    if data_dir is not None:
+        env["TOOLDECK_DATA_DIR"] = str(data_dir)
     return env
 
 
@@ -30,18 +32,21 @@ class Server:
 
     def __init__(
         self,
-        data_dir: Path,
+        data_dir: Path | None,
         port: int,
         extra_args: list[str] | None = None,
         env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.url = f"http://127.0.0.1:{port}"
-        self.log = (data_dir.parent / f"server-{port}-{time.monotonic_ns()}.log").open("w")
+        logs = (data_dir.parent if data_dir is not None else cwd) or Path.cwd()
+        self.log = (logs / f"server-{port}-{time.monotonic_ns()}.log").open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tooldeck", "serve", "--port", str(port), *(extra_args or [])],
             env={**env_for(data_dir), **(env or {})},
             stdout=self.log,
             stderr=subprocess.STDOUT,
+            cwd=cwd,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
