@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.protocols import Validator
 from pydantic import ValidationError
 
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "FieldError",
@@ -80,6 +81,8 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     Raises:
         RegistrationError: ``schema`` is not a valid JSON Schema; the message says where.
     """
+    import jsonschema  # on first use: ``import tooldeck`` stays light
+
     validator_cls = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
     try:
         validator_cls.check_schema(schema)

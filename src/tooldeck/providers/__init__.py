@@ -1,4 +1,10 @@
-"""Providers: the ``ToolsProvider`` interface, the local registry, MCP, and the wrappers."""
+"""Providers: the ``ToolsProvider`` interface, the local registry, MCP, and the wrappers.
+
+The MCP provider and the observed provider (audit store, tracing) are imported on
+first use, so that ``import tooldeck`` stays light.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from tooldeck.providers.approvals import Approval, ApprovalStore
 from tooldeck.providers.base import ToolsProvider
@@ -6,8 +12,6 @@ from tooldeck.providers.breaker import BreakerState, CircuitBreaker
 from tooldeck.providers.composite import CompositeToolsProvider
 from tooldeck.providers.confirming import ConfirmingToolsProvider
 from tooldeck.providers.filtered import FilteredToolsProvider
-from tooldeck.providers.mcp import MCPServerConfig, MCPToolsProvider
-from tooldeck.providers.observed import ObservedProvider
 from tooldeck.providers.policy import (
     CallPolicyOverride,
     PolicyConfig,
@@ -20,6 +24,26 @@ from tooldeck.providers.prefixed import PrefixedToolsProvider
 from tooldeck.providers.rate_limit import RateLimiter
 from tooldeck.providers.registry import ToolRegistry
 from tooldeck.providers.wrapper import WrapperProvider
+
+if TYPE_CHECKING:
+    from tooldeck.providers.mcp import MCPServerConfig, MCPToolsProvider
+    from tooldeck.providers.observed import ObservedProvider
+
+_LAZY = {
+    "MCPServerConfig": "tooldeck.providers.mcp",
+    "MCPToolsProvider": "tooldeck.providers.mcp",
+    "ObservedProvider": "tooldeck.providers.observed",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tooldeck.providers' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "Approval",
