@@ -26,7 +26,6 @@ from tooldeck.agent.runs import RunManager
 from tooldeck.config import AgentSettings, Settings, TracingSettings, load_settings
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
-from tooldeck.core.intents import IntentRouter
 from tooldeck.core.tool import ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
@@ -40,7 +39,6 @@ from tooldeck.observability.tracing import (
 from tooldeck.packs.brokerage import (
     BrokerageAnswers,
     BrokerageDataSource,
-    brokerage_intents,
     brokerage_tools,
 )
 from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
@@ -91,7 +89,6 @@ class Runtime:
     audit: AuditStore | None
     tracer: ToolTracer | None
     services: ServiceContainer
-    intents: IntentRouter
     load_errors: list[LoadError] = field(default_factory=list)
     """Tool specs that failed to load (the rest started); entry points print them."""
     runs: RunManager = field(init=False)
@@ -274,7 +271,6 @@ def build_runtime(
         audit=audit,
         tracer=tracer,
         services=services,
-        intents=IntentRouter(provider, brokerage_intents()),
         load_errors=user.errors,
         _tracer_provider=own_provider,
     )
