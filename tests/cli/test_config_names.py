@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -62,3 +63,22 @@ def test_a_glob_that_matches_nothing_is_a_warning(
         result = runner.invoke(app, ["tools", "-p", "s", "-c", str(config)])
     assert result.exit_code == 0, result.output
     assert "profiles.s.tools: 'crm_*' matches no tool" in caplog.text
+
+
+def test_config_show_gives_each_value_and_where_it_came_from(tmp_path: Path) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[server]\nport = 9001\napi_key = "sk-secret-0123456789abcdef"\n')
+    result = runner.invoke(
+        app,
+        ["config", "show", "--json", "-c", str(config)],
+        env={"TOOLDECK_AUDIT__RETENTION_DAYS": "9"},
+    )
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert shown["server.port"] == {"value": 9001, "from": f"{config} [server]"}
+    assert shown["audit.retention_days"] == {
+        "value": 9,
+        "from": "environment TOOLDECK_AUDIT__RETENTION_DAYS",
+    }
+    assert shown["server.api_key"]["value"] == "***" and "sk-secret" not in result.output
+    assert shown["server.host"] == {"value": "127.0.0.1", "from": "default"}

@@ -1,0 +1,76 @@
+"""``tooldeck init``: a commented ``tooldeck.toml`` and a ``tools.py`` with one tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from tooldeck.cli.shared import err
+
+__all__ = ["INIT_CONFIG", "INIT_TOOLS", "init"]
+
+INIT_CONFIG = """\
+# tooldeck.toml: found in this folder or any folder above it (or give --config,
+# or set TOOLDECK_CONFIG). Every setting: docs/ in the tooldeck repository.
+
+# Your tools: files, modules (mypkg.tools) or objects (mypkg.tools:registry).
+tools = ["./tools.py"]
+
+# Call history, runs and metrics live in .tooldeck/ beside this file.
+# data_dir = ".tooldeck"
+
+# [server]
+# port = 8765                   # tooldeck serve; 127.0.0.1 unless you set host (and api_key)
+
+# [profiles.support]            # a named view: tooldeck call -p support ...
+# tools = ["word_count", "get_*"]
+# confirm = ["word_count"]      # a human approves each call
+
+# [mcp_servers.time]            # tools of an MCP server join yours
+# command = "mcp-server-time"
+
+# [brokerage]
+# enabled = false               # the demo brokerage tools
+"""
+
+INIT_TOOLS = '''\
+"""Your tools: every @tool function here is served by tooldeck (CLI, REST, UI, MCP)."""
+
+from tooldeck import tool
+
+
+@tool(source_id="tool:words:v1")
+def word_count(text: str) -> dict:
+    """Count the words and characters of a text.
+
+    Args:
+        text: The text to count.
+    """
+    return {"words": len(text.split()), "characters": len(text)}
+'''
+
+
+def init(
+    folder: Annotated[Path, typer.Argument(help="Where to write (default: here).")] = Path(),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Write a commented tooldeck.toml and a tools.py with one example tool.
+
+    Then: tooldeck call word_count text="hello world", or tooldeck serve.
+    """
+    files = {folder / "tooldeck.toml": INIT_CONFIG, folder / "tools.py": INIT_TOOLS}
+    existing = [str(p) for p in files if p.exists()]
+    if existing and not force:
+        err.print(
+            f"[red]error:[/red] {escape(', '.join(existing))} already exist; "
+            "pass --force to overwrite"
+        )
+        raise typer.Exit(2)
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text)
+        err.print(f"wrote {escape(str(path))}")
+    err.print(escape('next: tooldeck call word_count text="hello world"   or   tooldeck serve'))

@@ -1,0 +1,134 @@
+"""What every ``tooldeck`` command shares: the consoles, options, and the runtime session."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from tooldeck.config import load_settings
+from tooldeck.exceptions import ToolDeckError
+from tooldeck.runtime import Runtime, build_runtime
+
+__all__ = [
+    "ConfigOption",
+    "ProfileOption",
+    "ToolsOption",
+    "err",
+    "out",
+    "parse_pairs",
+    "row",
+    "runtime_for",
+    "session",
+]
+
+T = TypeVar("T")
+
+# emoji=False: "tool:shell:v1" is a source_id, not the :shell: emoji code. Text that
+# comes from tools, users or the audit goes through escape() or Text, never markup.
+out = Console(emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)  # paths in errors stay copyable
+
+
+def row(table: Table, *cells: str | Text) -> None:
+    """Add a row whose plain-string cells are shown exactly as written."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
+ProfileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--profile", "-p", help="Profile whose view of the tools applies (default: all tools)."
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="tooldeck.toml to use (default: the nearest tooldeck.toml here or above).",
+    ),
+]
+
+
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        "-t",
+        help="Your tools: a file (./tools.py), a module or module:object; repeatable. "
+        "Added to tools = [...] of tooldeck.toml.",
+    ),
+]
+
+
+def runtime_for(config: Path | None, tools: list[str] | None = None, **overrides: Any) -> Runtime:
+    """The runtime of ``config`` plus ``tools`` (files resolved from the current folder).
+
+    Exits 2 on a configuration error; tools that failed to load are printed as warnings.
+    """
+    try:
+        settings = load_settings(config, **overrides)
+        if tools:  # files are relative to where the command runs
+            own = [str(Path(t).resolve()) if t.endswith(".py") or "/" in t else t for t in tools]
+            settings = settings.model_copy(update={"tools": [*settings.tools, *own]})
+        runtime = build_runtime(settings)
+    except ToolDeckError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    for error in runtime.load_errors:
+        err.print(f"[yellow]warning:[/yellow] {escape(str(error))}")
+    return runtime
+
+
+def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
+    """Run ``body`` in one event loop between ``runtime.start()`` and ``aclose()``.
+
+    MCP sessions belong to the loop that opened them, so start, work and close share
+    one ``asyncio.run``. Configuration errors found at start (a tool name clash, an
+    unknown profile) exit 2 with the message.
+    """
+
+    async def main() -> T:
+        try:
+            await runtime.start()
+            for provider in runtime.mcp.values():
+                if provider.last_error:
+                    err.print(f"[yellow]warning:[/yellow] {escape(provider.last_error)}")
+            return await body()
+        finally:
+            await runtime.aclose()
+
+    try:
+        return asyncio.run(main())
+    except ToolDeckError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+
+
+def parse_pairs(pairs: list[str], param_hint: str = "ARGS") -> dict[str, Any]:
+    """``["k=v", ...]`` as arguments; a value is JSON when it parses, else text.
+
+    Raises:
+        typer.BadParameter: a pair without ``=`` or a key.
+    """
+    arguments: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(
+                f"{pair!r} is not key=value (e.g. symbol=AAPL)", param_hint=param_hint
+            )
+        try:
+            arguments[key] = json.loads(raw)
+        except ValueError:
+            arguments[key] = raw
+    return arguments
