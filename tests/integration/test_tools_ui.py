@@ -272,3 +272,26 @@ def test_each_entry_point_appears_once_in_history_metrics_and_traces(
         json.loads(cli.stdout)["source_id"]
         == receiver.tool_spans("get_quotes")[0]["attributes"]["tooldeck.source_id"]
     )
+
+
+def test_a_phone_sees_every_page_without_sideways_scrolling(
+    server: Server, browser: Any, tmp_path: Path
+) -> None:
+    """390×844 (a phone): no horizontal scroll on any page, and Run is clickable."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{server.url}/tools/t/get_positions")
+        page.fill("#f-symbol", "AAPL")
+        page.click("#run")  # not intercepted by the sidebar
+        expect(page.locator("#result-status")).to_have_text("success")
+        for path in ("/tools/t/get_positions", "/tools", "/tools/history", "/tools/metrics"):
+            page.goto(f"{server.url}{path}")
+            page.wait_for_load_state("networkidle")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"{path} is {width} px wide at 390 px"
+            shot(page, "mobile" + path.replace("/", "-"))
+    finally:
+        context.close()
