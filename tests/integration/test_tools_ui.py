@@ -287,6 +287,8 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
         page.fill("#f-symbol", "AAPL")
         page.click("#run")  # not intercepted by the sidebar
         expect(page.locator("#result-status")).to_have_text("success")
+        page.goto(f"{server.url}/tools/t/python")  # `result` in the description is code
+        expect(page.locator(".help code", has_text="result").first).to_be_visible()
         for path in ("/tools/t/get_positions", "/tools", "/tools/history", "/tools/metrics"):
             page.goto(f"{server.url}{path}")
             page.wait_for_load_state("networkidle")

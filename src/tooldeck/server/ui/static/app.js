@@ -1,6 +1,6 @@
 // The tools UI: pages rendered from /api/* (catalog, execute, audit, stats, approvals).
 import { h, spark } from "./dom.js";
-import { buildForm } from "./form.js";
+import { buildForm, withCode } from "./form.js";
 
 const app = document.getElementById("app");
 const profileSelect = document.getElementById("profile");
@@ -16,16 +16,19 @@ async function api(path, { method = "GET", body, headers = {}, query = {} } = {}
   if (body !== undefined) { init.body = typeof body === "string" ? body : JSON.stringify(body); init.headers["content-type"] = "application/json"; }
   const response = await fetch(url, init);
   if (response.status === 401) {
-    if (await askKey()) return api(path, { method, body, headers, query });
-    throw new Error("this server needs its API key");
+    const refused = key ? "The key you gave was refused: check the server's server.api_key." : "";
+    if (await askKey(refused)) return api(path, { method, body, headers, query });
+    throw new Error(refused || "this server needs its API key");
   }
   const data = await response.json().catch(() => ({ detail: `HTTP ${response.status}` }));
   return { status: response.status, data };
 }
 
-function askKey() {
+function askKey(refused = "") {
   const dialog = document.getElementById("key-dialog");
   const input = document.getElementById("key-input");
+  const note = document.getElementById("key-error");
+  note.textContent = refused; note.hidden = !refused;
   input.value = "";
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => {
@@ -166,7 +169,7 @@ function toolDetail(tool) {
   return h("div", {},
     h("div", { class: "panel" },
       h("h1", {}, tool.name, " ", toolBadges(tool)),
-      h("p", {}, tool.description),
+      h("p", {}, ...withCode(tool.description)),
       h("dl", { class: "kv" },
         h("dt", {}, "version"), h("dd", {}, tool.version),
         h("dt", {}, "provider"), h("dd", {}, tool.server_id ? `MCP server ${tool.server_id}` : (tool.provider || "local")),

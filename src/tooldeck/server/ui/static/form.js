@@ -47,11 +47,16 @@ function label(name, schema, required) {
   return h("label", { for: `f-${name}` }, text, required ? h("span", { class: "req" }, " *") : null);
 }
 
+// `text in backticks` (as in docstrings) becomes <code>; everything else stays text.
+export function withCode(text) {
+  return text.split("`").map((part, i) => (i % 2 ? h("code", {}, part) : part));
+}
+
 function help(schema) {
   const parts = [];
   if (schema.description) parts.push(schema.description);
   if (schema.default !== undefined && schema.default !== null) parts.push(`default: ${JSON.stringify(schema.default)}`);
-  return parts.length ? h("div", { class: "help" }, parts.join(" · ")) : null;
+  return parts.length ? h("div", { class: "help" }, ...withCode(parts.join(" · "))) : null;
 }
 
 function scalarInput(name, schema, value, required) {
@@ -80,7 +85,7 @@ function scalarInput(name, schema, value, required) {
       element: input,
       value: () => {
         const text = input.value.trim();
-        if (text === "") return required ? "" : undefined;
+        if (text === "") return undefined; // left empty: the server says "Field required" if it is
         const n = Number(text);
         return Number.isFinite(n) ? n : text; // the server names the field if it is not a number
       },
