@@ -154,6 +154,10 @@ def test_find_run_and_see_provenance_then_a_validation_error(server: Server, pag
     rows = page.locator("#history tr.clickable")
     expect(rows).to_have_count(2)
     expect(rows.first).to_contain_text("error")
+    rows.first.focus()  # from the keyboard: Enter opens a row
+    page.keyboard.press("Enter")
+    expect(rows.first).to_have_attribute("aria-expanded", "true")
+    rows.first.click()  # and closes it again
     rows.nth(1).click()
     expect(page.get_by_role("button", name="Re-run")).to_be_visible()
     shot(page, "history")

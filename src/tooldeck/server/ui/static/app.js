@@ -293,15 +293,19 @@ async function historyPage() {
 
 function historyRows(r) {
   const when = new Date(r.created_at);
-  const row = h("tr", { class: "clickable", "data-id": r.id },
+  const row = h("tr", { class: "clickable", "data-id": r.id, tabindex: 0, "aria-expanded": "false" },
     h("td", { title: r.created_at }, when.toLocaleString()), h("td", {}, r.tool_name),
     h("td", {}, h("span", { class: `badge ${r.status === "success" ? "ok" : "err"}` }, r.status)),
     h("td", { title: r.error_message || "" }, r.error_type || ""), h("td", { class: "num" }, r.duration_ms != null ? r.duration_ms.toFixed(1) : ""),
     h("td", {}, r.profile || ""), h("td", {}, r.user || ""), h("td", {}, r.source_id ? h("code", {}, r.source_id) : ""));
   const holder = h("td", { colspan: 8 });
   const expanded = h("tr", { hidden: true }, holder);
+  row.addEventListener("keydown", (event) => { // Enter or Space opens it, as a click does
+    if (event.key === "Enter" || event.key === " ") { event.preventDefault(); row.click(); }
+  });
   row.addEventListener("click", async () => {
     expanded.hidden = !expanded.hidden;
+    row.setAttribute("aria-expanded", String(!expanded.hidden));
     if (expanded.hidden || holder.childElementCount) return;
     const { data } = await api(`/api/audit/${r.id}`);
     holder.append(h("div", { class: "layout", style: "grid-template-columns: 1fr 1fr" },
