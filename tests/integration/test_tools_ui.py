@@ -124,7 +124,9 @@ def eventually(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def test_find_run_and_see_provenance_then_a_validation_error(server: Server, page: Any) -> None:
+def test_find_run_and_see_provenance_then_a_validation_error(
+    server: Server, page: Any, tmp_path: Path
+) -> None:
     from playwright.sync_api import expect
 
     page.goto(f"{server.url}/tools")
@@ -138,6 +140,22 @@ def test_find_run_and_see_provenance_then_a_validation_error(server: Server, pag
     expect(page.locator("#result-status")).to_have_text("success")
     expect(page.locator("#provenance")).to_contain_text("tool:positions:v1")
     expect(page.locator("#provenance")).to_contain_text("2026-11-20")
+    # "Copy as curl" and "Copy as CLI" give commands that make the same call
+    page.click("#copy-curl")
+    page.click("#copy-cli")
+    curl = page.get_attribute("#copy-curl", "data-copied") or ""
+    cli = page.get_attribute("#copy-cli", "data-copied") or ""
+    answered = subprocess.run(["bash", "-c", curl], capture_output=True, text=True, timeout=30)
+    assert json.loads(answered.stdout)["data"]["symbol"] == "AAPL", curl
+    assert cli == 'tooldeck call get_positions --args \'{"symbol":"AAPL"}\''
+    called = subprocess.run(
+        ["bash", "-c", cli],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env_for(tmp_path), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
+    )
+    assert json.loads(called.stdout)["source_id"] == "tool:positions:v1", called.stderr
     expect(page.locator("table.data")).to_contain_text("individual")  # records render as a table
     shot(page, "tool-success")
 
@@ -152,7 +170,7 @@ def test_find_run_and_see_provenance_then_a_validation_error(server: Server, pag
 
     page.goto(f"{server.url}/tools/history?tool=get_positions")
     rows = page.locator("#history tr.clickable")
-    expect(rows).to_have_count(2)
+    expect(rows).to_have_count(3)  # the form's call, the copied curl's, the invalid one
     expect(rows.first).to_contain_text("error")
     rows.first.focus()  # from the keyboard: Enter opens a row
     page.keyboard.press("Enter")

@@ -164,6 +164,19 @@ function toolDetail(tool) {
     catch (error) { resultHolder.replaceChildren(h("div", { class: "error-box" }, String(error.message || error))); }
     finally { run.disabled = false; run.textContent = "Run"; }
   };
+  const arguments_ = () => (mode === "raw" ? raw.value || "{}" : JSON.stringify(form.value() ?? {}));
+  // The same call from a terminal; the text is also kept in data-copied (for tests and
+  // for browsers that refuse clipboard access).
+  const copyCall = async (button, kind) => {
+    const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`;
+    const profile = state.profile ? `?profile=${encodeURIComponent(state.profile)}` : "";
+    const text = kind === "curl"
+      ? `curl -X POST -H 'content-type: application/json' ${location.origin}/api/tools/execute/${encodeURIComponent(tool.name)}${profile} -d ${quoted(arguments_())}`
+      : `tooldeck call ${tool.name}${state.profile ? ` -p ${state.profile}` : ""} --args ${quoted(arguments_())}`;
+    button.dataset.copied = text;
+    try { await navigator.clipboard.writeText(text); button.textContent = "Copied"; }
+    catch { button.textContent = "Copy failed: select it below"; resultHolder.replaceChildren(h("pre", {}, text)); }
+  };
   const a = tool.annotations || {};
   const annotations = Object.entries(a).filter(([, v]) => v !== null && v !== undefined);
   return h("div", {},
@@ -179,7 +192,10 @@ function toolDetail(tool) {
         tool.tags?.length ? [h("dt", {}, "tags"), h("dd", {}, tool.tags.join(", "))] : null),
       !tool.visible ? h("p", { class: "toast" }, `Profile ${state.profile} does not see this tool; running it here answers not_found.`) : null),
     h("form", { class: "panel", onsubmit: submit }, h("h2", {}, "Arguments"), tabs, formHolder, rawHolder,
-      h("div", { class: "actions" }, run, h("span", { class: "muted" }, state.profile ? `as profile ${state.profile}` : "no profile"))),
+      h("div", { class: "actions" }, run,
+        h("button", { type: "button", id: "copy-curl", onclick: (e) => copyCall(e.target, "curl") }, "Copy as curl"),
+        h("button", { type: "button", id: "copy-cli", onclick: (e) => copyCall(e.target, "cli") }, "Copy as CLI"),
+        h("span", { class: "muted" }, state.profile ? `as profile ${state.profile}` : "no profile"))),
     resultHolder,
     h("div", { class: "panel" }, h("h2", {}, "Schemas"),
       h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, JSON.stringify(tool.input_schema, null, 2))),
