@@ -243,10 +243,11 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
 
         Semantics:
             The arguments go through the tool's ``argument_shape`` first: a ``null``
-            for an optional argument (what OpenAI strict mode makes a model send for
-            "not given") is dropped, a map sent as ``{key, value}`` pairs is restored,
-            and an argument the schema does not declare is an error with a
-            did-you-mean. Then ``RequestModel`` validates them.
+            for an argument that does not allow null (what OpenAI strict mode makes a
+            model send for "not given") is dropped, a map sent as ``{key, value}``
+            pairs is restored, and an argument the schema does not declare is an error
+            with a did-you-mean. Then ``RequestModel`` validates them. A call that
+            needs none of this is validated in one pass (``_fast_model``).
 
         Raises:
             InvalidArgumentsError: not a JSON object, or undeclared arguments (with
