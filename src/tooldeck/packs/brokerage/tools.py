@@ -119,6 +119,7 @@ class PositionsRequest(_Symbol):
     symbol: str = Field(
         min_length=1,
         max_length=_SYMBOL_CHARS,
+        pattern=r"\S",  # stated in the schema: blanks are stripped, so one must remain
         description="Ticker symbol, e.g. AAPL (case-insensitive).",
     )
     account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
