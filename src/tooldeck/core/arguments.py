@@ -28,14 +28,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.names import closest_names
-from tooldeck.core.schema import is_free_form_map
+from tooldeck.core.schema import is_free_form_map, resolve_ref
 from tooldeck.core.validation import (
     FieldError,
     from_json_schema,
     invalid_arguments,
     parse_arguments,
 )
-from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -187,11 +187,10 @@ class _Compiler:
         if ref in self.refs:
             return self.refs[ref]
         node = self.refs[ref] = _Ref()
-        target: Any = self.root
-        if ref.startswith("#/"):
-            for part in ref[2:].split("/"):
-                target = target.get(part) if isinstance(target, dict) else None
-        node.target = self.compile(target) if isinstance(target, dict) else None
+        try:
+            node.target = self.compile(resolve_ref(self.root, ref))
+        except RegistrationError:  # not local, or dangling: nothing to prepare there
+            node.target = None
         return node if node.target is not None else None
 
     def compile(self, schema: Any) -> _Node | None:
@@ -298,12 +297,7 @@ class ArgumentShape:
     def of(cls, schema: Mapping[str, Any]) -> ArgumentShape:
         """The shape of an input schema (a JSON Schema object, refs local)."""
         schema = dict(schema)
-        compiler = _Compiler(schema)
-        if isinstance(schema.get("properties"), dict) and not (
-            schema.get("anyOf") or schema.get("oneOf")
-        ):
-            return cls(compiler.object(schema, schema["properties"]))
-        return cls(compiler.compile(schema))
+        return cls(_Compiler(schema).compile(schema))
 
     def normalize(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
         """Normalize ``arguments``; return them and the undeclared ones as errors.

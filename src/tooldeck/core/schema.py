@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "maps_as_pairs",
     "model_schema",
     "required_as_properties",
+    "resolve_ref",
     "strip_titles",
     "to_strict",
 ]
@@ -84,7 +86,12 @@ def model_schema(model: type[BaseModel]) -> Schema:
         ) from exc
 
 
-def _resolve(root: Schema, ref: str) -> Schema:
+def resolve_ref(root: Schema, ref: str) -> Schema:
+    """The schema a local ``$ref`` (``#/$defs/Name``) points to in ``root``.
+
+    Raises:
+        RegistrationError: the ref is not local or does not resolve.
+    """
     if not ref.startswith("#/"):
         raise RegistrationError(f"only local $ref are supported, got {ref!r}")
     node: Any = root
@@ -115,7 +122,7 @@ def inline_refs(schema: Schema) -> Schema:
                     f"recursive schema ({' -> '.join((*seen, ref))}) cannot be inlined "
                     "for this format; give the tool a non-recursive input_schema"
                 )
-            target = walk(_resolve(schema, ref), (*seen, ref))
+            target = walk(resolve_ref(schema, ref), (*seen, ref))
             siblings = {k: walk(v, seen) for k, v in node.items() if k != "$ref"}
             return {**target, **siblings}
         return {
@@ -274,14 +281,7 @@ def maps_as_pairs(schema: Schema) -> Schema:
             if root:
                 return {"type": "object", "properties": {}, **_keep(node, "description")}
             return walk(_pairs(node))
-        return {
-            k: (
-                {n: walk(s) for n, s in v.items()}
-                if k in _NAME_MAPS and isinstance(v, dict)
-                else walk(v)
-            )
-            for k, v in node.items()
-        }
+        return _each_child(node, walk)
 
     return walk(schema, root=True)  # type: ignore[no-any-return]
 
@@ -297,14 +297,7 @@ def closed_objects(schema: Any) -> Any:
         return [closed_objects(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {
-        k: (
-            {n: closed_objects(p) for n, p in v.items()}
-            if k in _NAME_MAPS and isinstance(v, dict)
-            else closed_objects(v)
-        )
-        for k, v in schema.items()
-    }
+    out = _each_child(schema, closed_objects)
     if (
         isinstance(out.get("properties"), dict)
         and "additionalProperties" not in out
@@ -329,6 +322,14 @@ def required_as_properties(node: Schema) -> Schema:
     for name in required:
         props.setdefault(name, dict(ANY_VALUE))
     return {**node, "type": "object", "properties": props}
+
+
+def _each_child(node: Schema, fn: Callable[[Any], Any]) -> Schema:
+    """``node`` with ``fn`` applied to each value; under a name map, to each named schema."""
+    return {
+        k: ({n: fn(s) for n, s in v.items()} if k in _NAME_MAPS and isinstance(v, dict) else fn(v))
+        for k, v in node.items()
+    }
 
 
 def _keep(node: Schema, *keys: str) -> Schema:
@@ -442,15 +443,13 @@ def to_strict(schema: Schema) -> Schema:
             return [walk(n) for n in node]
         if not isinstance(node, dict):
             return node
-        original_required = set(node.get("required", ()))
-        out = {
-            k: ({n: walk(s) for n, s in v.items()} if k == "properties" else walk(v))
-            for k, v in _strict_node(node).items()
-        }
+        strict = _strict_node(node)
+        originally_required = set(strict.get("required", ()))  # allOf's included
+        out = _each_child(strict, walk)
         if "properties" in out or out.get("type") == "object":
             props: Schema = out.setdefault("properties", {})
             for name, prop in list(props.items()):
-                if name not in original_required:
+                if name not in originally_required:
                     props[name] = _nullable(prop)
             out["type"] = "object"
             out["required"] = list(props)
