@@ -231,6 +231,8 @@ class Settings(BaseSettings):
     )
 
     _config_file: Path | None = PrivateAttr(None)
+    _toml_data: dict[str, Any] = PrivateAttr(default_factory=dict)
+    """The file's tables as read (for ``origin``)."""
 
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("tooldeck")))
     """Where the audit database and other state live."""
@@ -321,19 +323,12 @@ class Settings(BaseSettings):
         env = "TOOLDECK_" + "__".join(path).upper()
         if env in os.environ:
             return f"environment {env}"
-        if self._config_file is not None:
-            node: Any = self._toml()
-            for part in path:
-                node = node.get(part) if isinstance(node, dict) else None
-            if node is not None:
-                return f"{self._config_file} [{'.'.join(path[:-1])}]"
+        node: Any = self._toml_data
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            return f"{self._config_file} [{'.'.join(path[:-1])}]"
         return "default"
-
-    def _toml(self) -> dict[str, Any]:
-        if self._config_file is None:
-            return {}
-        with self._config_file.open("rb") as f:
-            return tomllib.load(f)
 
     @property
     def config_file(self) -> Path | None:
@@ -356,14 +351,14 @@ def find_config(start: Path | None = None) -> Path | None:
     return None
 
 
-def _data_dir_unset(toml_file: Path) -> bool:
-    if "TOOLDECK_DATA_DIR" in os.environ:
-        return False
+def _read_toml(toml_file: Path | None) -> dict[str, Any]:
+    if toml_file is None:
+        return {}
     try:
         with toml_file.open("rb") as f:
-            return "data_dir" not in tomllib.load(f)
+            return tomllib.load(f)
     except (OSError, ValueError):
-        return True  # reading it again below reports the problem
+        return {}  # the settings source reads it again and reports the problem
 
 
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
@@ -385,7 +380,13 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
     toml_file = Path(config_file) if config_file is not None else find_config()
     if toml_file is not None and not toml_file.is_file():
         raise ConfigError(f"config file {toml_file} does not exist")
-    if toml_file is not None and "data_dir" not in overrides and _data_dir_unset(toml_file):
+    toml_data = _read_toml(toml_file)
+    if (
+        toml_file is not None
+        and "data_dir" not in overrides
+        and "data_dir" not in toml_data
+        and "TOOLDECK_DATA_DIR" not in os.environ
+    ):
         overrides["data_dir"] = toml_file.parent / ".tooldeck"  # this project's own
 
     class _Settings(Settings):
@@ -403,5 +404,5 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
         ) from None
     except ValueError as exc:  # TOML syntax errors
         raise ConfigError(f"cannot read config file {toml_file}: {exc}") from None
-    settings._config_file = toml_file
+    settings._config_file, settings._toml_data = toml_file, toml_data
     return settings

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 from starlette.routing import Route
 
@@ -124,17 +123,12 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     ui.install(app)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 
-    def openapi() -> dict[str, Any]:
+    fastapi_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:  # FastAPI's document, plus the seed endpoints' parameters
         if app.openapi_schema is None:
-            document = get_openapi(
-                title=app.title,
-                version=app.version,
-                summary=app.summary,
-                routes=app.routes,
-            )
-            brokerage.document_parameters(document, runtime.registry.list_definitions())
-            app.openapi_schema = document
-        return app.openapi_schema
+            brokerage.document_parameters(fastapi_openapi(), runtime.registry.list_definitions())
+        return app.openapi_schema  # type: ignore[return-value]
 
     app.openapi = openapi  # type: ignore[method-assign]
 
