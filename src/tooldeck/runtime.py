@@ -138,7 +138,8 @@ class Runtime:
         """Connect the MCP servers (concurrently) and check the tool names.
 
         Tool names must be unique, and every tool name in the configuration must
-        exist (``config_names``). A server that cannot start is reported in its provider's ``last_error`` and
+        exist (``config_names``). A server that cannot start is reported in its
+        provider's ``last_error`` and
         its tools are missing; the rest keeps working.
 
         Raises:

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from tooldeck.config import load_settings
 from tooldeck.exceptions import ToolDeckError
+from tooldeck.packs.loader import is_file_spec
 from tooldeck.runtime import Runtime, build_runtime
 
 __all__ = [
@@ -78,7 +79,7 @@ def runtime_for(config: Path | None, tools: list[str] | None = None, **overrides
     try:
         settings = load_settings(config, **overrides)
         if tools:  # files are relative to where the command runs
-            own = [str(Path(t).resolve()) if t.endswith(".py") or "/" in t else t for t in tools]
+            own = [str(Path(t).resolve()) if is_file_spec(t) else t for t in tools]
             settings = settings.model_copy(update={"tools": [*settings.tools, *own]})
         runtime = build_runtime(settings)
     except ToolDeckError as exc:

@@ -18,8 +18,9 @@ def mcp_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``inputSchema`` a tool is listed with.
 
     Semantics:
-        Objects are closed as tooldeck enforces them (``core.schema.closed_objects``). A root union of actions (a composite tool) also gets the
-        merged top-level ``properties`` of ``core.schema.flatten_root_union`` (an
+        Objects are closed as tooldeck enforces them (``core.schema.closed_objects``).
+        A root union of actions (a composite tool) also gets the merged top-level
+        ``properties`` of ``core.schema.flatten_root_union`` (an
         ``action`` enum and every action's fields), so that clients which render only
         ``properties`` show the arguments; the exact ``oneOf`` stays for validation.
     """
@@ -77,10 +78,11 @@ def to_mcp_result(result: ToolResult) -> dict[str, Any]:
         object), and only on success, so it matches the tool's ``outputSchema``; the
         first content block is then that JSON serialised, as the MCP spec asks of a
         tool returning structured content. Otherwise it is the tool's ``output``, else
-        ``to_llm()``'s text (which also renders errors). ``isError`` is set for errors. ``_meta`` carries the
-        provenance and call metadata: ``source_id``, ``as_of``, ``error_type``,
-        ``request_id``, ``duration_ms``, ``tool_name``, ``provider``, and the
-        ``error`` details (e.g. what a ``confirmation_required`` needs), when set.
+        ``to_llm()``'s text (which also renders errors). ``isError`` is set for
+        errors. ``_meta`` carries the provenance and call metadata: ``source_id``,
+        ``as_of``, ``error_type``, ``request_id``, ``duration_ms``, ``tool_name``,
+        ``provider``, and the ``error`` details (e.g. what a ``confirmation_required``
+        needs), when set.
         Image artifacts with ``data:`` URIs become image blocks; others resource links.
     """
     structured = result.success and isinstance(result.data, dict)

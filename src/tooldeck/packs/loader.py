@@ -40,7 +40,7 @@ from typing import Any
 from tooldeck.core.tool import BaseTool, Tool
 from tooldeck.providers.base import ToolsProvider
 
-__all__ = ["ENTRY_POINT_GROUP", "LoadError", "LoadedTools", "load_tools"]
+__all__ = ["ENTRY_POINT_GROUP", "LoadError", "LoadedTools", "is_file_spec", "load_tools"]
 
 ENTRY_POINT_GROUP = "tooldeck.packs"
 """The entry-point group installed packages register their packs in."""
@@ -87,20 +87,25 @@ def load_tools(
         try:
             _take(_resolve(spec, base_dir or Path.cwd()), spec, loaded)
         except Exception as exc:  # a user's module can raise anything at import
-            loaded.errors.append(LoadError(spec, _describe(exc, spec)))
+            loaded.errors.append(LoadError(spec, _describe(exc)))
     if entry_points:
         for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             label = f"{point.name} ({point.value}, entry point)"
             try:
                 _take(point.load(), label, loaded)
             except Exception as exc:
-                loaded.errors.append(LoadError(label, _describe(exc, label)))
+                loaded.errors.append(LoadError(label, _describe(exc)))
     return loaded
+
+
+def is_file_spec(spec: str) -> bool:
+    """Whether a spec names a file (``./tools.py``, ``tools/fx.py``) rather than a module."""
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
 
 
 def _resolve(spec: str, base_dir: Path) -> Any:
     """The module or object a spec names."""
-    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+    if is_file_spec(spec):
         return _load_file((base_dir / spec).resolve())
     module_name, _, attr = spec.partition(":")
     module = importlib.import_module(module_name)
@@ -181,7 +186,7 @@ def _add(item: Tool | ToolsProvider, loaded: LoadedTools) -> None:
         loaded.providers.append(item)
 
 
-def _describe(exc: BaseException, spec: str) -> str:
+def _describe(exc: BaseException) -> str:
     """The error with the file and line it happened at (the user's, not ours)."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}"

@@ -255,8 +255,8 @@ class PolicyProvider(WrapperProvider):
         ``retryable=True`` (other than a timeout) is retried up to ``max_attempts`` with
         exponential backoff and jitter, but an error that says the call may have run
         (``ToolError.may_have_run``: an MCP connection lost mid-call) only for a tool
-        that is ``safe_to_repeat``, so that a side effect never happens twice; ``metadata.attempts`` and ``duration_ms`` cover
-        all attempts. Breaker: ``circuit_open`` (retryable, with ``retry_after_s``) while
+        that is ``safe_to_repeat``, so that a side effect never happens twice;
+        ``metadata.attempts`` and ``duration_ms`` cover all attempts. Breaker: ``circuit_open`` (retryable, with ``retry_after_s``) while
         open, and the tool is left out of ``definitions()`` until it half-opens, so a
         model stops calling it; only execution, timeout and unavailable errors count as
         failures. Rate limit and concurrency: beyond ``rate_per_minute``, or beyond
