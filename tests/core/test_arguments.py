@@ -8,7 +8,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from tooldeck.core import ActionStrategy, BaseTool, CompositeTool, JsonSchemaTool, ToolContext, tool
-from tooldeck.core.arguments import ArgumentShape
+from tooldeck.core.arguments import ArgumentShape, check_arguments
+from tooldeck.core.validation import compile_schema
+from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.exporters import export
 
 pytestmark = pytest.mark.anyio
@@ -236,3 +238,19 @@ def test_strict_export_never_gives_a_closed_empty_object() -> None:
     (gemini,) = export([CONVERT.definition], "gemini")
     labels = gemini["parameters"]["properties"]["labels"]
     assert labels["type"] == "array" and labels["items"]["properties"]["key"] == {"type": "string"}
+
+
+def test_data_deeper_than_a_recursive_schema_can_walk_is_a_validation_error() -> None:
+    """The path MCP upstream tools and JsonSchemaTool share never raises RecursionError."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"$ref": "#/$defs/node"}},
+        "$defs": {"node": {"type": "object", "properties": {"c": {"$ref": "#/$defs/node"}}}},
+    }
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(900):
+        node["c"] = {}
+        node = node["c"]
+    with pytest.raises(InvalidArgumentsError, match="nested too deeply"):
+        check_arguments("t", schema, compile_schema(schema), {"n": deep})

@@ -346,11 +346,17 @@ def check_arguments(
         The normalized arguments as a dict.
 
     Raises:
-        InvalidArgumentsError: invalid JSON, undeclared arguments, or schema violations
-            field by field (the text of ``message_for``; ``details["errors"]`` lists them).
+        InvalidArgumentsError: invalid JSON, undeclared arguments, schema violations
+            field by field (the text of ``message_for``; ``details["errors"]`` lists
+            them), or arguments nested deeper than a recursive schema can be walked.
     """
-    instance, errors = (shape or ArgumentShape.of(schema)).prepare(tool_name, arguments)
-    errors += from_json_schema(validator, instance)
+    try:
+        instance, errors = (shape or ArgumentShape.of(schema)).prepare(tool_name, arguments)
+        errors += from_json_schema(validator, instance)
+    except RecursionError:  # deep data under a recursive schema: the caller's problem
+        raise InvalidArgumentsError(
+            f"Invalid arguments for {tool_name}: arguments are nested too deeply."
+        ) from None
     if errors:
         raise invalid_arguments(tool_name, errors, schema)
     return instance
