@@ -169,10 +169,13 @@ function toolDetail(tool) {
   // for browsers that refuse clipboard access).
   const copyCall = async (button, kind) => {
     const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`;
+    // A name from an MCP server may hold anything: quoted unless plainly safe, so a
+    // pasted command runs only tooldeck.
+    const word = (text) => (/^[A-Za-z0-9_][A-Za-z0-9_.\/:=-]*$/.test(text) ? text : quoted(text));
     const profile = state.profile ? `?profile=${encodeURIComponent(state.profile)}` : "";
     const text = kind === "curl"
       ? `curl -X POST -H 'content-type: application/json' ${location.origin}/api/tools/execute/${encodeURIComponent(tool.name)}${profile} -d ${quoted(arguments_())}`
-      : `tooldeck call ${tool.name}${state.profile ? ` -p ${state.profile}` : ""} --args ${quoted(arguments_())}`;
+      : `tooldeck call ${word(tool.name)}${state.profile ? ` -p ${word(state.profile)}` : ""} --args ${quoted(arguments_())}`;
     button.dataset.copied = text;
     try { await navigator.clipboard.writeText(text); button.textContent = "Copied"; }
     catch { button.textContent = "Copy failed: select it below"; resultHolder.replaceChildren(h("pre", {}, text)); }
