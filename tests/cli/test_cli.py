@@ -90,3 +90,11 @@ def test_any_text_renders_as_written() -> None:
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("tooldeck ")
+
+
+def test_init_into_a_place_it_cannot_write_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = runner.invoke(app, ["init", str(blocker / "project")])
+    assert result.exit_code == 2
+    assert "cannot write" in result.output and str(blocker) in result.output

@@ -69,8 +69,15 @@ def init(
             "pass --force to overwrite"
         )
         raise typer.Exit(2)
-    folder.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
-        path.write_text(text)
-        err.print(f"wrote {escape(str(path))}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, text in files.items():
+            path.write_text(text)
+            err.print(f"wrote {escape(str(path))}")
+    except OSError as exc:  # a read-only folder, a file where the folder should be
+        err.print(
+            f"[red]error:[/red] cannot write {escape(str(exc.filename or folder))}: "
+            f"{escape(exc.strerror or str(exc))}"
+        )
+        raise typer.Exit(2) from None
     err.print(escape('next: tooldeck call word_count text="hello world"   or   tooldeck serve'))
