@@ -64,6 +64,7 @@ from pydantic_settings import (
 )
 
 from tooldeck.exceptions import ConfigError
+from tooldeck.packs.brokerage.config import BrokerageConfig
 from tooldeck.packs.builtin.config import BuiltinConfig
 from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
@@ -72,7 +73,6 @@ __all__ = [
     "AgentSettings",
     "ApprovalSettings",
     "AuditSettings",
-    "BrokerageSettings",
     "ProfileConfig",
     "ServerSettings",
     "Settings",
@@ -149,17 +149,6 @@ class TracingSettings(BaseModel):
     """Put arguments (redacted) and result text on spans; off because they may be sensitive."""
     schedule_delay_ms: int = Field(5000, ge=1)
     """Longest time (ms) a finished span waits before it is exported."""
-
-
-class BrokerageSettings(BaseModel):
-    """The brokerage data pack."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    """Register the brokerage tools."""
-    data_path: Path | None = None
-    """Data file; default: the file shipped with the package."""
 
 
 class ProfileConfig(BaseModel):
@@ -239,7 +228,7 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
-    brokerage: BrokerageSettings = Field(default_factory=BrokerageSettings)
+    brokerage: BrokerageConfig = Field(default_factory=BrokerageConfig)
     builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
     """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
@@ -248,6 +237,10 @@ class Settings(BaseSettings):
     tools: list[str] = Field(default_factory=list)
     """Your own tools: files (``./tools.py``, relative to this file), modules
     (``mypkg.tools``) or objects (``mypkg.tools:registry``); see ``packs.loader``."""
+    packs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Installed packs' tables (``[packs.weather]``), by pack name; each is validated by
+    its pack's ``config_model`` when the runtime is built (an unknown name is an error
+    listing the loaded packs)."""
     mcp_servers: dict[str, MCPServerConfig] = Field(default_factory=dict)
     """MCP servers to connect, by id (the standard ``mcpServers`` form)."""
     mcp_config: Path | None = None

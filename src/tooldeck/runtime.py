@@ -12,12 +12,13 @@ start()`` it, and close it on exit; nothing below this module reads configuratio
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from pydantic import ValidationError
 
 from tooldeck.agent.base import Agent
 from tooldeck.agent.model_agent import ModelAgent
@@ -26,7 +27,10 @@ from tooldeck.agent.runs import RunManager
 from tooldeck.config import AgentSettings, Settings, TracingSettings, load_settings
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
-from tooldeck.core.tool import ToolExecutor, ToolViews
+from tooldeck.core.intents import IntentPack
+from tooldeck.core.names import closest_names
+from tooldeck.core.pack import Pack
+from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.observability.runs import RunStore
@@ -36,14 +40,8 @@ from tooldeck.observability.tracing import (
     global_tracer,
     make_tracer_provider,
 )
-from tooldeck.packs.brokerage import (
-    BrokerageAnswers,
-    BrokerageDataSource,
-    brokerage_tools,
-)
-from tooldeck.packs.builtin import CALLER_CODE_TOOLS, Sandbox, builtin_tools, make_sandbox
 from tooldeck.packs.builtin.llm import openai_client
-from tooldeck.packs.loader import LoadError, load_tools
+from tooldeck.packs.loader import SHIPPED_PACKS, LoadError, load_tools
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
@@ -74,7 +72,6 @@ class Runtime:
         audit: The audit store, or None when auditing is off.
         tracer: Opens a span per call, or None when tracing is off.
         services: Shared dependencies handed to every tool through ``ToolContext``.
-        intents: Intent router over ``provider`` (seed 004 dispatch).
         runs: Chat runs (``tooldeck chat``, ``/api/chat``): the agent, its state
             machine and events.
     """
@@ -160,9 +157,10 @@ class Runtime:
         if self._model_client is not None:
             await self._model_client.close()
         await self.root.close()
-        for service in self.services.created():
-            if isinstance(service, httpx.AsyncClient | Sandbox):
-                await service.aclose()
+        for service in self.services.created():  # HTTP client, sandbox, a pack's own
+            close = getattr(service, "aclose", None)
+            if inspect.iscoroutinefunction(close) and not isinstance(service, ToolsProvider):
+                await close()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
         if self._tracer_provider is not None:  # flush spans still in the batch
@@ -196,16 +194,18 @@ def build_runtime(
 ) -> Runtime:
     """Build the runtime from ``settings`` (default: ``load_settings()``); nothing connects yet.
 
-    Your own tools come from ``settings.tools`` and the ``tooldeck.packs`` entry points
-    (``packs.loader``; ``load_entry_points=False`` skips the latter): one that fails to
-    load is listed in ``Runtime.load_errors`` (the CLI prints them), and the rest starts.
+    The shipped packs (``SHIPPED_PACKS``), your own tools (``settings.tools``) and the
+    ``tooldeck.packs`` entry points (``load_entry_points=False`` skips them) load through
+    ``packs.loader``; each ``Pack`` is set up with its table. One that fails to load is
+    listed in ``Runtime.load_errors`` (the CLI prints them), and the rest starts.
 
     Spans go to ``tracer_provider`` when given (tests pass one with an in-memory
     exporter), else to the exporter of ``[tracing]``, else to a tracer provider the
     application set globally before this call; with none of them, there are no spans.
 
     Raises:
-        ConfigError: invalid configuration (e.g. an unreadable ``mcp_config`` file).
+        ConfigError: invalid configuration (e.g. an unreadable ``mcp_config`` file, a
+            ``[packs.<name>]`` table no pack reads).
         DataPackError: the brokerage data file is missing or malformed (checked at
             start-up so a bad file fails fast, with file, section and field).
     """
@@ -218,29 +218,24 @@ def build_runtime(
     services = ServiceContainer()
     services.register(Settings, settings)
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
-    if settings.brokerage.enabled:
-        source = BrokerageDataSource(settings.brokerage.data_path)
-        source.load()
-        services.register(BrokerageDataSource, source)
-        for tool in brokerage_tools(source):
-            registry.register(tool)
-    policy_config = settings.policy_config()
-    if settings.builtin.enabled:
-        sandbox = make_sandbox(settings.builtin.python, os.environ, settings.builtin.roots)
-        services.register(Sandbox, sandbox)
-        for builtin in builtin_tools(settings.builtin, environ=os.environ, sandbox=sandbox):
-            registry.register(builtin)
-        policy_config = _caller_code_defaults(policy_config)
     base_dir = settings.config_file.parent if settings.config_file else None
+    shipped = load_tools(SHIPPED_PACKS, entry_points=False)
     user = load_tools(settings.tools, base_dir, entry_points=load_entry_points)
-    for user_tool in user.tools:
+    errors = [*shipped.errors, *user.errors]
+    packs = _PackSetup(settings, services)
+    for pack in [*shipped.packs, *user.packs]:
+        packs.add(pack, errors)
+    packs.check_tables()
+    for tool in [*packs.tools, *shipped.tools, *user.tools]:
         try:
-            registry.register(user_tool)
+            registry.register(tool)
         except ToolDeckError as exc:  # a name clash: say so, keep the rest
-            user.errors.append(LoadError(user_tool.definition.name, str(exc)))
+            errors.append(LoadError(tool.definition.name, str(exc)))
+    policy_config = _with_defaults(settings.policy_config(), packs.policy_defaults)
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
-    root = CompositeToolsProvider([registry, *user.providers, *mcp.values()], prefixes=prefixes)
+    providers = [registry, *shipped.providers, *user.providers, *mcp.values()]
+    root = CompositeToolsProvider(providers, prefixes=prefixes)
     policy = PolicyProvider(root, policy_config)
     approvals = ApprovalStore(settings.approvals.ttl_s)
     provider: ToolsProvider = ConfirmingToolsProvider(
@@ -272,18 +267,16 @@ def build_runtime(
         audit=audit,
         tracer=tracer,
         services=services,
-        load_errors=user.errors,
+        load_errors=errors,
         _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
-    data = services.get_optional(BrokerageDataSource)
-    pack = BrokerageAnswers(data) if data else None
     if settings.agent.model is not None:
         runtime._model_client = _model_client(settings.agent)
     runtime.runs = RunManager(
         view=runtime.view,
         context=runtime.context,
-        agent=_agent_factory(settings.agent, pack, runtime._model_client),
+        agent=_agent_factory(settings.agent, packs.answers, runtime._model_client),
         store=RunStore(audit.engine) if audit is not None else None,
         confirm_timeout_s=settings.approvals.ttl_s,
         keep=settings.agent.max_runs_in_memory,
@@ -307,12 +300,13 @@ def _model_client(config: AgentSettings) -> Any:
 
 
 def _agent_factory(
-    config: AgentSettings, pack: BrokerageAnswers | None, client: Any
+    config: AgentSettings, pack: IntentPack | None, client: Any
 ) -> Callable[[ToolsProvider], Agent]:
     """Makes each run's agent.
 
-    The model loop with ``client`` when ``[agent] model`` is set, else the intent router;
-    without the brokerage pack either, every run fails saying what to configure.
+    The model loop with ``client`` when ``[agent] model`` is set, else the intent router
+    of ``pack`` (a pack's ``answers``); with neither, every run fails saying what to
+    configure.
     """
     model = config.model
     if model is None:
@@ -339,17 +333,87 @@ def _no_agent(view: ToolsProvider) -> Agent:
     )
 
 
-def _caller_code_defaults(config: PolicyConfig) -> PolicyConfig:
-    """``config`` with the breaker off for tools that run the caller's code, unless set.
+class _PackSetup:
+    """Sets packs up in order, collecting their tools, answers and policy defaults."""
 
-    A failure of ``python`` or ``shell`` is most often the code's, not the tool's;
-    five in a row must not lock a model out while it fixes its code.
-    """
+    def __init__(self, settings: Settings, services: ServiceContainer) -> None:
+        self.settings = settings
+        self.services = services
+        self.names: list[str] = []
+        self.tools: list[Tool] = []
+        self.answers: IntentPack | None = None
+        self.policy_defaults: dict[str, Mapping[str, Any]] = {}
+
+    def add(self, pack: Pack, errors: list[LoadError]) -> None:
+        """Validate the pack's table and set it up.
+
+        A pack of another package whose ``setup`` fails with anything but a
+        ``ToolDeckError`` becomes a load error (the rest starts), as an import error does.
+
+        Raises:
+            ConfigError: the pack's table is invalid, or two packs share a name.
+            ToolDeckError: what the pack's ``setup`` raised (a bad data file, a typo).
+        """
+        if pack.name in self.names:
+            raise ConfigError(f"two packs are named {pack.name!r}; pack names must be unique")
+        self.names.append(pack.name)
+        try:
+            parts = pack.setup(self._config(pack), self.services)
+        except ToolDeckError:
+            raise
+        except Exception as exc:
+            errors.append(LoadError(f"pack {pack.name}", f"{type(exc).__name__}: {exc}"))
+            return
+        self.tools.extend(parts.tools)
+        if self.answers is None:  # the first pack with intents answers chat questions
+            self.answers = parts.answers
+        for name, fields in parts.policy_defaults.items():
+            self.policy_defaults.setdefault(name, fields)
+
+    def check_tables(self) -> None:
+        """Every ``[packs.<name>]`` table names a loaded pack.
+
+        Raises:
+            ConfigError: the unknown table, and the packs that exist.
+        """
+        for name in self.settings.packs:
+            if name not in self.names:
+                near = closest_names(name, self.names)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ConfigError(
+                    f"[packs.{name}]: no pack named {name!r}{hint}; "
+                    f"loaded packs: {', '.join(self.names) or 'none'}"
+                )
+
+    def _config(self, pack: Pack) -> Any:
+        """The pack's validated table: a shipped pack's own field, else ``[packs.<name>]``."""
+        own = Settings.model_fields.get(pack.name)
+        if (
+            own is not None
+            and pack.config_model is not None
+            and own.annotation is pack.config_model
+        ):
+            return getattr(self.settings, pack.name)
+        table = self.settings.packs.get(pack.name, {})
+        if pack.config_model is None:
+            if table:
+                raise ConfigError(f"[packs.{pack.name}]: the pack takes no configuration")
+            return None
+        try:
+            return pack.config_model.model_validate(table)
+        except ValidationError as exc:
+            raise ConfigError(f"[packs.{pack.name}]: {exc}") from None
+
+
+def _with_defaults(config: PolicyConfig, defaults: Mapping[str, Mapping[str, Any]]) -> PolicyConfig:
+    """``config`` with the packs' per-tool defaults under what the configuration sets."""
+    if not defaults:
+        return config
     tools = dict(config.tools)
-    for name in CALLER_CODE_TOOLS:
+    for name, fields in defaults.items():
         own = tools.get(name)
         values = own.model_dump(exclude_unset=True) if own is not None else {}
-        tools[name] = PolicyOverride(**{"breaker_enabled": False, **values})
+        tools[name] = PolicyOverride(**{**fields, **values})
     return config.model_copy(update={"tools": tools})
 
 

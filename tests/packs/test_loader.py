@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tooldeck import ToolDefinition
 from tooldeck.config import load_settings
+from tooldeck.exceptions import ConfigError
 from tooldeck.packs.loader import load_tools
-from tooldeck.runtime import build_runtime
+from tooldeck.runtime import Runtime, build_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -135,3 +137,77 @@ def test_installed_packs_load_through_their_entry_point(
     monkeypatch.syspath_prepend(str(tmp_path))
     loaded = load_tools([], tmp_path)
     assert "acme_ping" in [t.definition.name for t in loaded.tools]
+
+
+PACK = '''
+from pydantic import BaseModel, ConfigDict
+from tooldeck import PackParts, tool
+
+class WeatherConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    city: str = "Oslo"
+
+class WeatherPack:
+    name = "weather"
+    config_model = WeatherConfig
+
+    def setup(self, config, services):
+        @tool
+        def forecast() -> dict:
+            """Tomorrow's forecast."""
+            return {"city": config.city, "sky": "clear"}
+
+        return PackParts(tools=[forecast], policy_defaults={"forecast": {"timeout_s": 2}})
+
+pack = WeatherPack()
+'''
+
+
+def _definition(runtime: Runtime, name: str) -> ToolDefinition:
+    (found,) = [d for d in runtime.registry.list_definitions() if d.name == name]
+    return found
+
+
+def _pack_runtime(tmp_path: Path, toml: str, source: str = PACK) -> Runtime:
+    (tmp_path / "weather.py").write_text(source)
+    (tmp_path / "tooldeck.toml").write_text('tools = ["weather.py"]\n' + toml)
+    return build_runtime(load_settings(tmp_path / "tooldeck.toml"), load_entry_points=False)
+
+
+async def test_a_pack_reads_its_own_table_and_adds_tools_and_policy_defaults(
+    tmp_path: Path,
+) -> None:
+    runtime = _pack_runtime(tmp_path, '[packs.weather]\ncity = "Bergen"\n')
+    try:
+        result = await runtime.provider.execute("forecast", {})
+        assert result.data == {"city": "Bergen", "sky": "clear"}
+        policy = runtime.policy_config.resolve
+        assert policy(_definition(runtime, "forecast")).timeout_s == 2
+        # the shipped packs load the same way, with their own defaults
+        assert policy(_definition(runtime, "python")).breaker_enabled is False
+        quotes = await runtime.provider.execute("get_quotes", {"symbols": ["AAPL"]})
+        assert quotes.source_id == "tool:quotes:v1"
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ('[packs.wether]\ncity = "x"\n', "no pack named 'wether' (did you mean 'weather'?)"),
+        ('[packs.weather]\ncty = "x"\n', "[packs.weather]: 1 validation error"),
+    ],
+)
+def test_a_pack_table_with_a_typo_stops_the_start(tmp_path: Path, toml: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _pack_runtime(tmp_path, toml)
+    assert expected in str(caught.value)
+
+
+def test_a_pack_whose_setup_fails_is_a_load_error_and_the_rest_starts(tmp_path: Path) -> None:
+    broken = PACK.replace("@tool\n", "raise OSError('no data')\n        @tool\n")
+    runtime = _pack_runtime(tmp_path, "", broken)
+    runtime.close()
+    (error,) = runtime.load_errors
+    assert str(error) == "tools 'pack weather': OSError: no data"
+    assert "get_quotes" in [d.name for d in runtime.registry.list_definitions()]

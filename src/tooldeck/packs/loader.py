@@ -9,12 +9,13 @@ the command line):
 - ``mypkg.tools:registry``: one object of a module.
 
 From a module or file, every ``@tool`` function, ``BaseTool`` instance, concrete
-``BaseTool`` subclass defined there (instantiated with no arguments) and
-``ToolsProvider`` (a ``ToolRegistry`` included) is taken, in the order they appear.
+``BaseTool`` subclass defined there (instantiated with no arguments), ``ToolsProvider``
+(a ``ToolRegistry`` included) and ``Pack`` instance is taken, in the order they appear.
 An object named by ``module:attr`` may be any of those, or a list of them.
 
 Installed packages add packs through the ``tooldeck.packs`` entry-point group: each
-entry point names a module or object, read the same way.
+entry point names a module or object, read the same way. The shipped packs load the
+same way, from ``SHIPPED_PACKS``.
 
 Semantics:
     Loading never stops the rest: a spec that cannot be imported (a syntax error, a
@@ -37,13 +38,24 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tooldeck.core.pack import Pack
 from tooldeck.core.tool import BaseTool, Tool
 from tooldeck.providers.base import ToolsProvider
 
-__all__ = ["ENTRY_POINT_GROUP", "LoadError", "LoadedTools", "is_file_spec", "load_tools"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SHIPPED_PACKS",
+    "LoadError",
+    "LoadedTools",
+    "is_file_spec",
+    "load_tools",
+]
 
 ENTRY_POINT_GROUP = "tooldeck.packs"
 """The entry-point group installed packages register their packs in."""
+
+SHIPPED_PACKS = ("tooldeck.packs.brokerage.pack:pack", "tooldeck.packs.builtin.pack:pack")
+"""The packs that come with tooldeck, in registration order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +73,11 @@ class LoadError:
 
 @dataclass(slots=True)
 class LoadedTools:
-    """What the specs gave: tools for the local registry, whole providers, errors."""
+    """What the specs gave: tools for the local registry, whole providers, packs, errors."""
 
     tools: list[Tool] = field(default_factory=list)
     providers: list[ToolsProvider] = field(default_factory=list)
+    packs: list[Pack] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
 
 
@@ -160,13 +173,15 @@ def _take(target: Any, spec: str, loaded: LoadedTools) -> None:
     one = _one(target, None)
     if one is None:
         hint = " (decorate it with @tool)" if callable(target) else ""
-        raise TypeError(f"{target!r} is not a tool, a tool class or a provider{hint}")
+        raise TypeError(f"{target!r} is not a tool, a tool class, a provider or a pack{hint}")
     _add(one, loaded)
 
 
-def _one(value: Any, module: str | None) -> Tool | ToolsProvider | None:
-    """``value`` as a tool or a provider; a tool class defined in ``module`` is made."""
+def _one(value: Any, module: str | None) -> Tool | ToolsProvider | Pack | None:
+    """``value`` as a tool, provider or pack; a tool class defined in ``module`` is made."""
     if isinstance(value, Tool | ToolsProvider):
+        return value
+    if not inspect.isclass(value) and isinstance(value, Pack):
         return value
     if (
         inspect.isclass(value)
@@ -179,11 +194,13 @@ def _one(value: Any, module: str | None) -> Tool | ToolsProvider | None:
     return None
 
 
-def _add(item: Tool | ToolsProvider, loaded: LoadedTools) -> None:
+def _add(item: Tool | ToolsProvider | Pack, loaded: LoadedTools) -> None:
     if isinstance(item, Tool):
         loaded.tools.append(item)
-    else:
+    elif isinstance(item, ToolsProvider):
         loaded.providers.append(item)
+    else:
+        loaded.packs.append(item)
 
 
 def _describe(exc: BaseException) -> str:

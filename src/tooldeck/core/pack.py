@@ -1,0 +1,74 @@
+"""A pack: tools of one domain, with their configuration and, optionally, chat answers.
+
+The shipped packs (``brokerage``, ``builtin``) and installed ones (the ``tooldeck.packs``
+entry-point group, ``packs.loader``) plug into the runtime the same way, so the runtime
+names no pack: it validates the pack's table with ``config_model``, calls ``setup`` once
+and registers what comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from tooldeck.core.context import ServiceContainer
+from tooldeck.core.intents import IntentPack
+from tooldeck.core.tool import Tool
+
+__all__ = ["Pack", "PackParts"]
+
+
+@dataclass(frozen=True, slots=True)
+class PackParts:
+    """What a pack contributes to a runtime."""
+
+    tools: Sequence[Tool] = ()
+    """Registered in the local registry (names must be unique across packs)."""
+    answers: IntentPack | None = None
+    """Answers chat questions without a model (the intent router), and derives the
+    figures the grounding validator accepts; None: the pack has no chat intents."""
+    policy_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per-tool policy fields (``PolicyOverride`` names, e.g. ``{"python":
+    {"breaker_enabled": False}}``) used where the configuration sets none."""
+
+
+@runtime_checkable
+class Pack(Protocol):
+    """Tools of one domain plugged into a runtime.
+
+    Configuration: a shipped pack reads its own top-level table (``[brokerage]``,
+    ``[builtin]``); an installed pack reads ``[packs.<name>]``, validated with
+    ``config_model`` (unknown keys are errors, as everywhere in tooldeck).
+
+    Services: ``setup`` may register services (a data source, a sandbox) in
+    ``services``; the runtime closes every created service that has an ``aclose()``
+    coroutine method when it closes.
+
+    Example (an installed pack, registered under ``[project.entry-points."tooldeck.packs"]``)::
+
+        class WeatherPack:
+            name = "weather"
+            config_model = WeatherConfig
+
+            def setup(self, config, services):
+                return PackParts(tools=[forecast])
+
+        pack = WeatherPack()
+    """
+
+    name: str
+    """The pack's name: its configuration table and how errors name it."""
+    config_model: type[BaseModel] | None
+    """Validates the pack's table; None: the pack takes no configuration."""
+
+    def setup(self, config: Any, services: ServiceContainer) -> PackParts:
+        """Build the pack's parts from its validated ``config`` (None without a model).
+
+        Raises:
+            ConfigError: the configuration cannot work (a missing data file, an unknown
+                tool name); the runtime does not start.
+        """
+        ...
