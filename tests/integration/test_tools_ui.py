@@ -311,7 +311,13 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
         expect(page.locator("#result-status")).to_have_text("success")
         page.goto(f"{server.url}/tools/t/python")  # `result` in the description is code
         expect(page.locator(".help code", has_text="result").first).to_be_visible()
-        for path in ("/tools/t/get_positions", "/tools", "/tools/history", "/tools/metrics"):
+        for path in (
+            "/tools/t/get_positions",
+            "/tools",
+            "/tools/chat",
+            "/tools/history",
+            "/tools/metrics",
+        ):
             page.goto(f"{server.url}{path}")
             page.wait_for_load_state("networkidle")
             width = page.evaluate("document.documentElement.scrollWidth")
@@ -319,3 +325,55 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
             shot(page, "mobile" + path.replace("/", "-"))
     finally:
         context.close()
+
+
+def test_chat_streams_an_answer_asks_back_and_waits_for_approval(tmp_path: Path, page: Any) -> None:
+    """The Chat page: a clarifying question, a call approved in the chat, one on Approvals."""
+    from playwright.sync_api import expect
+
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[profiles.careful]\nconfirm = ["get_quotes"]\n')
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    try:
+        page.goto(f"{server.url}/tools/chat")
+        page.select_option("#profile", "careful")
+        page.fill("#question", "How did my portfolio perform?")
+        page.click("#ask")
+        clarify = page.locator("form.clarify")
+        expect(clarify).to_contain_text("YTD")
+        clarify.get_by_label("YTD").check()
+        clarify.get_by_role("button", name="Answer").click()
+        latest = page.locator(".run").first
+        expect(latest.locator("#run-state")).to_have_text("completed")
+        expect(latest.locator("#grounding")).to_have_text("grounded")
+        expect(latest.locator("#citations")).to_contain_text("tool:performance:v1")
+        expect(latest.locator("#run-calls")).to_contain_text("get_performance")
+
+        page.fill("#question", "What is AAPL trading at?")
+        page.click("#ask")
+        latest = page.locator(".run").first
+        expect(latest.locator("#pending")).to_contain_text("get_quotes")
+        expect(page.locator("#pending-count")).to_have_text("1")
+        shot(page, "chat-waiting")
+        latest.get_by_role("button", name="Approve").click()
+        expect(latest.locator("#run-state")).to_have_text("completed")
+        expect(latest.locator("#grounding")).to_have_text("grounded")
+        expect(latest.locator("#citations")).to_contain_text("tool:quotes:v1")
+        expect(latest.locator("#answer")).to_contain_text("AAPL")
+        expect(latest.locator("#run-calls tbody tr")).to_contain_text("success")
+        shot(page, "chat-answered")
+
+        # a run waiting while nobody has the chat open: decided on the Approvals page
+        page.fill("#question", "Quote for TSLA")
+        page.click("#ask")
+        expect(page.locator(".run").first.locator("#pending")).to_be_visible()
+        page.click('a[data-nav="approvals"]')
+        card = page.locator("[data-run]")
+        expect(card).to_contain_text("Quote for TSLA")
+        card.get_by_role("button", name="Approve").click()
+        expect(card).to_contain_text("The run is completed.")
+        runs = httpx.get(f"{server.url}/api/runs").json()
+        assert [r["state"] for r in runs][:3] == ["completed"] * 3
+        assert runs[0]["answer"]["citations"] == ["tool:quotes:v1"]
+    finally:
+        server.stop()

@@ -1,6 +1,7 @@
 // The tools UI: pages rendered from /api/* (catalog, execute, audit, stats, approvals).
 import { h, spark } from "./dom.js";
 import { buildForm, withCode } from "./form.js";
+import { chatPage } from "./chat.js";
 
 const app = document.getElementById("app");
 const profileSelect = document.getElementById("profile");
@@ -11,8 +12,7 @@ async function api(path, { method = "GET", body, headers = {}, query = {} } = {}
   const url = new URL(path, location.origin);
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") url.searchParams.set(k, v);
   const key = localStorage.getItem("tooldeck.apiKey");
-  const init = { method, headers: { ...headers } };
-  if (key) init.headers.authorization = `Bearer ${key}`;
+  const init = { method, headers: { ...headers, ...authHeaders() } };
   if (body !== undefined) { init.body = typeof body === "string" ? body : JSON.stringify(body); init.headers["content-type"] = "application/json"; }
   const response = await fetch(url, init);
   if (response.status === 401) {
@@ -22,6 +22,11 @@ async function api(path, { method = "GET", body, headers = {}, query = {} } = {}
   }
   const data = await response.json().catch(() => ({ detail: `HTTP ${response.status}` }));
   return { status: response.status, data };
+}
+
+function authHeaders() {
+  const key = localStorage.getItem("tooldeck.apiKey");
+  return key ? { authorization: `Bearer ${key}` } : {};
 }
 
 function askKey(refused = "") {
@@ -57,11 +62,12 @@ async function render() {
   const path = location.pathname.replace(/\/+$/, "");
   const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === page));
-  if (page === "metrics" || page === "approvals") loadCatalog().catch(() => {}); // fills the profile selector
+  if (page === "metrics" || page === "approvals" || page === "chat") loadCatalog().catch(() => {}); // fills the profile selector
   try {
     if (page === "history") await historyPage();
     else if (page === "metrics") await metricsPage();
     else if (page === "approvals") await approvalsPage();
+    else if (page === "chat") await chatPage(app, { api, detail, state, authHeaders, refreshPending });
     else await toolsPage(path.startsWith("/tools/t/") ? decodeURIComponent(path.slice(9)) : null);
   } catch (error) {
     app.replaceChildren(h("div", { class: "panel error-box" }, String(error.message || error)));
@@ -395,16 +401,40 @@ async function approvalsPage() {
         h("button", { type: "button", onclick: () => decide("approve", false) }, "Approve"),
         message, h("button", { type: "button", class: "danger", onclick: () => decide("deny", false) }, "Deny")), out));
   }
+  const runs = await waitingRuns();
+  for (const run of runs) {
+    const p = run.pending;
+    const out = h("div", {});
+    const decide = async (approve) => {
+      const r = await api(`/api/runs/${run.run_id}/confirm`, { method: "POST", body: { approve, message: approve ? null : "denied on the Approvals page" } });
+      out.replaceChildren(r.status === 200 ? h("p", { class: "muted" }, `The run is ${r.data.state}.`) : h("div", { class: "toast" }, detail(r.data)));
+      refreshPending();
+    };
+    list.append(h("div", { class: "panel", "data-run": run.run_id },
+      h("h2", {}, p.tool, " ", h("span", { class: "badge warn" }, "chat run waiting")),
+      h("dl", { class: "kv" }, h("dt", {}, "question"), h("dd", {}, run.question), h("dt", {}, "user"), h("dd", {}, run.user || "—"),
+        h("dt", {}, "profile"), h("dd", {}, run.profile || "—"), h("dt", {}, "expires"), h("dd", {}, new Date(p.expires_at * 1000).toLocaleString())),
+      h("pre", {}, JSON.stringify(p.arguments, null, 2)),
+      h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: () => decide(true) }, "Approve"),
+        h("button", { type: "button", class: "danger", onclick: () => decide(false) }, "Deny")), out));
+  }
+  const total = data.length + runs.length;
   app.replaceChildren(h("div", { class: "panel" }, h("h1", {}, "Pending confirmations"),
-    h("p", { class: "muted" }, data.length ? "Calls to tools that need confirmation wait here. \"Approve & run\" completes the call now as its principal; \"Approve\" lets the caller repeat it." : "Nothing is waiting for a decision.")), list);
+    h("p", { class: "muted" }, total ? "Calls to tools that need confirmation wait here, with chat runs waiting for a decision. \"Approve & run\" completes the call now as its principal; \"Approve\" lets the caller repeat it." : "Nothing is waiting for a decision.")), list);
+}
+
+async function waitingRuns() {
+  const { status, data } = await api("/api/runs", { query: { limit: 200 } });
+  return status === 200 ? data.filter((r) => r.state === "waiting_input" && r.pending) : [];
 }
 
 async function refreshPending() {
   try {
-    const { status, data } = await api("/api/approvals");
+    const [{ status, data }, runs] = await Promise.all([api("/api/approvals"), waitingRuns()]);
+    const count = (status === 200 ? data.length : 0) + runs.length;
     const badge = document.getElementById("pending-count");
-    badge.hidden = status !== 200 || !data.length;
-    badge.textContent = status === 200 ? String(data.length) : "";
+    badge.hidden = !count;
+    badge.textContent = String(count);
   } catch { /* the badge is a hint */ }
 }
 
