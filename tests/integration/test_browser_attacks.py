@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 import pytest
+from browser import ARTIFACTS, launch_chromium
 from processes import Server, free_port
-from test_tools_ui import ARTIFACTS, launch_chromium
 
 pytestmark = pytest.mark.integration
 

@@ -1,9 +1,10 @@
 """A new user's first ten minutes: ``tooldeck init``, a tool of their own, every entry point.
 
 In an empty folder: ``tooldeck init``, a second tool added to ``tools.py``, then that
-tool called with ``tooldeck call``, over REST from ``tooldeck serve``, and over MCP
-stdio with the official SDK client; each call is in this project's history
-(``.tooldeck/`` beside ``tooldeck.toml``), and in no other project's.
+tool called with ``tooldeck call``, over REST from ``tooldeck serve``, from its form
+in the tools UI (Chromium), and over MCP stdio with the official SDK client; each call
+is in this project's history (``.tooldeck/`` beside ``tooldeck.toml``, and on the UI's
+History page), and in no other project's.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
+from browser import launch_chromium
 from mcp import Client, StdioServerParameters
 from processes import Server, free_port
 
@@ -39,6 +42,26 @@ def reverse(text: str) -> dict:
 def env() -> dict[str, str]:
     """The user's environment: no TOOLDECK_* settings of the test run."""
     return {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
+
+
+def run_in_the_ui(url: str) -> None:
+    """Run ``reverse`` from its form, then find the call on the History page."""
+    from playwright.sync_api import expect
+
+    with launch_chromium() as chromium:
+        page = chromium.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{url}/tools")
+        page.click('a[data-tool="reverse"]')
+        page.fill("#f-text", "ui")
+        page.click("#run")
+        expect(page.locator("#result-status")).to_have_text("success")
+        expect(page.locator("#provenance")).to_contain_text("tool:reverse:v1")
+        page.click('a[data-nav="history"]')
+        rows = page.locator("#history tbody tr", has_text="reverse")
+        expect(rows).to_have_count(3)  # the CLI call, the REST call and this one
+        assert errors == []
 
 
 def tooldeck(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -69,6 +92,8 @@ async def test_init_then_my_tool_everywhere_and_in_my_history(tmp_path: Path) ->
             assert rest.status_code == 200 and rest.json()["source_id"] == "tool:reverse:v1"
             listed = (await http.get("/api/tools", params={"format": "openai"})).json()
             assert "reverse" in [t["function"]["name"] for t in listed]
+        with ThreadPoolExecutor(1) as pool:  # Playwright's sync API wants a thread without a loop
+            pool.submit(run_in_the_ui, server.url).result(timeout=120)
     finally:
         server.stop()
 
@@ -82,7 +107,7 @@ async def test_init_then_my_tool_everywhere_and_in_my_history(tmp_path: Path) ->
 
     history = tooldeck(project, "audit", "--json", "--tool", "reverse")
     calls = [json.loads(line) for line in history.stdout.splitlines()]
-    assert sorted(c["arguments"]["text"] for c in calls) == ["abc", "mcp", "rest"]
+    assert sorted(c["arguments"]["text"] for c in calls) == ["abc", "mcp", "rest", "ui"]
     assert (project / ".tooldeck" / "audit.db").is_file()
     other = tmp_path / "other"
     other.mkdir()

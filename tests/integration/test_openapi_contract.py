@@ -17,8 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from browser import launch_chromium
 from processes import Server, free_port
-from test_tools_ui import launch_chromium
 
 pytestmark = pytest.mark.integration
 

@@ -17,36 +17,18 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from browser import ARTIFACTS, launch_chromium
 from mcp import Client
 from otlp_receiver import OTLPReceiver
 from processes import Server, env_for, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = pytest.mark.integration
-
-CHROMIUM = Path("/usr/bin/chromium")
-REQUIRE_BROWSER = (
-    os.environ.get("TOOLDECK_REQUIRE_BROWSER") == "1"
-)  # read before conftest clears it
-ARTIFACTS = Path(
-    os.environ.get("TOOLDECK_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
-)
-CHROMIUM_ARGS = [  # no background requests: this machine has no network but the registries
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
@@ -74,25 +56,6 @@ def server(data_dir: Path, receiver: OTLPReceiver) -> Iterator[Server]:
     s = Server(data_dir, free_port(), env=tracing_env(receiver))
     yield s
     s.stop()
-
-
-@contextmanager
-def launch_chromium(*extra_args: str) -> Iterator[Any]:
-    """Debian's Chromium under Playwright; skips (or fails in CI) where it is missing."""
-    if not CHROMIUM.exists():
-        message = "Debian's chromium is not installed (make browser installs it)"
-        if REQUIRE_BROWSER:
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra_args]
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
