@@ -4,18 +4,29 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# What serving needs (tooldeck[all]: server, built-in tools, data libraries, OTLP);
+# the dev install (STAMP) includes it and touches both stamps.
+SERVE_STAMP := $(VENV)/.installed-serve
 
 .PHONY: install browser serve test test-model lint typecheck bench check clean
 
+$(SERVE_STAMP): pyproject.toml
+	@echo "tooldeck: installing what serving needs into $(VENV) (first run only)..."
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --progress-bar on -e '.[all]'
+	touch $(SERVE_STAMP)
+
 $(STAMP): pyproject.toml
+	@echo "tooldeck: installing the development tools into $(VENV) (first run only)..."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP)
 
-serve: $(STAMP)  ## start the server on the embedded defaults (http://127.0.0.1:8765; PORT=9000 to change)
+serve: $(SERVE_STAMP)  ## start the server on the embedded defaults (http://127.0.0.1:8765; PORT=9000 to change)
 	$(BIN)/tooldeck serve $(if $(PORT),--port $(PORT))
 
 # The browser test drives Debian's Chromium with Playwright (no browser download).

@@ -1,5 +1,5 @@
 """``python -m tooldeck`` runs the CLI."""
 
-from tooldeck.cli.app import main
+from tooldeck.cli import main
 
 main()

@@ -6,9 +6,7 @@ import os
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackParts
-from tooldeck.packs.builtin import CALLER_CODE_TOOLS, builtin_tools, make_sandbox
 from tooldeck.packs.builtin.config import BuiltinConfig
-from tooldeck.packs.builtin.sandbox import Sandbox
 
 __all__ = ["BuiltinPack", "pack"]
 
@@ -31,9 +29,24 @@ class BuiltinPack:
         Raises:
             ConfigError: ``disabled`` names a tool that is not built in.
             ValueError: ``python.user`` does not exist.
+            ModuleNotFoundError: the ``[builtin]`` extra is not installed (the runtime
+                lists it as a load error, and the rest starts).
         """
         if not config.enabled:
             return PackParts()
+        try:
+            from tooldeck.packs.builtin.sandbox import Sandbox
+            from tooldeck.packs.builtin.toolset import (
+                CALLER_CODE_TOOLS,
+                builtin_tools,
+                make_sandbox,
+            )
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(
+                f"the built-in tools need {exc.name!r}: pip install 'tooldeck[builtin]' "
+                "(or set [builtin] enabled = false)",
+                name=exc.name,
+            ) from None
         sandbox = make_sandbox(config.python, os.environ, config.roots)
         services.register(Sandbox, sandbox)
         tools = builtin_tools(config, environ=os.environ, sandbox=sandbox)
