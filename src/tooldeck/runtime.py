@@ -12,9 +12,11 @@ start()`` it, and close it on exit; nothing below this module reads configuratio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -41,7 +43,7 @@ from tooldeck.observability.tracing import (
     make_tracer_provider,
 )
 from tooldeck.packs.builtin.llm import openai_client
-from tooldeck.packs.loader import SHIPPED_PACKS, LoadError, load_tools
+from tooldeck.packs.loader import SHIPPED_PACKS, LoadError, load_tools, spec_files
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import TracerProvider as TracerProviderAPI
 
-__all__ = ["Runtime", "build_runtime"]
+__all__ = ["Runtime", "ToolsReload", "build_runtime"]
 
 
 @dataclass(kw_only=True)
@@ -91,6 +93,8 @@ class Runtime:
     runs: RunManager = field(init=False)
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _tracer_provider: TracerProvider | None = None
+    _user_tools: list[str] = field(default_factory=list)
+    """Registry names of the tools loaded from ``settings.tools`` (what a reload swaps)."""
     _model_client: Any = None
     """The chat agent's ``openai.AsyncOpenAI`` client, closed with the runtime."""
 
@@ -148,6 +152,55 @@ class Runtime:
         down = [sid for sid, provider in self.mcp.items() if provider.last_error]
         check_names(self.settings, definitions, self.settings.all_mcp_servers(), down)
 
+    def reload_tools(self) -> ToolsReload:
+        """Load ``settings.tools`` again and swap their tools in the registry.
+
+        All or nothing: when a spec fails to load (a syntax error mid-edit) or a new
+        name clashes with another tool, the tools stay as they were and the report says
+        why. Tools only: packs and providers of those specs need a restart. A swap
+        tells the provider stack, so MCP clients get ``notifications/tools/list_changed``.
+        """
+        base_dir = self.settings.config_file.parent if self.settings.config_file else None
+        loaded = load_tools(self.settings.tools, base_dir, entry_points=False, fresh=True)
+        before = {n: t.definition for n in self._user_tools if (t := self.registry.get(n))}
+        new = {tool.definition.name: tool for tool in loaded.tools}
+        errors = [str(e) for e in loaded.errors]
+        taken = set(self.registry.names) - set(before)
+        errors += [f"{name}: the name is taken by another tool" for name in new if name in taken]
+        changed = sorted(n for n in new.keys() & before.keys() if new[n].definition != before[n])
+        report = ToolsReload(
+            added=sorted(new.keys() - before.keys()),
+            removed=sorted(before.keys() - new.keys()),
+            changed=changed,
+            errors=errors,
+        )
+        if errors:
+            return report
+        for name in self._user_tools:
+            self.registry.unregister(name)
+        for tool in new.values():
+            self.registry.register(tool)
+        self._user_tools = list(new)
+        return report
+
+    async def watch_tools(
+        self, on_reload: Callable[[ToolsReload], None], interval_s: float = 1.0
+    ) -> None:
+        """Reload ``settings.tools`` whenever one of their files changes; runs until cancelled.
+
+        Polls the files' modification times every ``interval_s`` seconds (a few files:
+        cheaper than a file-watching dependency) and calls ``on_reload`` with each
+        reload's report.
+        """
+        base_dir = self.settings.config_file.parent if self.settings.config_file else None
+        seen = _mtimes(spec_files(self.settings.tools, base_dir))
+        while True:
+            await asyncio.sleep(interval_s)
+            now = _mtimes(spec_files(self.settings.tools, base_dir))
+            if now != seen:
+                seen = now
+                on_reload(self.reload_tools())
+
     async def aclose(self) -> None:
         """Cancel unfinished runs, close providers and clients, flush the audit store.
 
@@ -169,6 +222,32 @@ class Runtime:
     def close(self) -> None:
         """Synchronous ``aclose`` for code outside an event loop."""
         asyncio.run(self.aclose())
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsReload:
+    """What ``Runtime.reload_tools`` did: tool names added, removed, changed; or why not."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    errors: list[str]
+    """Non-empty: nothing was swapped, the previous tools still serve."""
+
+    def __str__(self) -> str:
+        if self.errors:
+            return "tools not reloaded (the previous ones still serve): " + "; ".join(self.errors)
+        parts = [f"+{n}" for n in self.added] + [f"-{n}" for n in self.removed]
+        parts += [f"~{n}" for n in self.changed]
+        return "tools reloaded: " + (" ".join(parts) or "no change to names or schemas")
+
+
+def _mtimes(files: list[Path]) -> dict[Path, int]:
+    stamps: dict[Path, int] = {}
+    for path in files:
+        with contextlib.suppress(OSError):
+            stamps[path] = path.stat().st_mtime_ns
+    return stamps
 
 
 class _RuntimeViews(ToolViews):
@@ -226,11 +305,15 @@ def build_runtime(
     for pack in [*shipped.packs, *user.packs]:
         packs.add(pack, errors)
     packs.check_tables()
+    user_tools: list[str] = []
     for tool in [*packs.tools, *shipped.tools, *user.tools]:
         try:
             registry.register(tool)
         except ToolDeckError as exc:  # a name clash: say so, keep the rest
             errors.append(LoadError(tool.definition.name, str(exc)))
+        else:
+            if tool in user.tools:
+                user_tools.append(tool.definition.name)
     policy_config = _with_defaults(settings.policy_config(), packs.policy_defaults)
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
@@ -268,6 +351,7 @@ def build_runtime(
         tracer=tracer,
         services=services,
         load_errors=errors,
+        _user_tools=user_tools,
         _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]

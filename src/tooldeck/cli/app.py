@@ -39,7 +39,7 @@ from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
-from tooldeck.runtime import Runtime
+from tooldeck.runtime import Runtime, ToolsReload
 
 __all__ = ["app", "main"]
 
@@ -358,18 +358,35 @@ SpecsArgument = Annotated[
 ]
 
 
+ReloadOption = Annotated[
+    bool,
+    typer.Option(
+        "--reload",
+        help="Reload your tools when their files change; MCP clients are told "
+        "(notifications/tools/list_changed).",
+    ),
+]
+
+
+def _reloaded(report: ToolsReload) -> None:
+    style = "yellow" if report.errors else "green"
+    err.print(f"[{style}]{escape(str(report))}[/{style}]")
+
+
 @app.command()
 def mcp(
     specs: SpecsArgument = None,
     profile: ProfileOption = None,
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
+    reload: ReloadOption = False,
 ) -> None:
     """Serve the tools (a profile's view) as an MCP server over stdin/stdout."""
     from tooldeck.server.mcp import serve_stdio
 
     runtime = runtime_for(config, [*(specs or []), *(own_tools or [])])
-    session(runtime, lambda: serve_stdio(runtime, profile))
+    on_reload = _reloaded if reload else None
+    session(runtime, lambda: serve_stdio(runtime, profile, on_reload=on_reload))
 
 
 @app.command()
@@ -379,6 +396,7 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
+    reload: ReloadOption = False,
     insecure: Annotated[
         bool,
         typer.Option(
@@ -429,7 +447,7 @@ def serve(
     log_config["filters"] = {"redact": {"()": "tooldeck.server.http.RedactedAccessLog"}}
     log_config["handlers"]["access"]["filters"] = ["redact"]
     uvicorn.run(
-        create_app(runtime),
+        create_app(runtime, on_reload=_reloaded if reload else None),
         host=s.server.host,
         port=s.server.port,
         log_level="info",

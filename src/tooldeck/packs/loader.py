@@ -49,6 +49,7 @@ __all__ = [
     "LoadedTools",
     "is_file_spec",
     "load_tools",
+    "spec_files",
 ]
 
 ENTRY_POINT_GROUP = "tooldeck.packs"
@@ -82,7 +83,11 @@ class LoadedTools:
 
 
 def load_tools(
-    specs: Iterable[str], base_dir: Path | None = None, *, entry_points: bool = True
+    specs: Iterable[str],
+    base_dir: Path | None = None,
+    *,
+    entry_points: bool = True,
+    fresh: bool = False,
 ) -> LoadedTools:
     """Load the tools of ``specs`` (and of installed packs when ``entry_points``).
 
@@ -90,6 +95,8 @@ def load_tools(
         specs: Files, modules or ``module:attr`` objects (see the module docstring).
         base_dir: Folder relative file specs start from; default the current one.
         entry_points: Also load the ``tooldeck.packs`` entry points.
+        fresh: Import modules again even when already imported (``serve --reload``);
+            files are always executed anew.
 
     Returns:
         The tools, providers and load errors, in spec order. Never raises for a spec
@@ -98,7 +105,7 @@ def load_tools(
     loaded = LoadedTools()
     for spec in specs:
         try:
-            _take(_resolve(spec, base_dir or Path.cwd()), spec, loaded)
+            _take(_resolve(spec, base_dir or Path.cwd(), fresh), spec, loaded)
         except Exception as exc:  # a user's module can raise anything at import
             loaded.errors.append(LoadError(spec, _describe(exc)))
     if entry_points:
@@ -116,12 +123,34 @@ def is_file_spec(spec: str) -> bool:
     return spec.endswith(".py") or "/" in spec or "\\" in spec
 
 
-def _resolve(spec: str, base_dir: Path) -> Any:
-    """The module or object a spec names."""
+def spec_files(specs: Iterable[str], base_dir: Path | None = None) -> list[Path]:
+    """The source files behind ``specs`` that exist (what ``serve --reload`` watches).
+
+    A file spec is its file; a module spec is its module's file once imported.
+    """
+    files: list[Path] = []
+    for spec in specs:
+        if is_file_spec(spec):
+            path = ((base_dir or Path.cwd()) / spec).resolve()
+        else:
+            module = sys.modules.get(spec.partition(":")[0])
+            origin = getattr(module, "__file__", None)
+            if origin is None:
+                continue
+            path = Path(origin)
+        if path.is_file():
+            files.append(path)
+    return files
+
+
+def _resolve(spec: str, base_dir: Path, fresh: bool = False) -> Any:
+    """The module or object a spec names; ``fresh`` re-imports an imported module."""
     if is_file_spec(spec):
         return _load_file((base_dir / spec).resolve())
     module_name, _, attr = spec.partition(":")
     module = importlib.import_module(module_name)
+    if fresh:
+        module = importlib.reload(module)
     if not attr:
         return module
     target: Any = module

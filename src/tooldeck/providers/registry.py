@@ -124,6 +124,22 @@ class ToolRegistry(ToolsProvider):
         self.tools_changed()
         return tool
 
+    def unregister(self, name: str) -> Tool:
+        """Remove the tool registered under the canonical ``name``, with its aliases.
+
+        Raises:
+            RegistrationError: no tool has that canonical name; the message lists them.
+        """
+        entry = self._entries.pop(name, None)
+        if entry is None:
+            raise RegistrationError(
+                f"no tool named {name!r} to unregister; registered: {', '.join(self._entries)}"
+            )
+        for alias in [n for n, e in self._lookup.items() if e is entry]:
+            del self._lookup[alias]
+        self.tools_changed()
+        return entry.tool
+
     def get(self, name: str) -> Tool | None:
         """The tool answering to ``name`` (name or alias), or None."""
         entry = self._lookup.get(name)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -12,7 +13,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi_offline import FastAPIOffline
 from starlette.routing import Route
 
-from tooldeck.runtime import Runtime, build_runtime
+from tooldeck.runtime import Runtime, ToolsReload, build_runtime
 from tooldeck.server import ui
 from tooldeck.server.guard import GuardRules, RequestGuard
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
@@ -64,7 +65,9 @@ def _require_api_key(request: Request) -> None:
         )
 
 
-def create_app(runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    runtime: Runtime | None = None, *, on_reload: Callable[[ToolsReload], None] | None = None
+) -> FastAPI:
     """The FastAPI application over ``runtime`` (default: built from ``load_settings()``).
 
     Routes: ``GET /healthz``; ``GET /api/tools[?profile=]``;
@@ -76,7 +79,9 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
     ``/metrics`` and ``/mcp`` require it as a bearer token (the UI asks for it). Every
     route is behind ``RequestGuard`` (``server.guard``): ``Host`` and ``Origin`` checked,
     bodies JSON only and at most ``server.max_body_bytes``. MCP servers are connected at
-    start-up; the runtime is closed (sessions ended, audit flushed) at shutdown.
+    start-up; the runtime is closed (sessions ended, audit flushed) at shutdown. With
+    ``on_reload`` (``serve --reload``), the user's tools reload when their files change
+    and ``on_reload`` gets each report (``Runtime.watch_tools``).
     """
     from tooldeck.server.mcp import create_mcp_http_app
 
@@ -94,10 +99,13 @@ def create_app(runtime: Runtime | None = None) -> FastAPI:
             len(tools) - remote,
             remote,
         )
+        watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
         try:
             async with mcp_manager.run():
                 yield
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await runtime.aclose()
 
     # /docs and /redoc from assets in the package (fastapi-offline): they work with no network

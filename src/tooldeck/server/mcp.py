@@ -7,11 +7,14 @@ in ``_meta``). A tool needing confirmation is confirmed with MCP elicitation whe
 client supports it (on 2026-07-28 connections as an ``InputRequiredResult`` the client
 answers by repeating the call; on earlier ones as an ``elicitation/create`` request);
 otherwise the call returns the ``confirmation_required`` error.
-Over HTTP, ``/mcp?profile=NAME`` picks the profile.
+Over HTTP, ``/mcp?profile=NAME`` picks the profile. When the tools change (``--reload``,
+an MCP server's own change), clients are told: ``notifications/tools/list_changed`` on
+a session, or a ``subscriptions/listen`` event for 2026-07-28 clients.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -28,7 +31,7 @@ from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
 from tooldeck.providers.base import ToolsProvider
-from tooldeck.runtime import Runtime
+from tooldeck.runtime import Runtime, ToolsReload
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import ServerRequestContext
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.subscriptions import InMemorySubscriptionBus
     from mcp_types import (
         CallToolRequestParams,
         CallToolResult,
@@ -62,13 +66,23 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
         ConfigError: ``profile`` is not configured.
     """
     import mcp_types as types
-    from mcp.server import Server
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
     from mcp.shared.exceptions import MCPError
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from tooldeck import __version__
 
     runtime.view(profile)  # fail fast on an unknown profile
+    listing: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that listed the tools
+    bus = InMemorySubscriptionBus()  # 2026-07-28 clients: subscriptions/listen streams
+
+    def tools_changed() -> None:  # a reload, or an MCP server's own list_changed
+        with contextlib.suppress(RuntimeError):  # no running loop: nobody to tell
+            task = asyncio.get_running_loop().create_task(_tell(list(listing), bus))
+            _pending.add(task)
+            task.add_done_callback(_pending.discard)
+
+    runtime.root.on_tools_changed(tools_changed)
 
     def chosen(ctx: ServerRequestContext[Any]) -> str | None:
         request = ctx.request
@@ -84,6 +98,9 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> ListToolsResult:
+        connection = getattr(ctx.session, "_connection", None)  # the SDK's per-request
+        if connection is not None:  # session proxy lives one request; its connection lasts
+            listing.add(connection)
         definitions = await view(chosen(ctx)).definitions()
         return types.ListToolsResult.model_validate({"tools": to_mcp(definitions)})
 
@@ -113,13 +130,49 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
             return _ask_for_confirmation(error.details or {})
         return types.CallToolResult.model_validate(to_mcp_result(result))
 
-    return Server(
+    return _server_class()(
         "tooldeck",
         version=__version__,
         instructions="Typed tools; every result carries its provenance (source_id, as_of) in _meta.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
     )
+
+
+_pending: set[asyncio.Task[None]] = set()
+"""Notifications under way (a task needs a reference until it ends)."""
+
+
+async def _tell(connections: list[Any], bus: InMemorySubscriptionBus) -> None:
+    """Tell clients the tool list changed.
+
+    2026-07-28 clients listening (``subscriptions/listen``) get a ``ToolsListChanged``
+    event; earlier ones, on each connection that listed the tools and is still open, a
+    ``notifications/tools/list_changed``.
+    """
+    from mcp.server.subscriptions import ToolsListChanged
+
+    await bus.publish(ToolsListChanged())
+    for connection in connections:
+        with contextlib.suppress(Exception):  # closed meanwhile
+            await connection.send_tool_list_changed()
+
+
+def _server_class() -> type[Server[Any]]:
+    from mcp.server import Server
+    from mcp.server.lowlevel.server import NotificationOptions
+
+    class ToolsServer(Server[Any]):
+        """The SDK's ``Server`` announcing ``tools.listChanged`` (stdio and HTTP alike)."""
+
+        def create_initialization_options(
+            self, notification_options: Any = None, *args: Any, **kw: Any
+        ) -> Any:
+            options = notification_options or NotificationOptions(tools_changed=True)
+            return super().create_initialization_options(options, *args, **kw)
+
+    return ToolsServer
 
 
 def _ask_for_confirmation(details: dict[str, Any]) -> InputRequiredResult:
@@ -263,10 +316,24 @@ class _GuardedEndpoint:
         await self.endpoint(scope, receive, send)
 
 
-async def serve_stdio(runtime: Runtime, profile: str | None = None) -> None:
-    """Serve ``profile``'s view over stdin/stdout until the client disconnects."""
+async def serve_stdio(
+    runtime: Runtime,
+    profile: str | None = None,
+    *,
+    on_reload: Callable[[ToolsReload], None] | None = None,
+) -> None:
+    """Serve ``profile``'s view over stdin/stdout until the client disconnects.
+
+    With ``on_reload``, the user's tools reload when their files change
+    (``Runtime.watch_tools``), and the client gets ``notifications/tools/list_changed``.
+    """
     from mcp.server.stdio import stdio_server
 
     server = create_mcp_server(runtime, profile)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        if watcher is not None:
+            watcher.cancel()
