@@ -141,7 +141,8 @@ def test_installed_packs_load_through_their_entry_point(
 
 PACK = '''
 from pydantic import BaseModel, ConfigDict
-from tooldeck import PackParts, tool
+from tooldeck import tool
+from tooldeck.core import PackParts
 
 class WeatherConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
