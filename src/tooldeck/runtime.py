@@ -365,6 +365,7 @@ def build_runtime(
         confirm_timeout_s=settings.approvals.ttl_s,
         keep=settings.agent.max_runs_in_memory,
         tracer=tracer.tracer if tracer is not None else None,
+        subjects=packs.answers.subjects if packs.answers is not None else None,
     )
     return runtime
 

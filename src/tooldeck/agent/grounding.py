@@ -1,31 +1,47 @@
-"""The grounding validator: is every citation and every number of an answer backed by data?
+"""The grounding validator: does every citation and every number of an answer hold?
 
 Seed 004's responder checks that an answer's citations are the ``source_id`` of a tool
-result of this run. This goes further: every number in the answer must be found in the
-data of a cited result (or be a ``Figure`` derived from cited results), after rounding
-to the precision the answer states it with.
+result of this run. This goes further: every number the answer states must be a value
+of a cited result (or a ``Figure`` derived from cited results, recomputed here) that
+agrees with the claim, not just any equal number:
 
-Example::
-
-    report = check_grounding("AAPL is at $228.42 [tool:quotes:v1]", ["tool:quotes:v1"], results)
-    report.ok  # True when nothing was found wrong
+- **precision**: ``|stated − value| ≤`` half a unit of the stated precision (``6.2%``
+  matches 6.18 and 6.24; ``$9,594`` matches 9593.64);
+- **kind**: money (``$``, ``USD``) matches money fields, ``%`` percent fields, a bare
+  number quantities, list lengths and years; never a number of another kind. Kinds come
+  from the tools' output schemas (``x-kind``, ``core.kinds``); an unmarked field
+  matches any kind;
+- **subject**: a number in a sentence about AAPL (or "Individual Brokerage") matches
+  only values of records whose subject (``x-subject``) is AAPL (or that account), or
+  records without a subject of that type;
+- **total**: a number the sentence calls a total ("total", "overall", "combined")
+  matches only totals (``x-total``, or a derived sum), or a record whose every subject
+  the sentence names ("Individual Brokerage's total value");
+- **direction**: "up", "gained", "+" make the claim positive, "down", "lost", "−"
+  negative, and then the sign must agree with the data ("fell to $220" states a level,
+  not a change).
 
 What counts as a number: ``1,234.50``, ``$1,234.50``, ``-$12``, ``6.2%``, ``$1.2k``,
 ``$3.4M``, ``2 million``. Not numbers: identifiers with digits (``1Y``, ``3M`` without a
 currency sign, ``401k``, ``v1``), citations, and ISO dates, which are checked as dates
-(the date must appear in a cited result). A number matches a value of the data when
-``|stated − value| ≤ half a unit of the stated precision`` (``6.2%`` matches 6.18 and
-6.24; ``$9,594`` matches 9593.64), signs ignored ("down 0.56%" states −0.56). A bare
-integer also matches the length of a list in the data ("you hold 7 positions"), and a
-four-digit year the year of a cited date.
+(the date must appear in a cited result). A number that fails is explained: what it was
+compared with, and why it did not match.
+
+Example::
+
+    report = check_grounding("AAPL is at $228.42 [tool:quotes:v1]", ["tool:quotes:v1"],
+                             results, schemas={"get_quotes": quotes_output_schema})
+    report.ok  # True when nothing was found wrong
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -43,11 +59,32 @@ _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(
     r"(?<![\w.,$€£])(?P<sign>[-+−])?(?P<cur>[$€£]|USD ?)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)"
     r"(?P<frac>\.\d+)?(?P<unit> ?(?:%|percent\b|k\b|K\b|M\b|B\b|bn\b|million\b|billion\b|thousand\b))?"
+    r"(?P<after> ?(?:dollars?\b|USD\b|shares?\b|units?\b))?"
     r"(?![\w%])"
 )
 _LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
 _SCALE = {"k": 1e3, "K": 1e3, "thousand": 1e3, "M": 1e6, "million": 1e6, "B": 1e9, "bn": 1e9,
           "billion": 1e9}  # fmt: skip
+_SEGMENT = re.compile(r"\n|;|(?<=[.!?])\s+(?=[A-Z*_(\[])")
+_UP = re.compile(
+    r"\b(?:up|rose|risen|rising|gained|gains?|increased?|higher|grew|grown|profits?|ahead)\b",
+    re.IGNORECASE,
+)
+_DOWN = re.compile(
+    r"\b(?:down|fell|fallen|falling|dropped|drops?|lost|loss(?:es)?|declined?|decreased?|"
+    r"lower|behind)\b",
+    re.IGNORECASE,
+)
+_TOTAL = re.compile(
+    r"\b(?:total|overall|combined|altogether|in all|across (?:all|your) accounts)\b",
+    re.IGNORECASE,
+)
+_LEVEL = re.compile(r"\b(?:to|from|at)\W*$", re.IGNORECASE)
+_PLAIN_KINDS = frozenset({"quantity", "count", "year"})
+"""What a bare number (no currency, no %) may be."""
+
+_Subjects = tuple[tuple[str, str], ...]
+"""(type, id) pairs, e.g. (("account", "individual"), ("symbol", "AAPL"))."""
 
 
 class Finding(BaseModel):
@@ -55,11 +92,13 @@ class Finding(BaseModel):
 
     kind: Literal["unknown_citation", "untraced_number", "untraced_date"]
     """``unknown_citation``: cites a source no tool result of the run has;
-    ``untraced_number`` / ``untraced_date``: in none of the cited results."""
+    ``untraced_number``: no cited value agrees with the number (value, kind, subject,
+    total, sign); ``untraced_date``: in none of the cited results."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str
-    """What is wrong, in words a model can act on."""
+    """What is wrong (what it was compared with, why it failed), in words a model can
+    act on."""
 
 
 class Grounding(BaseModel):
@@ -106,55 +145,200 @@ def find_citations(text: str) -> list[str]:
     return list(dict.fromkeys(_CITATION.findall(text)))
 
 
-class _Evidence:
-    """The numbers, list lengths, dates and years of the cited results' data."""
+# -- evidence: the values of the cited results ------------------------------------------
 
-    def __init__(self, results: Iterable[ToolResult], figures: Iterable[Figure], cited: set[str]):
-        values: list[float] = []
-        counts: set[int] = set()
+
+@dataclass(frozen=True, slots=True)
+class _Fact:
+    """One value of a cited result, with what it is and whose it is."""
+
+    value: float
+    kind: str | None
+    """``money``, ``percent``, ``quantity``, ``count`` (a list's length); None: unmarked."""
+    name: str
+    """The field (``price``) or the figure's label, for messages."""
+    subjects: _Subjects
+    total: bool
+    change: bool = False
+    """A change or a return (``x-change``): what a direction word claims."""
+    terms: tuple[str, ...] = ()
+    """Words naming the field (its own name, ``x-terms``)."""
+    scaled: bool = False
+    """A fraction stated as a percentage (0.062 for 6.2 %): unmarked fields only."""
+
+    def describe(self) -> str:
+        whose = ", ".join(v for _, v in self.subjects)
+        kind = f"{self.kind} " if self.kind and self.kind != "count" else ""
+        return f"{self.name} {self.value:g} ({kind}{'of ' + whose if whose else 'no subject'})"
+
+
+class _Evidence:
+    """The values, dates and subjects of the cited results and accepted figures."""
+
+    def __init__(
+        self,
+        results: Iterable[ToolResult],
+        figures: Iterable[Figure],
+        cited: set[str],
+        schemas: Mapping[str, Any],
+    ) -> None:
+        facts: list[_Fact] = []
         self.dates: set[str] = set()
+        self.labels: dict[str, tuple[str, str]] = {}
+        """Display name → (type, id) of the subjects seen in the data."""
+        self.ids: set[tuple[str, str]] = set()
         for result in results:
             if not result.success or result.source_id not in cited:
                 continue
             if result.as_of:
                 self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
-            for item in _walk(result.data):
-                if isinstance(item, list):
-                    counts.add(len(item))
-                elif isinstance(item, str):
-                    self.dates.update(m.group(1) for m in _DATE.finditer(item))
-                    values.extend(v for v, _, _ in _numbers(_DATE.sub(" ", item)))
-                else:
-                    values.append(float(item))
-        values.extend(f.value for f in figures if set(f.source_ids) <= cited)
-        self.values = sorted({abs(v) for v in values})
-        self.counts = counts
+            name = result.metadata.tool_name if result.metadata else None
+            schema = schemas.get(name) if name else None
+            defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+            self._walk(result.data, schema, defs, (), "value", facts)
+        self.figures = _accepted(figures, cited, [f.value for f in facts])
+        for f in self.figures:
+            name = f.label.rsplit(" ", 1)[-1]
+            terms = (name.replace("_", " "), *f.terms)
+            facts.append(_Fact(f.value, f.kind, name, f.subjects, f.total, f.change, terms))
+        self.facts = sorted(facts, key=lambda f: abs(f.value))
+        self.keys = [abs(f.value) for f in self.facts]
         self.years = {int(d[:4]) for d in self.dates}
+        self.terms: dict[str, set[str]] = {}
+        """Term (lower case) → the names of the fields it names."""
+        for fact in self.facts:
+            for term in fact.terms:
+                self.terms.setdefault(term.lower(), set()).add(fact.name)
 
-    def has(self, value: float, tolerance: float, *, percent: bool) -> bool:
-        candidates = [abs(value)]
-        if percent:
-            candidates.append(abs(value) / 100)  # 6.2% stated, 0.062 in the data
-        for wanted in candidates:
-            i = bisect.bisect_left(self.values, wanted - tolerance)
-            if i < len(self.values) and self.values[i] <= wanted + tolerance:
-                return True
-        return False
+    def _walk(
+        self,
+        value: Any,
+        schema: Any,
+        defs: Mapping[str, Any],
+        subjects: _Subjects,
+        name: str,
+        out: list[_Fact],
+    ) -> None:
+        schema = _resolve(schema, defs)
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int | float):
+            kind = schema.get("x-kind")
+            terms = (name.replace("_", " "), *schema.get("x-terms", ()))
+            total, change = bool(schema.get("x-total")), bool(schema.get("x-change"))
+            out.append(_Fact(float(value), kind, name, subjects, total, change, terms))
+            if kind is None:
+                out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
+        elif isinstance(value, str):
+            self.dates.update(m.group(1) for m in _DATE.finditer(value))
+            for number, _, _ in _numbers(_DATE.sub(" ", value)):
+                out.append(_Fact(number, None, name, subjects, False))
+        elif isinstance(value, dict):
+            properties = schema.get("properties", {})
+            own = dict(subjects)
+            for key, item in value.items():
+                prop = _resolve(properties.get(key), defs)
+                kind = prop.get("x-subject")
+                if kind and isinstance(item, str):
+                    if prop.get("x-subject-label"):
+                        continue
+                    own[kind] = item
+                    self.ids.add((kind, item))
+            for key, item in value.items():  # labels name the record's subject ids
+                prop = _resolve(properties.get(key), defs)
+                kind = prop.get("x-subject")
+                if kind and prop.get("x-subject-label") and isinstance(item, str) and kind in own:
+                    self.labels[item] = (kind, own[kind])
+            record = tuple(sorted(own.items()))
+            for key, item in value.items():
+                self._walk(item, properties.get(key), defs, record, key, out)
+        elif isinstance(value, list | tuple):
+            out.append(_Fact(float(len(value)), "count", f"number of {name}", subjects, False))
+            items = schema.get("items")
+            for item in value:
+                self._walk(item, items, defs, subjects, name, out)
+
+    def near(self, value: float, tolerance: float) -> list[_Fact]:
+        """Facts whose magnitude is within ``tolerance`` of ``|value|``."""
+        i = bisect.bisect_left(self.keys, abs(value) - tolerance)
+        out = []
+        while i < len(self.keys) and self.keys[i] <= abs(value) + tolerance:
+            out.append(self.facts[i])
+            i += 1
+        return out
 
 
-def _walk(value: Any) -> Iterator[Any]:
-    """Every number, string and list inside ``value`` (JSON-like), depth first."""
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, int | float | str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(item)
-    elif isinstance(value, list | tuple):
-        yield list(value)
-        for item in value:
-            yield from _walk(item)
+def _resolve(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``$ref`` followed and a nullable ``anyOf`` unwrapped ({} if none)."""
+    for _ in range(8):
+        if not isinstance(schema, dict):
+            return {}
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            schema = defs.get(ref.removeprefix("#/$defs/"))
+            continue
+        branches = [b for b in schema.get("anyOf", ()) if b != {"type": "null"}]
+        if len(branches) == 1 and "properties" not in schema:
+            schema = branches[0]
+            continue
+        return schema
+    return {}
+
+
+_OPS: dict[str, Callable[[list[float]], float]] = {
+    "sum": lambda xs: math.fsum(xs),
+    "product": lambda xs: math.prod(xs),
+    "difference": lambda xs: xs[0] - math.fsum(xs[1:]) if xs else 0.0,
+    "percent_of": lambda xs: xs[0] / xs[1] * 100 if len(xs) == 2 and xs[1] else math.nan,
+}
+
+
+def _accepted(figures: Iterable[Figure], cited: set[str], values: list[float]) -> list[Figure]:
+    """The figures whose sources are cited and whose formula holds on traced inputs.
+
+    A figure with ``op`` is recomputed from ``inputs`` (to the cent, or the hundredth of
+    a percent), and each input must be a value of the cited data or of a figure accepted
+    before it. A figure without ``op`` is the pack's own statement, taken as is.
+    """
+    known = set(values)
+    accepted: list[Figure] = []
+    for figure in figures:
+        if not set(figure.source_ids) <= cited:
+            continue
+        if figure.op is not None:
+            op = _OPS.get(figure.op)
+            if op is None or not all(_traced(x, known) for x in figure.inputs):
+                continue
+            computed = op(list(figure.inputs))
+            if not abs(computed - figure.value) <= 0.005 + 1e-9 * abs(figure.value):
+                continue
+        accepted.append(figure)
+        known.add(figure.value)
+    return accepted
+
+
+def _traced(value: float, known: set[float]) -> bool:
+    return value in known or any(abs(value - k) <= 1e-9 * max(1.0, abs(k)) for k in known)
+
+
+# -- claims: the numbers of the answer -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    text: str
+    value: float
+    tolerance: float
+    kinds: frozenset[str]
+    sign: int
+    """+1 or −1 when a direction or an explicit sign is stated; 0: magnitude only."""
+    subjects: dict[str, str]
+    """The subject named last before the number in its sentence, by type."""
+    total: bool
+    worded: bool
+    """The sign comes from a word ("up", "lost"): the claim is about a change."""
+    named: frozenset[str]
+    """Fields the words around the number name ("previous close", "cash"); empty: any."""
 
 
 def _numbers(text: str) -> Iterator[tuple[float, float, re.Match[str]]]:
@@ -170,11 +354,173 @@ def _numbers(text: str) -> Iterator[tuple[float, float, re.Match[str]]]:
         yield value, 0.5 * 10.0**-digits * scale + 1e-9, m
 
 
+_PUNCTUATION = re.compile(r"[,;:()|]")
+
+
+def _around(before: str, after: str, last: bool) -> str:
+    """The words that describe a number, on both sides up to punctuation.
+
+    Before it: the words since the last punctuation ("the previous close of $9").
+    After it: the words until the next punctuation ("$12.10 cash, ..."), when there is
+    punctuation before the next number (or no next number); otherwise they lead to the
+    next number ("42 shares at an average cost of $150.25").
+    """
+    lead = _PUNCTUATION.split(before)[-1]
+    trail = _PUNCTUATION.split(after, maxsplit=1)
+    return lead + " " + (trail[0] if len(trail) > 1 or last else "")
+
+
+@lru_cache(maxsize=64)
+def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternatives = sorted(names, key=len, reverse=True)
+    return re.compile(
+        r"(?<![\w$])(?:" + "|".join(re.escape(n) for n in alternatives) + r")(?!\w)",
+        re.IGNORECASE,
+    )
+
+
+def _claims(text: str, evidence: _Evidence) -> Iterator[_Claim]:
+    """The numbers of ``text`` (citations and dates removed), each with its context."""
+    names: dict[str, tuple[str, str]] = {label.lower(): s for label, s in evidence.labels.items()}
+    for kind, ident in evidence.ids:
+        names.setdefault(ident.lower(), (kind, ident))
+        if "_" in ident:  # roth_ira is written "Roth IRA"
+            names.setdefault(ident.replace("_", " ").lower(), (kind, ident))
+    for label, (kind, ident) in list(evidence.labels.items()):
+        first = label.split()[0].strip(".,").lower()
+        if len(first) >= 4 and sum(1 for x in evidence.labels if x.lower().startswith(first)) == 1:
+            names.setdefault(first, (kind, ident))
+    pattern = _mention_pattern(frozenset(names))
+    start = 0
+    for end_match in [*_SEGMENT.finditer(text), None]:
+        end = end_match.start() if end_match else len(text)
+        segment = text[start:end]
+        start = end_match.end() if end_match else end
+        mentions = (
+            [(m.start(), names[m.group().lower()]) for m in pattern.finditer(segment)]
+            if pattern
+            else []
+        )
+        terms = _mention_pattern(frozenset(evidence.terms))
+        numbers = list(_numbers(segment))
+        for i, (value, tolerance, m) in enumerate(numbers):
+            before = segment[numbers[i - 1][2].end() if i else 0 : m.start()]
+            after = segment[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
+            context = _around(before, after, last=i + 1 == len(numbers))
+            named = frozenset(
+                name
+                for t in (terms.findall(context) if terms else ())
+                for name in evidence.terms[t.lower()]
+            )
+            unit = (m.group("unit") or "").strip()
+            after = (m.group("after") or "").strip().lower()
+            if m.group("cur") or after.startswith(("dollar", "usd")):
+                kinds = frozenset({"money"})
+            elif unit in ("%", "percent"):
+                kinds = frozenset({"percent"})
+            elif after.startswith(("share", "unit")):
+                kinds = frozenset({"quantity"})
+            else:
+                kinds = _PLAIN_KINDS
+            sign, worded = 0, False
+            if m.group("sign"):
+                sign = 1 if m.group("sign") == "+" else -1
+            elif _LEVEL.search(before):
+                sign = 0  # "fell to $220": a level, not a change
+            elif _DOWN.search(before[-40:]):
+                sign, worded = -1, True
+            elif _UP.search(before[-40:]):
+                sign, worded = 1, True
+            subjects: dict[str, str] = {}
+            for at, (kind, ident) in mentions:
+                if at < m.start():
+                    subjects[kind] = ident
+            total = bool(_TOTAL.search(segment[: m.start()]))
+            yield _Claim(
+                m.group(0).strip(), value, tolerance, kinds, sign, subjects, total, worded, named
+            )
+
+
+def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
+    """Whether ``fact`` backs ``claim`` (``check`` stops after one aspect, for messages)."""
+    if abs(abs(fact.value) - claim.value) > claim.tolerance:
+        return False
+    if check == "value":
+        return True
+    if fact.kind is not None and fact.kind not in claim.kinds:
+        return False
+    if fact.scaled and "percent" not in claim.kinds:
+        return False
+    if check == "kind":
+        return True
+    if claim.named and fact.name not in claim.named:
+        return False
+    if check == "named":
+        return True
+    own = dict(fact.subjects)
+    if any(own.get(kind, ident) != ident for kind, ident in claim.subjects.items()):
+        return False
+    if check == "subject":
+        return True
+    if claim.total and not fact.total and not own.keys() <= claim.subjects.keys():
+        return False  # a total is a total, or the record the claim fully names
+    if check == "total":
+        return True
+    if claim.worded and fact.kind is not None and not fact.change:
+        return False  # "up $228": a direction claims a change, and this is a level
+    return not (claim.sign and fact.value and math.copysign(1, fact.value) != claim.sign)
+
+
+def _why(claim: _Claim, evidence: _Evidence, sources: str) -> str:
+    """Why no fact backs ``claim``: the closest miss, named."""
+    near = evidence.near(claim.value, claim.tolerance)
+    stated = "/".join(sorted(claim.kinds)) if claim.kinds != _PLAIN_KINDS else "a plain number"
+    for check, reason in (
+        ("total", "it is stated as a change {direction}, but it is {fact}"),
+        ("subject", "the sentence calls it a total, but {fact} is not a total"),
+        ("named", "the sentence states it for {subject}, but it is {fact}"),
+        ("kind", "the words around it name {named}, but it is {fact}"),
+        ("value", "it is stated as {stated}, but the equal value is {fact}"),
+    ):
+        hits = [f for f in near if _agrees(claim, f, check=check)]
+        if hits:
+            direction = "up" if claim.sign > 0 else "down"
+            subject = ", ".join(claim.subjects.values()) or "no subject"
+            return (
+                f"The number {claim.text} does not hold: "
+                + reason.format(
+                    direction=direction,
+                    fact=hits[0].describe(),
+                    subject=subject,
+                    stated=stated,
+                    named=" or ".join(sorted(n.replace("_", " ") for n in claim.named)),
+                )
+                + f" (in {sources})."
+            )
+    same = [f for f in evidence.facts if f.kind in claim.kinds and _agrees_subject(claim, f)]
+    closest = min(same, key=lambda f: abs(abs(f.value) - claim.value), default=None)
+    hint = f"; the closest {stated} value is {closest.describe()}" if closest else ""
+    return (
+        f"The number {claim.text} is in none of the cited results ({sources}), nor "
+        f"derived from them{hint}."
+    )
+
+
+def _agrees_subject(claim: _Claim, fact: _Fact) -> bool:
+    own = dict(fact.subjects)
+    return all(own.get(kind, ident) == ident for kind, ident in claim.subjects.items())
+
+
 def check_grounding(
     markdown: str,
     citations: Sequence[str],
     results: Sequence[ToolResult],
     figures: Iterable[Figure] = (),
+    *,
+    schemas: Mapping[str, Any] | None = None,
+    subjects: Mapping[str, tuple[str, str]] | None = None,
 ) -> GroundingReport:
     """Check ``markdown`` and ``citations`` against the run's ``results``.
 
@@ -182,11 +528,16 @@ def check_grounding(
         markdown: The answer's text.
         citations: The source ids the answer cites (the contract's ``citations``).
         results: Every tool result of the run, successful or not.
-        figures: Numbers derived from the results (``IntentPack.figures``).
+        figures: Numbers derived from the results (``IntentPack.figures``); one with a
+            formula (``op``, ``inputs``) counts only when it recomputes.
+        schemas: Output JSON Schema by tool name: where value kinds, subjects and totals
+            come from (``core.kinds``). Without one, a tool's numbers match any kind.
+        subjects: More display names of subjects (``"Individual Brokerage"`` →
+            ``("account", "individual")``), e.g. from ``IntentPack.subjects``.
 
     Returns:
-        The findings: citations that are no successful result's source_id, numbers and
-        dates in none of the cited results. Never raises.
+        The findings: citations that are no successful result's source_id, numbers no
+        cited value agrees with, dates in none of the cited results. Never raises.
     """
     known = {r.source_id for r in results if r.success and r.source_id}
     cited = list(dict.fromkeys(citations))
@@ -200,7 +551,9 @@ def check_grounding(
         for c in cited
         if c not in known
     ]
-    evidence = _Evidence(results, figures, set(cited) & known)
+    evidence = _Evidence(results, figures, set(cited) & known, schemas or {})
+    if subjects:
+        evidence.labels.update(subjects)
     sources = ", ".join(c for c in cited if c in known) or "no valid source"
     text = _CITATION.sub(" ", markdown)
     text = _SOURCE_ID.sub(" ", text)
@@ -216,20 +569,13 @@ def check_grounding(
                 )
             )
     text = _LIST_MARKER.sub(" ", _DATE.sub(" ", text))
-    for value, tolerance, m in _numbers(text):
+    for claim in _claims(text, evidence):
         checked += 1
-        percent = (m.group("unit") or "").strip() in ("%", "percent")
-        bare = not (m.group("cur") or m.group("unit") or m.group("frac"))
-        if evidence.has(value, tolerance, percent=percent):
+        if any(_agrees(claim, fact) for fact in evidence.near(claim.value, claim.tolerance)):
             continue
-        if bare and (int(value) in evidence.counts or int(value) in evidence.years):
+        if claim.kinds == _PLAIN_KINDS and not claim.sign and int(claim.value) in evidence.years:
             continue
         findings.append(
-            Finding(
-                kind="untraced_number",
-                text=m.group(0).strip(),
-                message=f"The number {m.group(0).strip()} is in none of the cited results "
-                f"({sources}), nor derived from them.",
-            )
+            Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
         )
     return GroundingReport(findings, checked, len(cited))

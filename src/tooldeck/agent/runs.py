@@ -22,7 +22,7 @@ import contextlib
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -39,7 +39,7 @@ from tooldeck.agent.contracts import (
     PendingConfirmation,
     RunEvent,
 )
-from tooldeck.agent.grounding import Grounding, check_grounding
+from tooldeck.agent.grounding import Grounding, GroundingReport, check_grounding
 from tooldeck.agent.model_agent import ModelError
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
@@ -82,6 +82,8 @@ class RunManager:
             is denied.
         keep: Finished runs kept in memory (older ones are read from ``store``).
         tracer: An OpenTelemetry tracer for the run's ``invoke_agent`` span, or None.
+        subjects: Display names of subjects for the grounding validator
+            (``IntentPack.subjects``), or None.
     """
 
     def __init__(
@@ -94,8 +96,10 @@ class RunManager:
         confirm_timeout_s: float = 600.0,
         keep: int = 256,
         tracer: Any = None,
+        subjects: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
     ) -> None:
         self.view = view
+        self.subjects = subjects
         self.context = context
         self.agent = agent
         self.store = store
@@ -374,7 +378,7 @@ class RunManager:
                 params["account"] = request.account
             try:
                 draft = await agent.answer(request.question, params, tools)
-                answer = await self._grounded(agent, draft, tools)
+                answer = await self._grounded(agent, draft, tools, view)
             except ModelError as exc:
                 await self._finish(live, "failed", error=str(exc))
                 return
@@ -434,22 +438,36 @@ class RunManager:
         otel_context.attach(trace.set_span_in_context(span))  # the task's own context
         return span
 
-    async def _grounded(self, agent: Agent, draft: Draft, tools: RunTools) -> ChatAnswer:
-        """Validate ``draft``; repair once (models) or fall back to the graceful answer."""
-        report = check_grounding(draft.markdown, draft.citations, tools.results, draft.figures)
+    async def _grounded(
+        self, agent: Agent, draft: Draft, tools: RunTools, view: ToolsProvider
+    ) -> ChatAnswer:
+        """Validate ``draft``; repair once (models) or fall back to the graceful answer.
+
+        The validator reads value kinds, subjects and totals from the output schemas of
+        the tools the run called.
+        """
+        called = {r.metadata.tool_name for r in tools.results if r.metadata}
+        schemas = {d.name: d.output_schema for d in await view.definitions() if d.name in called}
+        subjects = self.subjects() if self.subjects else None
+
+        def check(d: Draft) -> GroundingReport:
+            return check_grounding(
+                d.markdown,
+                d.citations,
+                tools.results,
+                d.figures,
+                schemas=schemas,
+                subjects=subjects,
+            )
+
+        report = check(draft)
         verdict: Grounding
         if report.ok:
             verdict = report.verdict("grounded")
         else:
             problems = [f.message for f in report.findings]
             repaired = await agent.repair(draft, problems, tools)
-            second = (
-                check_grounding(
-                    repaired.markdown, repaired.citations, tools.results, repaired.figures
-                )
-                if repaired is not None
-                else None
-            )
+            second = check(repaired) if repaired is not None else None
             if repaired is not None and second is not None and second.ok:
                 draft, verdict = repaired, second.verdict("repaired")
             else:

@@ -72,15 +72,31 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    """A number computed from tool results (e.g. P/L = quantity × (price − cost basis)).
+    """A number computed from tool results (e.g. P/L = market value − cost).
 
-    The grounding validator accepts it as traceable when every one of ``source_ids``
-    is cited.
+    The grounding validator accepts it when every one of ``source_ids`` is cited and,
+    when it has a formula (``op``), when ``op(inputs)`` recomputes ``value`` and every
+    input is a value of the cited data or of a figure listed before it.
     """
 
     value: float
     label: str
     source_ids: tuple[str, ...]
+    kind: str | None = None
+    """``money``, ``percent``, ``quantity`` (``core.kinds``); None matches any kind."""
+    subjects: tuple[tuple[str, str], ...] = ()
+    """Whose figure it is: (type, id) pairs, e.g. (("account", "joint"), ("symbol", "AAPL"))."""
+    op: Literal["sum", "product", "difference", "percent_of"] | None = None
+    """How ``value`` derives from ``inputs``: their sum, product, first minus the rest,
+    or first as a percentage of second. None: the pack's own statement, not recomputed."""
+    inputs: tuple[float, ...] = ()
+    total: bool = False
+    """A total over several subjects (what "total" in an answer must match)."""
+    change: bool = False
+    """A change or a return (it has a direction), not a level."""
+    terms: tuple[str, ...] = ()
+    """Words that name the figure in an answer ("worth" for a market value), besides
+    the last word of ``label`` (``market_value`` → "market value")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,4 +247,11 @@ class IntentPack(Protocol):
 
     def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
         """Numbers derived from ``results``, each with the source_ids it derives from."""
+        ...
+
+    def subjects(self) -> Mapping[str, tuple[str, str]]:
+        """Display names of the domain's subjects: ``{"Roth IRA": ("account", "roth_ira")}``.
+
+        The grounding validator reads them to know whose figure a sentence states.
+        """
         ...

@@ -70,9 +70,12 @@ class BrokerageAnswers:
     # -- figures --------------------------------------------------------------------
 
     def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
-        """Figures derived from ``results``: per position P/L and market value, and sums.
+        """Figures derived from ``results``, each with its formula, kind and subjects.
 
-        Only positions (``get_positions`` / ``get_positions_list``) combined with quotes
+        Per position with a quote: market value (quantity × price), cost (quantity ×
+        cost basis), P/L (value − cost) and P/L % (of cost); per symbol held in several
+        accounts, and over all positions listed: their sums, marked as totals. Only
+        positions (``get_positions`` / ``get_positions_list``) combined with quotes
         derive anything; every figure carries both source_ids.
         """
         data = _by_source(results)
@@ -85,19 +88,23 @@ class BrokerageAnswers:
             ids = (source_id, _QUOTES)
             rows = unrealized_pl(positions.get("positions", []), quotes.get("quotes", []))
             for row in rows:
-                label = f"{row.symbol} ({row.account})"
-                for name in ("market_value", "cost_value", "unrealized_pl", "unrealized_pl_pct"):
-                    out.append(Figure(getattr(row, name), f"{label} {name}", ids))
+                out.extend(_row_figures(row, ids))
             groups: dict[str, list[PositionPL]] = {}
             for row in rows:
                 groups.setdefault(row.symbol, []).append(row)
-            groups["all positions"] = rows
-            for label, group in groups.items():
-                if len(group) < 2 and label != "all positions":
-                    continue
-                totals = _totals(group)
-                out.extend(Figure(v, f"{label} {k}", ids) for k, v in totals.items())
+            for group in groups.values():
+                if len(group) > 1:
+                    out.extend(_total_figures(group, ids))
+            if len(rows) > 1:
+                out.extend(_total_figures(rows, ids))
         return out
+
+    def subjects(self) -> dict[str, tuple[str, str]]:
+        """Account names and company names, by the subject they name."""
+        data = self.source.load()
+        names = {a.name: ("account", a.id) for a in data.accounts}
+        names.update({q.name: ("symbol", q.symbol) for q in data.quotes.quotes})
+        return names
 
     # -- composing ------------------------------------------------------------------
 
@@ -312,6 +319,56 @@ class BrokerageAnswers:
     def _facts(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         f = data["tool:facts:v1"]
         return f"**{f['title']}**\n\n{f['snippet']}\n\n_Source: {f['source']}_"
+
+
+_CHANGES = frozenset({"unrealized_pl", "unrealized_pl_pct"})
+"""Figures that are changes (a gain or a loss has a direction)."""
+_TERMS = {
+    "market_value": ("worth",),
+    "cost_value": ("cost", "paid", "invested"),
+    "unrealized_pl": ("p/l", "profit", "gain", "loss", "unrealized"),
+    "unrealized_pl_pct": ("p/l", "profit", "gain", "loss", "unrealized"),
+}
+"""Words that name a figure in an answer, besides its own name."""
+
+
+def _row_figures(row: PositionPL, ids: tuple[str, ...]) -> list[Figure]:
+    """Market value, cost, P/L and P/L % of one position, with their formulas."""
+    whose = (("account", row.account), ("symbol", row.symbol))
+    label = f"{row.symbol} ({row.account})"
+
+    def figure(name: str, kind: str, op: Any, inputs: tuple[float, ...]) -> Figure:
+        value = getattr(row, name)
+        change, terms = name in _CHANGES, _TERMS.get(name, ())
+        return Figure(value, f"{label} {name}", ids, kind, whose, op, inputs, False, change, terms)
+
+    return [
+        figure("market_value", "money", "product", (row.quantity, row.price)),
+        figure("cost_value", "money", "product", (row.quantity, row.cost_basis)),
+        figure("unrealized_pl", "money", "difference", (row.market_value, row.cost_value)),
+        figure("unrealized_pl_pct", "percent", "percent_of", (row.unrealized_pl, row.cost_value)),
+    ]
+
+
+def _total_figures(rows: Sequence[PositionPL], ids: tuple[str, ...]) -> list[Figure]:
+    """The sums of ``rows`` (``_totals``) as total figures of the subjects they share."""
+    shared = set.intersection(*({("account", r.account), ("symbol", r.symbol)} for r in rows))
+    whose = tuple(sorted(shared))
+    label = " ".join(v for _, v in whose) or "all positions"
+    t = _totals(rows)
+
+    def total(name: str, kind: str, op: Any, inputs: tuple[float, ...]) -> Figure:
+        change, terms = name in _CHANGES, _TERMS.get(name, ())
+        label_ = f"{label} total {name}"
+        return Figure(t[name], label_, ids, kind, whose, op, inputs, True, change, terms)
+
+    return [
+        total("quantity", "quantity", "sum", tuple(r.quantity for r in rows)),
+        total("market_value", "money", "sum", tuple(r.market_value for r in rows)),
+        total("cost_value", "money", "sum", tuple(r.cost_value for r in rows)),
+        total("unrealized_pl", "money", "sum", tuple(r.unrealized_pl for r in rows)),
+        total("unrealized_pl_pct", "percent", "percent_of", (t["unrealized_pl"], t["cost_value"])),
+    ]
 
 
 def _totals(rows: Sequence[PositionPL]) -> dict[str, float]:

@@ -31,10 +31,11 @@ class PositionPL(BaseModel):
 def unrealized_pl(
     positions: Sequence[Mapping[str, Any]], quotes: Sequence[Mapping[str, Any]]
 ) -> list[PositionPL]:
-    """P/L of each position that has a quote: quantity × (price − cost_basis).
+    """P/L of each position that has a quote: market value − cost.
 
-    Positions without a quote are left out. Amounts are rounded to cents, percentages
-    to two decimals.
+    Market value is quantity × price and cost quantity × cost_basis, each rounded to
+    cents (the figures an answer states, and the grounding validator recomputes); the
+    percentage is of the cost, to two decimals. Positions without a quote are left out.
     """
     prices = {q["symbol"]: float(q["price"]) for q in quotes}
     out = []
@@ -43,8 +44,8 @@ def unrealized_pl(
         if price is None:
             continue
         qty, cost = float(p["quantity"]), float(p["cost_basis"])
-        cost_value = qty * cost
-        pl = qty * (price - cost)
+        market_value, cost_value = round(qty * price, 2), round(qty * cost, 2)
+        pl = round(market_value - cost_value, 2)
         out.append(
             PositionPL(
                 account=p["account"],
@@ -52,9 +53,9 @@ def unrealized_pl(
                 quantity=qty,
                 cost_basis=cost,
                 price=price,
-                market_value=round(qty * price, 2),
-                cost_value=round(cost_value, 2),
-                unrealized_pl=round(pl, 2),
+                market_value=market_value,
+                cost_value=cost_value,
+                unrealized_pl=pl,
                 unrealized_pl_pct=round(pl / cost_value * 100, 2) if cost_value else 0.0,
             )
         )

@@ -10,10 +10,11 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tooldeck.core.kinds import Kind, Money, MoneyChange, PercentChange, Quantity, Subject
 from tooldeck.exceptions import DataPackError
 
 __all__ = [
@@ -41,6 +42,17 @@ Timeframe = Literal["1D", "1W", "1M", "3M", "YTD", "1Y", "ALL"]
 TIMEFRAMES: tuple[str, ...] = ("1D", "1W", "1M", "3M", "YTD", "1Y", "ALL")
 
 
+_PRICE = ("trades at", "trading at", "is at", "quoted at", "priced at")
+_CLOSE = ("closed at", "close")
+_COST_BASIS = ("average cost", "bought at", "paid")
+_RETURN = ("return", "returned", "performance")
+
+AccountId = Annotated[str, Subject("account")]
+"""An account id: the subject of the record that holds it."""
+Symbol = Annotated[str, Subject("symbol")]
+"""A ticker symbol: the subject of the record that holds it."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -56,68 +68,68 @@ class Account(_Model):
 class Quote(_Model):
     """Latest market quote of a symbol (prices in ``currency``)."""
 
-    symbol: str
-    name: str
+    symbol: Symbol
+    name: Annotated[str, Subject("symbol", label=True)]
     asset_class: AssetClass
-    price: float = Field(gt=0)
-    previous_close: float = Field(gt=0)
-    change: float
-    change_pct: float
+    price: Annotated[float, Kind("money", terms=_PRICE)] = Field(gt=0)
+    previous_close: Annotated[float, Kind("money", terms=_CLOSE)] = Field(gt=0)
+    change: MoneyChange
+    change_pct: PercentChange
     currency: str = "USD"
 
 
 class Position(_Model):
     """A holding: ``quantity`` shares bought at ``cost_basis`` per share on average."""
 
-    account: str
-    symbol: str
-    quantity: float
-    cost_basis: float = Field(ge=0)
+    account: AccountId
+    symbol: Symbol
+    quantity: Quantity
+    cost_basis: Annotated[float, Kind("money", terms=_COST_BASIS)] = Field(ge=0)
     asset_class: AssetClass
 
 
 class Trade(_Model):
     """A buy or sell in an account."""
 
-    account: str
+    account: AccountId
     timestamp: str
-    symbol: str
+    symbol: Symbol
     side: Literal["BUY", "SELL"]
-    quantity: float = Field(gt=0)
-    price: float = Field(gt=0)
+    quantity: Quantity = Field(gt=0)
+    price: Money = Field(gt=0)
 
 
 class Transfer(_Model):
     """A deposit or withdrawal of cash."""
 
-    account: str
+    account: AccountId
     timestamp: str
     type: Literal["deposit", "withdrawal"]
     method: str
-    amount: float = Field(gt=0)
+    amount: Money = Field(gt=0)
     status: Literal["completed", "pending", "failed"]
 
 
 class PerformancePoint(_Model):
     """An account's return over one timeframe (amounts in USD, return in percent)."""
 
-    account: str
+    account: AccountId
     timeframe: Timeframe
-    return_pct: float
-    return_amount: float
-    start_value: float
-    end_value: float
-    net_contributions: float
+    return_pct: Annotated[float, Kind("percent", change=True, terms=_RETURN)]
+    return_amount: Annotated[float, Kind("money", change=True, terms=_RETURN)]
+    start_value: Money
+    end_value: Money
+    net_contributions: Annotated[float, Kind("money", terms=("contributions", "contributed"))]
 
 
 class AccountSummary(_Model):
     """An account's value and cash (USD)."""
 
-    account: str
-    market_value: float
-    total_cash: float
-    settled_cash: float
-    total_value: float
+    account: AccountId
+    market_value: Annotated[float, Kind("money", terms=("invested",))]
+    total_cash: Annotated[float, Kind("money", terms=("cash",))]
+    settled_cash: Annotated[float, Kind("money", terms=("settled",))]
+    total_value: Annotated[float, Kind("money", terms=("worth",))]
 
 
 class Fact(_Model):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.kinds import MoneyTotal
 from tooldeck.core.names import closest_names
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import InvalidArgumentsError
@@ -307,8 +308,8 @@ class TransfersResponse(BaseModel):
     as_of: str
     account: str | None
     transfers: list[Transfer]
-    total_deposits: float = Field(description="Sum of completed deposits, USD.")
-    total_withdrawals: float = Field(description="Sum of completed withdrawals, USD.")
+    total_deposits: MoneyTotal = Field(description="Sum of completed deposits, USD.")
+    total_withdrawals: MoneyTotal = Field(description="Sum of completed withdrawals, USD.")
 
 
 class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
@@ -401,8 +402,8 @@ class AccountSummaryResponse(BaseModel):
     as_of: str
     account: str | None
     accounts: list[AccountSummary]
-    total_value: float = Field(description="Sum of total_value, USD.")
-    total_cash: float = Field(description="Sum of total_cash, USD.")
+    total_value: MoneyTotal = Field(description="Sum of total_value, USD.")
+    total_cash: MoneyTotal = Field(description="Sum of total_cash, USD.")
 
 
 class GetAccountSummary(_BrokerageTool[AccountSummaryRequest, AccountSummaryResponse]):

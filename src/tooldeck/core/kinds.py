@@ -1,0 +1,123 @@
+"""What a number of a tool's response is: money, a percentage, a quantity; whose it is.
+
+Markers for response models, kept in the output JSON Schema, where the grounding
+validator reads them: a figure an answer states as money is matched only against money
+fields, one stated for AAPL only against AAPL's records, a "total" only against totals.
+
+Example::
+
+    class Quote(BaseModel):
+        symbol: Annotated[str, Subject("symbol")]         # "x-subject": "symbol"
+        name: Annotated[str, Subject("symbol", label=True)]  # a display name of it
+        price: Money                                      # "x-kind": "money"
+        change_pct: Percent                               # "x-kind": "percent"
+
+JSON Schema keys (any tool, MCP ones included, may carry them): ``x-kind`` (``money``,
+``percent``, ``quantity``), ``x-change: true`` (a change or a return, which has a
+direction, rather than a level), ``x-terms`` (words that name the field in an answer,
+besides its own name: ``["trades at", "is at"]`` for a price), ``x-total: true`` (a sum
+over several subjects' records), ``x-subject`` (the field names the record's subject
+of that type, e.g. ``symbol``, ``account``) and ``x-subject-label: true`` (a display
+name of that subject, e.g. "Apple Inc."). A number without ``x-kind`` matches a figure
+of any kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+__all__ = [
+    "KINDS",
+    "Kind",
+    "Money",
+    "MoneyChange",
+    "MoneyTotal",
+    "Percent",
+    "PercentChange",
+    "Quantity",
+    "Subject",
+]
+
+KINDS = ("money", "percent", "quantity")
+"""The kinds a number can be marked with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """Marks a number field: ``Annotated[float, Kind("money")]``.
+
+    Args:
+        name: One of ``KINDS``.
+        total: The value sums several subjects' records (all accounts' deposits).
+        change: A change or a return (it has a direction: "up 1.1%"), not a level.
+        terms: Words that name the field in an answer besides its own name ("previous
+            close" names ``previous_close`` already): a number stated with words of
+            another field's terms does not match this one.
+
+    Raises:
+        ValueError: ``name`` is not one of ``KINDS``.
+    """
+
+    name: str
+    total: bool = False
+    change: bool = False
+    terms: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name not in KINDS:
+            raise ValueError(f"unknown kind {self.name!r}; kinds: {', '.join(KINDS)}")
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["x-kind"] = self.name
+        if self.total:
+            schema["x-total"] = True
+        if self.change:
+            schema["x-change"] = True
+        if self.terms:
+            schema["x-terms"] = list(self.terms)
+        return schema
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """Marks a string field naming its record's subject: ``Annotated[str, Subject("account")]``.
+
+    Args:
+        type: What kind of subject (``symbol``, ``account``, ...): one of each type per
+            record.
+        label: The field is a display name ("Apple Inc.") rather than the id.
+    """
+
+    type: str
+    label: bool = False
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["x-subject"] = self.type
+        if self.label:
+            schema["x-subject-label"] = True
+        return schema
+
+
+Money = Annotated[float, Kind("money")]
+"""An amount of money, in the record's currency."""
+MoneyTotal = Annotated[float, Kind("money", total=True)]
+"""An amount of money summed over several subjects."""
+Percent = Annotated[float, Kind("percent")]
+"""A percentage, in percent (1.5 means 1.5 %)."""
+MoneyChange = Annotated[float, Kind("money", change=True)]
+"""A change of an amount of money (a gain, a loss, a return): it has a direction."""
+PercentChange = Annotated[float, Kind("percent", change=True)]
+"""A change in percent: it has a direction."""
+Quantity = Annotated[float, Kind("quantity")]
+"""A count of units (shares)."""
