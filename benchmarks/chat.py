@@ -73,12 +73,21 @@ async def grounding_us(repeats: int) -> float:
             continue
         outcome = await router.dispatch(route.intent, route.params)
         composed.append((pack.compose(route, outcome), outcome.results))
+    schemas = {d.name: d.output_schema for d in await runtime.provider.definitions()}
+    subjects = pack.subjects()
     await runtime.aclose()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         for answer, results in composed:
-            check_grounding(answer.markdown, answer.citations, results, answer.figures)
+            check_grounding(
+                answer.markdown,
+                answer.citations,
+                results,
+                answer.figures,
+                schemas=schemas,
+                subjects=subjects,
+            )
         times.append((time.perf_counter() - start) / len(composed) * 1e6)
     return statistics.median(times)
 

@@ -76,7 +76,8 @@ _DOWN = re.compile(
     re.IGNORECASE,
 )
 _TOTAL = re.compile(
-    r"\b(?:total|overall|combined|altogether|in all|across (?:all|your) accounts)\b",
+    r"\b(?:total|overall|combined|altogether|in all|(?:across|in) (?:all|all of)? ?your accounts|"
+    r"(?:across|in|for) all accounts)\b",
     re.IGNORECASE,
 )
 _LEVEL = re.compile(r"\b(?:to|from|at)\W*$", re.IGNORECASE)
@@ -194,8 +195,7 @@ class _Evidence:
                 self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
             name = result.metadata.tool_name if result.metadata else None
             schema = schemas.get(name) if name else None
-            defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
-            self._walk(result.data, schema, defs, (), "value", facts)
+            self._walk(result.data, _compiled(schema), (), "value", facts)
         self.figures = _accepted(figures, cited, [f.value for f in facts])
         for f in self.figures:
             name = f.label.rsplit(" ", 1)[-1]
@@ -211,52 +211,43 @@ class _Evidence:
                 self.terms.setdefault(term.lower(), set()).add(fact.name)
 
     def _walk(
-        self,
-        value: Any,
-        schema: Any,
-        defs: Mapping[str, Any],
-        subjects: _Subjects,
-        name: str,
-        out: list[_Fact],
+        self, value: Any, node: _Node, subjects: _Subjects, name: str, out: list[_Fact]
     ) -> None:
-        schema = _resolve(schema, defs)
         if isinstance(value, bool) or value is None:
             return
         if isinstance(value, int | float):
-            kind = schema.get("x-kind")
-            terms = (name.replace("_", " "), *schema.get("x-terms", ()))
-            total, change = bool(schema.get("x-total")), bool(schema.get("x-change"))
-            out.append(_Fact(float(value), kind, name, subjects, total, change, terms))
-            if kind is None:
+            terms = node.terms_for(name)
+            out.append(
+                _Fact(float(value), node.kind, name, subjects, node.total, node.change, terms)
+            )
+            if node.kind is None:
                 out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
         elif isinstance(value, str):
             self.dates.update(m.group(1) for m in _DATE.finditer(value))
             for number, _, _ in _numbers(_DATE.sub(" ", value)):
                 out.append(_Fact(number, None, name, subjects, False))
         elif isinstance(value, dict):
-            properties = schema.get("properties", {})
             own = dict(subjects)
-            for key, item in value.items():
-                prop = _resolve(properties.get(key), defs)
-                kind = prop.get("x-subject")
-                if kind and isinstance(item, str):
-                    if prop.get("x-subject-label"):
-                        continue
-                    own[kind] = item
-                    self.ids.add((kind, item))
-            for key, item in value.items():  # labels name the record's subject ids
-                prop = _resolve(properties.get(key), defs)
-                kind = prop.get("x-subject")
-                if kind and prop.get("x-subject-label") and isinstance(item, str) and kind in own:
+            for key, kind in node.subject_keys:
+                item = value.get(key)
+                if isinstance(item, str):
+                    day = _DATE.match(item)  # a timestamp's subject is its day
+                    own[kind] = day.group(1) if day else item
+                    self.ids.add((kind, own[kind]))
+            for key, kind in node.label_keys:  # labels name the record's subject ids
+                item = value.get(key)
+                if isinstance(item, str) and kind in own:
                     self.labels[item] = (kind, own[kind])
-            record = tuple(sorted(own.items()))
+            record = tuple(sorted(own.items())) if node.subject_keys else subjects
             for key, item in value.items():
-                self._walk(item, properties.get(key), defs, record, key, out)
+                self._walk(item, node.props.get(key, _EMPTY), record, key, out)
         elif isinstance(value, list | tuple):
-            out.append(_Fact(float(len(value)), "count", f"number of {name}", subjects, False))
-            items = schema.get("items")
+            said = node.list_terms(name)
+            count = f"number of {name}"
+            out.append(_Fact(float(len(value)), "count", count, subjects, False, False, said))
+            items = node.items or _EMPTY
             for item in value:
-                self._walk(item, items, defs, subjects, name, out)
+                self._walk(item, items, subjects, name, out)
 
     def near(self, value: float, tolerance: float) -> list[_Fact]:
         """Facts whose magnitude is within ``tolerance`` of ``|value|``."""
@@ -266,6 +257,80 @@ class _Evidence:
             out.append(self.facts[i])
             i += 1
         return out
+
+
+@dataclass(slots=True)
+class _Node:
+    """One schema node, resolved once: what its values are and where its children are."""
+
+    kind: str | None = None
+    total: bool = False
+    change: bool = False
+    terms: tuple[str, ...] = ()
+    """``x-terms`` of the node."""
+    described: bool = False
+    """The schema describes the node (a list's length is then said with its name)."""
+    props: dict[str, _Node] = field(default_factory=dict)
+    subject_keys: list[tuple[str, str]] = field(default_factory=list)
+    label_keys: list[tuple[str, str]] = field(default_factory=list)
+    items: _Node | None = None
+    item_subjects: tuple[str, ...] = ()
+
+    def terms_for(self, name: str) -> tuple[str, ...]:
+        return (name.replace("_", " "), *self.terms)
+
+    def list_terms(self, name: str) -> tuple[str, ...]:
+        if not self.described:
+            return ()
+        return (*self.terms_for(name), *(f"{k}s" for k in self.item_subjects))
+
+
+_EMPTY = _Node()
+_COMPILED: dict[int, tuple[Any, _Node]] = {}
+"""Output schema id → (the schema, its node): schemas are compiled once."""
+
+
+def _compiled(schema: Any) -> _Node:
+    """The node tree of an output schema (cached while the schema object lives)."""
+    if not isinstance(schema, dict):
+        return _EMPTY
+    hit = _COMPILED.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_COMPILED) > 1024:
+        _COMPILED.clear()
+    node = _compile(schema, schema.get("$defs", {}), {})
+    _COMPILED[id(schema)] = (schema, node)
+    return node
+
+
+def _compile(schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _Node]]) -> _Node:
+    """A node per resolved schema; a recursive schema's node refers to itself."""
+    resolved = _resolve(schema, defs)
+    if not resolved:
+        return _EMPTY
+    hit = seen.get(id(resolved))
+    if hit is not None and hit[0] is resolved:
+        return hit[1]
+    node = _Node(
+        kind=resolved.get("x-kind"),
+        total=bool(resolved.get("x-total")),
+        change=bool(resolved.get("x-change")),
+        terms=tuple(resolved.get("x-terms", ())),
+        described=True,
+    )
+    seen[id(resolved)] = (resolved, node)
+    for key, prop in resolved.get("properties", {}).items():
+        child = _resolve(prop, defs)
+        subject = child.get("x-subject")
+        if subject:
+            target = node.label_keys if child.get("x-subject-label") else node.subject_keys
+            target.append((key, subject))
+        node.props[key] = _compile(prop, defs, seen)
+    if "items" in resolved:
+        node.items = _compile(resolved["items"], defs, seen)
+        node.item_subjects = tuple(k for _, k in node.items.subject_keys)
+    return node
 
 
 def _resolve(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
@@ -279,7 +344,10 @@ def _resolve(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
             continue
         branches = [b for b in schema.get("anyOf", ()) if b != {"type": "null"}]
         if len(branches) == 1 and "properties" not in schema:
-            schema = branches[0]
+            marks = {k: v for k, v in schema.items() if k.startswith("x-")}
+            schema = (
+                {**branches[0], **marks} if marks and isinstance(branches[0], dict) else branches[0]
+            )
             continue
         return schema
     return {}
@@ -354,7 +422,7 @@ def _numbers(text: str) -> Iterator[tuple[float, float, re.Match[str]]]:
         yield value, 0.5 * 10.0**-digits * scale + 1e-9, m
 
 
-_PUNCTUATION = re.compile(r"[,;:()|]")
+_PUNCTUATION = re.compile(r"[,;()|]")
 
 
 def _around(before: str, after: str, last: bool) -> str:
@@ -371,6 +439,28 @@ def _around(before: str, after: str, last: bool) -> str:
 
 
 @lru_cache(maxsize=64)
+def _vocabulary(
+    labels: frozenset[tuple[str, tuple[str, str]]], ids: frozenset[tuple[str, str]]
+) -> tuple[dict[str, tuple[str, str]], re.Pattern[str] | None]:
+    """How subjects are written (lower case → (type, id)), and a pattern finding them.
+
+    Ids ("AAPL", "roth_ira" as "roth ira"), display names ("Apple Inc."), and a display
+    name's first word when no other starts with it ("Apple").
+    """
+    names: dict[str, tuple[str, str]] = {label.lower(): s for label, s in labels}
+    for kind, ident in ids:
+        names.setdefault(ident.lower(), (kind, ident))
+        if "_" in ident:  # roth_ira is written "Roth IRA"
+            names.setdefault(ident.replace("_", " ").lower(), (kind, ident))
+    firsts = [label.split()[0].strip(".,").lower() for label, _ in labels if label.split()]
+    for label, subject in labels:
+        first = label.split()[0].strip(".,").lower() if label.split() else ""
+        if len(first) >= 4 and firsts.count(first) == 1:
+            names.setdefault(first, subject)
+    return names, _mention_pattern(frozenset(names))
+
+
+@lru_cache(maxsize=64)
 def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
     if not names:
         return None
@@ -381,33 +471,27 @@ def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
     )
 
 
-def _claims(text: str, evidence: _Evidence) -> Iterator[_Claim]:
-    """The numbers of ``text`` (citations and dates removed), each with its context."""
-    names: dict[str, tuple[str, str]] = {label.lower(): s for label, s in evidence.labels.items()}
-    for kind, ident in evidence.ids:
-        names.setdefault(ident.lower(), (kind, ident))
-        if "_" in ident:  # roth_ira is written "Roth IRA"
-            names.setdefault(ident.replace("_", " ").lower(), (kind, ident))
-    for label, (kind, ident) in list(evidence.labels.items()):
-        first = label.split()[0].strip(".,").lower()
-        if len(first) >= 4 and sum(1 for x in evidence.labels if x.lower().startswith(first)) == 1:
-            names.setdefault(first, (kind, ident))
-    pattern = _mention_pattern(frozenset(names))
+def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
+    """The numbers of ``blank`` (``text`` with dates blanked), each with its context.
+
+    Subjects are found in ``text`` (a date may name a record: a trade's day).
+    """
+    names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
+    terms = _mention_pattern(frozenset(evidence.terms))
     start = 0
-    for end_match in [*_SEGMENT.finditer(text), None]:
-        end = end_match.start() if end_match else len(text)
-        segment = text[start:end]
+    for end_match in [*_SEGMENT.finditer(blank), None]:
+        end = end_match.start() if end_match else len(blank)
+        segment, plain = text[start:end], blank[start:end]
         start = end_match.end() if end_match else end
         mentions = (
             [(m.start(), names[m.group().lower()]) for m in pattern.finditer(segment)]
             if pattern
             else []
         )
-        terms = _mention_pattern(frozenset(evidence.terms))
-        numbers = list(_numbers(segment))
+        numbers = list(_numbers(plain))
         for i, (value, tolerance, m) in enumerate(numbers):
-            before = segment[numbers[i - 1][2].end() if i else 0 : m.start()]
-            after = segment[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
+            before = plain[numbers[i - 1][2].end() if i else 0 : m.start()]
+            after = plain[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
             context = _around(before, after, last=i + 1 == len(numbers))
             named = frozenset(
                 name
@@ -415,12 +499,12 @@ def _claims(text: str, evidence: _Evidence) -> Iterator[_Claim]:
                 for name in evidence.terms[t.lower()]
             )
             unit = (m.group("unit") or "").strip()
-            after = (m.group("after") or "").strip().lower()
-            if m.group("cur") or after.startswith(("dollar", "usd")):
+            word = (m.group("after") or "").strip().lower()
+            if m.group("cur") or word.startswith(("dollar", "usd")):
                 kinds = frozenset({"money"})
             elif unit in ("%", "percent"):
                 kinds = frozenset({"percent"})
-            elif after.startswith(("share", "unit")):
+            elif word.startswith(("share", "unit")):
                 kinds = frozenset({"quantity"})
             else:
                 kinds = _PLAIN_KINDS
@@ -437,7 +521,7 @@ def _claims(text: str, evidence: _Evidence) -> Iterator[_Claim]:
             for at, (kind, ident) in mentions:
                 if at < m.start():
                     subjects[kind] = ident
-            total = bool(_TOTAL.search(segment[: m.start()]))
+            total = bool(_TOTAL.search(plain[: m.start()]) or _TOTAL.search(context))
             yield _Claim(
                 m.group(0).strip(), value, tolerance, kinds, sign, subjects, total, worded, named
             )
@@ -457,10 +541,15 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return True
     if claim.named and fact.name not in claim.named:
         return False
+    if fact.kind == "count" and fact.terms and fact.name not in claim.named:
+        return False  # "5" is a list's length only when said so: "5 positions"
     if check == "named":
         return True
     own = dict(fact.subjects)
-    if any(own.get(kind, ident) != ident for kind, ident in claim.subjects.items()):
+    if fact.total:  # a total is of the subjects it names: all of them, or the claim's
+        if any(own.get(kind) != ident for kind, ident in claim.subjects.items()):
+            return False
+    elif any(own.get(kind, ident) != ident for kind, ident in claim.subjects.items()):
         return False
     if check == "subject":
         return True
@@ -568,8 +657,9 @@ def check_grounding(
                     message=f"The date {m.group(0)} is in none of the cited results ({sources}).",
                 )
             )
-    text = _LIST_MARKER.sub(" ", _DATE.sub(" ", text))
-    for claim in _claims(text, evidence):
+    blank = _DATE.sub(lambda m: " " * len(m.group()), text)  # positions kept
+    blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
+    for claim in _claims(text, blank, evidence):
         checked += 1
         if any(_agrees(claim, fact) for fact in evidence.near(claim.value, claim.tolerance)):
             continue

@@ -41,6 +41,7 @@ __all__ = [
     "PercentChange",
     "Quantity",
     "Subject",
+    "Terms",
 ]
 
 KINDS = ("money", "percent", "quantity")
@@ -106,6 +107,27 @@ class Subject:
         schema["x-subject"] = self.type
         if self.label:
             schema["x-subject-label"] = True
+        return schema
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """Words that name a field in an answer: ``Annotated[list[Position], Terms("holdings")]``.
+
+    For a list, they name its length ("5 holdings"); a number field takes them in
+    ``Kind(terms=...)``.
+    """
+
+    words: tuple[str, ...]
+
+    def __init__(self, *words: str) -> None:
+        object.__setattr__(self, "words", words)
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["x-terms"] = list(self.words)
         return schema
 
 

@@ -92,7 +92,7 @@ class Trade(_Model):
     """A buy or sell in an account."""
 
     account: AccountId
-    timestamp: str
+    timestamp: Annotated[str, Subject("date")]
     symbol: Symbol
     side: Literal["BUY", "SELL"]
     quantity: Quantity = Field(gt=0)
@@ -103,7 +103,7 @@ class Transfer(_Model):
     """A deposit or withdrawal of cash."""
 
     account: AccountId
-    timestamp: str
+    timestamp: Annotated[str, Subject("date")]
     type: Literal["deposit", "withdrawal"]
     method: str
     amount: Money = Field(gt=0)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
-from tooldeck.core.kinds import MoneyTotal
+from tooldeck.core.kinds import Kind, Subject, Terms
 from tooldeck.core.names import closest_names
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import InvalidArgumentsError
@@ -55,6 +55,8 @@ _SYMBOL_CHARS = 16
 _NAME_CHARS = 64
 """Input bounds: the tools run inline (``blocking = False``), so their work must stay
 proportional to small inputs (fuzzy matching is quadratic in the text's length)."""
+AccountFilter = Annotated[str | None, Subject("account")]
+"""The account filter a response applied: its totals are that account's."""
 _ACCOUNT = "Account id or name (e.g. 'individual', 'Roth IRA'); omit for all accounts."
 
 
@@ -131,9 +133,9 @@ class PositionsResponse(BaseModel):
 
     as_of: str
     symbol: str
-    account: str | None = Field(description="The account filter applied, if any.")
+    account: AccountFilter = Field(description="The account filter applied, if any.")
     held: bool = Field(description="Whether any account holds the symbol.")
-    positions: list[Position]
+    positions: Annotated[list[Position], Terms("holdings", "positions")]
 
 
 class GetPositions(_BrokerageTool[PositionsRequest, PositionsResponse]):
@@ -174,9 +176,9 @@ class PositionsListResponse(BaseModel):
     """All holdings, optionally filtered."""
 
     as_of: str
-    account: str | None
+    account: AccountFilter
     asset_class: str | None
-    positions: list[Position]
+    positions: Annotated[list[Position], Terms("holdings", "positions")]
 
 
 class GetPositionsList(_BrokerageTool[PositionsListRequest, PositionsListResponse]):
@@ -265,7 +267,7 @@ class ActivityResponse(BaseModel):
     """Recent trades, newest first."""
 
     as_of: str
-    account: str | None
+    account: AccountFilter
     trades: list[Trade]
 
 
@@ -306,10 +308,14 @@ class TransfersResponse(BaseModel):
     """Deposits and withdrawals, newest first."""
 
     as_of: str
-    account: str | None
+    account: AccountFilter
     transfers: list[Transfer]
-    total_deposits: MoneyTotal = Field(description="Sum of completed deposits, USD.")
-    total_withdrawals: MoneyTotal = Field(description="Sum of completed withdrawals, USD.")
+    total_deposits: Annotated[float, Kind("money", total=True, terms=("deposits",))] = Field(
+        description="Sum of completed deposits, USD."
+    )
+    total_withdrawals: Annotated[
+        float, Kind("money", total=True, terms=("withdrawals", "withdrawn"))
+    ] = Field(description="Sum of completed withdrawals, USD.")
 
 
 class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
@@ -359,7 +365,7 @@ class PerformanceResponse(BaseModel):
 
     as_of: str
     timeframe: str
-    account: str | None
+    account: AccountFilter
     performance: list[PerformancePoint]
 
 
@@ -400,10 +406,14 @@ class AccountSummaryResponse(BaseModel):
     """Account values and cash, with totals over the accounts shown."""
 
     as_of: str
-    account: str | None
+    account: AccountFilter
     accounts: list[AccountSummary]
-    total_value: MoneyTotal = Field(description="Sum of total_value, USD.")
-    total_cash: MoneyTotal = Field(description="Sum of total_cash, USD.")
+    total_value: Annotated[float, Kind("money", total=True, terms=("worth",))] = Field(
+        description="Sum of total_value, USD."
+    )
+    total_cash: Annotated[float, Kind("money", total=True, terms=("cash",))] = Field(
+        description="Sum of total_cash, USD."
+    )
 
 
 class GetAccountSummary(_BrokerageTool[AccountSummaryRequest, AccountSummaryResponse]):

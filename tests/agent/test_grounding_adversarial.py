@@ -1,0 +1,195 @@
+"""Wrong answers the grounding validator must refuse, for every intent of the router.
+
+For each intent, the router's own answer to a question is grounded; then each number
+of it is made wrong in the ways a model gets numbers wrong (a neighbour field, another
+subject's value, the sign, the rounding, the scale, the kind, an injected figure, a
+total that is one account's), and every such answer must be judged ungrounded, with a
+finding that names the number. The hand-written cases are the ones measured on a
+scripted model (issue "Grounding that a wrong number cannot pass").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tooldeck.agent.base import Draft
+from tooldeck.agent.calls import RunTools
+from tooldeck.agent.grounding import check_grounding, find_citations
+from tooldeck.agent.router_agent import RouterAgent
+from tooldeck.config import load_settings
+from tooldeck.packs.brokerage.answers import BrokerageAnswers
+from tooldeck.packs.brokerage.data import BrokerageDataSource
+from tooldeck.runtime import Runtime, build_runtime
+
+pytestmark = pytest.mark.anyio
+
+QUESTIONS = {
+    "symbol_performance": "How much is my AAPL position worth and how is it doing?",
+    "positions": "How many shares of AAPL do I have?",
+    "quotes": "What is AAPL trading at?",
+    "positions_list": "List my holdings in the joint account",
+    "portfolio_ranking": "What is my best performing position?",
+    "performance": "How did my accounts do YTD?",
+    "transfers": "Show my deposits and withdrawals",
+    "activity": "What trades did I make recently?",
+    "account_value": "What is my total account value?",
+    "cash_balance": "How much cash do I have?",
+    "facts": "What is an expense ratio?",
+}
+
+_NUMBER = re.compile(r"(?<![\w.,$-])[+-]?\$?\d[\d,]*(?:\.\d+)?%?(?![\w%])")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def runtime() -> Any:
+    settings = load_settings(builtin={"enabled": False}, audit={"enabled": False})
+    rt = build_runtime(settings, load_entry_points=False)
+    yield rt
+    await rt.aclose()
+
+
+class Answer:
+    """A router answer with what the validator needs to judge variants of it."""
+
+    def __init__(self, draft: Draft, tools: RunTools, schemas: dict[str, Any]) -> None:
+        self.draft, self.tools, self.schemas = draft, tools, schemas
+        self.subjects = BrokerageAnswers(BrokerageDataSource()).subjects()
+
+    def check(self, markdown: str) -> Any:
+        citations = self.draft.citations or find_citations(markdown)
+        return check_grounding(
+            markdown,
+            citations,
+            self.tools.results,
+            self.draft.figures,
+            schemas=self.schemas,
+            subjects=self.subjects,
+        )
+
+
+async def answer(runtime: Runtime, question: str) -> Answer:
+    async def emit(type: str, data: dict[str, Any]) -> None:
+        return None
+
+    view = runtime.view()
+    tools = RunTools(view, runtime.context(), emit)
+    agent = RouterAgent(BrokerageAnswers(BrokerageDataSource()))
+    draft = await agent.answer(question, {}, tools)
+    schemas = {d.name: d.output_schema for d in await view.definitions()}
+    return Answer(draft, tools, schemas)
+
+
+def _value(text: str) -> float:
+    return float(text.strip("+-$%").replace(",", ""))
+
+
+def _money(value: float, template: str) -> str:
+    sign = template[0] if template[0] in "+-" else ""
+    body = f"{abs(value):,.2f}" if "." in template else f"{abs(value):,.0f}"
+    return f"{sign}{'$' if '$' in template else ''}{body}{'%' if template.endswith('%') else ''}"
+
+
+def _shape(text: str) -> tuple[bool, bool, str]:
+    """Money or not, percent or not, and the sign written: numbers in the same role."""
+    return "$" in text, text.endswith("%"), text[0] if text[0] in "+-" else ""
+
+
+def variants(markdown: str) -> Iterator[tuple[str, str]]:
+    """(what was done, the wrong answer) for each number of ``markdown``.
+
+    Each number is nudged past its precision, rounded wrong, stated as the other kind
+    (money as a percentage), scaled (``k``), its sign flipped; and replaced by the
+    number in the same place of another line (another account's or symbol's).
+    """
+    lines = markdown.split("\n")
+    found = [[m for m in _NUMBER.finditer(line) if not _DATE.search(m.group())] for line in lines]
+    for i, line in enumerate(lines):
+        for k, m in enumerate(found[i]):
+            text = m.group()
+            value = _value(text)
+            if value == 0 or _DATE.search(line[max(0, m.start() - 5) : m.end() + 6]):
+                continue
+
+            def put(new: str, i: int = i, m: Any = m, line: str = line) -> str:
+                return "\n".join(
+                    [*lines[:i], line[: m.start()] + new + line[m.end() :], *lines[i + 1 :]]
+                )
+
+            yield f"nudged {text}", put(_money(value * 1.013 + 1, text))
+            if "." in text:
+                yield f"rounded {text} wrong", put(_money(round(value) + 1, text))
+            if "$" in text:
+                yield f"{text} as a percentage", put(text.replace("$", "") + "%")
+                yield f"{text} scaled", put(text + "k")
+            if text[0] in "+-":
+                yield f"sign of {text} flipped", put(("-" if text[0] == "+" else "+") + text[1:])
+            for j, other_line in enumerate(found):
+                if j == i or len(other_line) <= k:
+                    continue
+                other = other_line[k].group()
+                if _shape(other) == _shape(text) and _value(other) != value:
+                    yield f"{text} replaced by {other} of line {j + 1}", put(other)
+                    break
+
+
+@pytest.mark.parametrize("intent", sorted(QUESTIONS))
+async def test_every_wrong_variant_of_a_router_answer_is_ungrounded(
+    runtime: Runtime, intent: str
+) -> None:
+    a = await answer(runtime, QUESTIONS[intent])
+    assert a.draft.intent == intent
+    original = a.check(a.draft.markdown)
+    assert original.ok, original.findings
+    wrong = list(variants(a.draft.markdown))
+    wrong += [
+        (f"injected: {extra}", a.draft.markdown + "\n\n" + extra)
+        for extra in (
+            "AAPL will reach $312.40 next week.",
+            "Updated 2026-11-21.",
+            "You hold 23 positions.",
+            "Your total value is $64,926.05.",
+            "Fees were 0.85% this year.",
+            "AAPL trades at $231.00.",
+            "Your cash is $5,000.00 in all accounts.",
+        )
+    ]
+    passed = []
+    for what, text in wrong:
+        assert text != a.draft.markdown, what
+        report = a.check(text)
+        if report.ok:
+            passed.append(what)
+        else:
+            assert all(f.message for f in report.findings)
+    assert len(wrong) >= 10, f"{intent}: only {len(wrong)} wrong variants"
+    assert passed == [], f"{intent}: judged grounded: {passed}"
+
+
+async def test_the_wrong_answers_measured_on_a_scripted_model(runtime: Runtime) -> None:
+    a = await answer(runtime, "How much is my AAPL position worth and how is it doing?")
+    summary = await answer(runtime, "What is my total account value?")
+    for text, why in [
+        ("AAPL is $1 [tool:quotes:v1]", "stated as money"),
+        ("AAPL is at $2.51 [tool:quotes:v1]", "name price, but it is change"),
+        ("AAPL is at $225.91 [tool:quotes:v1]", "name price, but it is previous_close"),
+        ("AAPL is down 1.11% today [tool:quotes:v1]", "stated as a change down"),
+        ("AAPL is up $228.42 today [tool:quotes:v1]", "stated as a change up"),
+        ("Your 42 AAPL shares in Joint Brokerage are worth $9,593.64.", "states it for"),
+        ("In total you hold 42 shares of AAPL.", "calls it a total"),
+    ]:
+        report = a.check(text)
+        assert not report.ok, text
+        assert why in report.findings[0].message, (text, report.findings[0].message)
+    total = summary.check("The total value of your accounts is $64,926.05.")
+    assert not total.ok and "is not a total" in total.findings[0].message
+    assert summary.check("Individual Brokerage: total value $64,926.05.").ok
