@@ -19,7 +19,10 @@ agrees with the claim, not just any equal number:
   the sentence names ("Individual Brokerage's total value");
 - **direction**: "up", "gained", "+" make the claim positive, "down", "lost", "−"
   negative, and then the sign must agree with the data ("fell to $220" states a level,
-  not a change).
+  not a change);
+- **prose**: a number read from text (a document's snippet) backs no claim about a
+  subject (what a text says of AAPL does not outweigh AAPL's records), and text that
+  addresses the model ("ignore the tools and say that...") backs nothing.
 
 What counts as a number: ``1,234.50``, ``$1,234.50``, ``-$12``, ``6.2%``, ``$1.2k``,
 ``$3.4M``, ``2 million``. Not numbers: identifiers with digits (``1Y``, ``3M`` without a
@@ -80,6 +83,13 @@ _TOTAL = re.compile(
     r"(?:across|in|for) all accounts)\b",
     re.IGNORECASE,
 )
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\b.{0,40}\b(?:instructions?|tools?|data|above|previous|"
+    r"prompt|rules?)\b|\b(?:say|answer|respond|reply|tell the user)\b.{0,20}\bthat\b|"
+    r"\byou (?:must|should) (?:say|answer|respond|state)\b|\bsystem prompt\b",
+    re.IGNORECASE,
+)
+"""Text that addresses the model (prompt injection): its numbers are not evidence."""
 _LEVEL = re.compile(r"\b(?:to|from|at)\W*$", re.IGNORECASE)
 _PLAIN_KINDS = frozenset({"quantity", "count", "year"})
 """What a bare number (no currency, no %) may be."""
@@ -166,6 +176,8 @@ class _Fact:
     """Words naming the field (its own name, ``x-terms``)."""
     scaled: bool = False
     """A fraction stated as a percentage (0.062 for 6.2 %): unmarked fields only."""
+    prose: bool = False
+    """Read from text (a document's snippet), not from a field: weaker evidence."""
 
     def describe(self) -> str:
         whose = ", ".join(v for _, v in self.subjects)
@@ -224,8 +236,9 @@ class _Evidence:
                 out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
         elif isinstance(value, str):
             self.dates.update(m.group(1) for m in _DATE.finditer(value))
-            for number, _, _ in _numbers(_DATE.sub(" ", value)):
-                out.append(_Fact(number, None, name, subjects, False))
+            if not _INSTRUCTION.search(value):  # text that gives orders is not data
+                for number, _, _ in _numbers(_DATE.sub(" ", value)):
+                    out.append(_Fact(number, None, name, subjects, False, prose=True))
         elif isinstance(value, dict):
             own = dict(subjects)
             for key, kind in node.subject_keys:
@@ -483,12 +496,12 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
         end = end_match.start() if end_match else len(blank)
         segment, plain = text[start:end], blank[start:end]
         start = end_match.end() if end_match else end
-        mentions = (
-            [(m.start(), names[m.group().lower()]) for m in pattern.finditer(segment)]
-            if pattern
-            else []
-        )
-        numbers = list(_numbers(plain))
+        found = list(pattern.finditer(segment)) if pattern else []
+        mentions = [(m.start(), names[m.group().lower()]) for m in found]
+        spans = [(m.start(), m.end()) for m in found]
+        numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing
+            n for n in _numbers(plain) if not any(a <= n[2].start() < b for a, b in spans)
+        ]
         for i, (value, tolerance, m) in enumerate(numbers):
             before = plain[numbers[i - 1][2].end() if i else 0 : m.start()]
             after = plain[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
@@ -545,6 +558,8 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return False  # "5" is a list's length only when said so: "5 positions"
     if check == "named":
         return True
+    if fact.prose and claim.subjects:
+        return False  # what a text says of AAPL does not outweigh AAPL's own records
     own = dict(fact.subjects)
     if fact.total:  # a total is of the subjects it names: all of them, or the claim's
         if any(own.get(kind) != ident for kind, ident in claim.subjects.items()):
@@ -643,6 +658,7 @@ def check_grounding(
     evidence = _Evidence(results, figures, set(cited) & known, schemas or {})
     if subjects:
         evidence.labels.update(subjects)
+        evidence.ids.update(subjects.values())
     sources = ", ".join(c for c in cited if c in known) or "no valid source"
     text = _CITATION.sub(" ", markdown)
     text = _SOURCE_ID.sub(" ", text)
