@@ -3,8 +3,9 @@
     python scripts/make_brokerage_data.py
 
 Account values are positions at quote prices plus cash; each timeframe's end value
-is today's account value, and its start value follows from the return and net
-contributions: start = (end - contributions) / (1 + return_pct / 100).
+is today's account value; its net contributions are the completed transfers inside its
+window (so the performance record and the transfers agree), and its start value
+follows from the return: start = (end - contributions) / (1 + return_pct / 100).
 """
 
 from __future__ import annotations
@@ -85,44 +86,50 @@ TRADES = [  # account, timestamp, symbol, side, quantity, price
     ("joint", "2026-11-06T15:00:00Z", "TLT", "SELL", 10, 90.12),
 ]
 
-TRANSFERS = [  # account, timestamp, type, method, amount, status
+TRANSFERS = [  # account, timestamp, type, method, amount, status: the whole history
     ("individual", "2026-11-12T10:15:00Z", "deposit", "ACH", 1500.00, "completed"),
     ("individual", "2026-10-01T09:00:00Z", "deposit", "ACH", 1500.00, "completed"),
     ("individual", "2026-09-15T12:30:00Z", "withdrawal", "ACH", 800.00, "completed"),
+    ("individual", "2025-12-15T10:00:00Z", "deposit", "ACH", 1200.00, "completed"),
+    ("individual", "2024-12-10T10:00:00Z", "deposit", "ACH", 5000.00, "completed"),
+    ("individual", "2023-09-01T10:00:00Z", "deposit", "ACH", 8000.00, "completed"),
+    ("individual", "2022-06-15T10:00:00Z", "deposit", "Wire", 10000.00, "completed"),
+    ("individual", "2021-03-01T10:00:00Z", "deposit", "Wire", 15000.00, "completed"),
     ("roth_ira", "2026-04-10T11:00:00Z", "deposit", "ACH", 7000.00, "completed"),
+    ("roth_ira", "2025-04-08T11:00:00Z", "deposit", "ACH", 7000.00, "completed"),
+    ("roth_ira", "2024-04-02T11:00:00Z", "deposit", "ACH", 7000.00, "completed"),
     ("joint", "2026-11-19T08:45:00Z", "deposit", "Wire", 5000.00, "pending"),
     ("joint", "2026-07-02T14:20:00Z", "deposit", "ACH", 2500.00, "completed"),
+    ("joint", "2023-02-14T14:20:00Z", "deposit", "ACH", 5000.00, "completed"),
+    ("joint", "2020-05-01T14:20:00Z", "deposit", "Wire", 20000.00, "completed"),
 ]
 
-RETURNS = {  # account: {timeframe: (return_pct, net_contributions)}
-    "individual": {
-        "1D": (0.82, 0.0),
-        "1W": (1.9, 1500.0),
-        "1M": (3.4, 1500.0),
-        "3M": (6.8, 2200.0),
-        "YTD": (14.6, 6200.0),
-        "1Y": (17.9, 7400.0),
-        "ALL": (61.3, 42000.0),
-    },
-    "roth_ira": {
-        "1D": (0.47, 0.0),
-        "1W": (1.1, 0.0),
-        "1M": (2.6, 0.0),
-        "3M": (5.2, 0.0),
-        "YTD": (12.3, 7000.0),
-        "1Y": (15.8, 7000.0),
-        "ALL": (48.7, 28000.0),
-    },
-    "joint": {
-        "1D": (0.21, 0.0),
-        "1W": (0.6, 0.0),
-        "1M": (1.8, 0.0),
-        "3M": (4.1, 2500.0),
-        "YTD": (9.7, 2500.0),
-        "1Y": (11.2, 2500.0),
-        "ALL": (35.4, 30000.0),
-    },
+WINDOWS = {  # timeframe: first day counted (ALL: every transfer)
+    "1D": "2026-11-19",
+    "1W": "2026-11-13",
+    "1M": "2026-10-20",
+    "3M": "2026-08-20",
+    "YTD": "2026-01-01",
+    "1Y": "2025-11-20",
+    "ALL": "0000-01-01",
 }
+
+RETURNS = {  # account: {timeframe: return_pct}
+    "individual": {"1D": 0.82, "1W": 1.9, "1M": 3.4, "3M": 6.8, "YTD": 14.6, "1Y": 17.9, "ALL": 61.3},
+    "roth_ira": {"1D": 0.47, "1W": 1.1, "1M": 2.6, "3M": 5.2, "YTD": 12.3, "1Y": 15.8, "ALL": 48.7},
+    "joint": {"1D": 0.21, "1W": 0.6, "1M": 1.8, "3M": 4.1, "YTD": 9.7, "1Y": 11.2, "ALL": 35.4},
+}  # fmt: skip
+
+
+def net_contributions(account: str, timeframe: str) -> float:
+    """Completed deposits minus withdrawals of ``account`` since the window's first day."""
+    first = WINDOWS[timeframe]
+    total = 0.0
+    for acct, timestamp, kind, _, amount, status in TRANSFERS:
+        if acct == account and status == "completed" and first <= timestamp[:10] <= AS_OF:
+            total += amount if kind == "deposit" else -amount
+    return round(total, 2)
+
 
 FACTS = [
     ("roth_ira", "Roth IRA", ["roth", "ira", "retirement", "after-tax", "tax-free"]),
@@ -159,8 +166,8 @@ FACTS = [
 ]
 
 
-def main() -> None:
-    """Write the data file."""
+def main(out: Path = OUT) -> None:
+    """Write the data file (to ``out``)."""
     quotes = [
         {
             "symbol": s,
@@ -199,7 +206,8 @@ def main() -> None:
                 "total_value": total,
             }
         )
-        for tf, (pct, contrib) in RETURNS[acct["id"]].items():
+        for tf, pct in RETURNS[acct["id"]].items():
+            contrib = net_contributions(acct["id"], tf)
             start = round((total - contrib) / (1 + pct / 100), 2)
             performance.append(
                 {
@@ -241,8 +249,8 @@ def main() -> None:
             ],
         },
     }
-    OUT.write_text(json.dumps(data, indent=2) + "\n")
-    print(f"wrote {OUT}")
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import shutil
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,36 @@ def test_shipped_data_is_rich_and_self_consistent() -> None:
         assert quote.change == pytest.approx(quote.price - quote.previous_close, abs=0.006)
     for fact in data.facts.facts:
         assert (DEFAULT_DATA_PATH.parent / fact.file).is_file()
+
+
+def test_net_contributions_are_the_completed_transfers_of_each_window(tmp_path: Path) -> None:
+    """The performance record and the transfers tell the same story (and the generator
+    writes exactly the shipped file)."""
+    data = BrokerageDataSource().load()
+    as_of = date.fromisoformat(data.as_of)
+    first = {  # the first day of each window (calendar months)
+        "1D": as_of - timedelta(days=1),
+        "1W": as_of - timedelta(days=7),
+        "1M": as_of.replace(month=as_of.month - 1),
+        "3M": as_of.replace(month=as_of.month - 3),
+        "YTD": date(as_of.year, 1, 1),
+        "1Y": as_of.replace(year=as_of.year - 1),
+    }
+    for p in data.performance.performance:
+        since = first.get(p.timeframe, date.min)
+        net = sum(
+            t.amount if t.type == "deposit" else -t.amount
+            for t in data.transfers.transfers
+            if t.account == p.account
+            and t.status == "completed"
+            and since <= date.fromisoformat(t.timestamp[:10]) <= as_of
+        )
+        assert p.net_contributions == pytest.approx(net), (p.account, p.timeframe)
+    generator = runpy.run_path(str(Path(__file__).parents[2] / "scripts/make_brokerage_data.py"))
+    generator["main"](tmp_path / "out.json")
+    assert json.loads((tmp_path / "out.json").read_text()) == json.loads(
+        DEFAULT_DATA_PATH.read_text()
+    )
 
 
 async def test_every_tool_answers_with_its_source_id_and_as_of() -> None:
