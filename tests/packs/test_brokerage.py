@@ -252,3 +252,28 @@ async def test_intents_single_and_composite() -> None:
     assert "Did you mean 'positions'?" in unknown.results[0].error.message  # type: ignore[union-attr]
     failed = await router.dispatch("symbol_performance", {"symbol": "ZZZ"})
     assert not failed.success and len(failed.results) == 1
+
+
+async def test_activity_and_transfers_filter_by_dates_type_method_status_and_limit() -> None:
+    r = registry()
+    last_ach = await r.execute("get_transfers", {"type": "deposit", "method": "ach", "limit": 1})
+    assert [(t["timestamp"][:10], t["amount"]) for t in last_ach.data["transfers"]] == [
+        ("2026-11-12", 1500.0)
+    ]
+    november = await r.execute("get_transfers", {"since": "2026-11-01", "until": "2026-11-30"})
+    rows = november.data["transfers"]
+    assert [t["status"] for t in rows] == ["pending", "completed"]  # newest first
+    assert november.data["total_deposits"] == 1500.0  # the completed ones listed
+    pending = await r.execute("get_transfers", {"status": "Pending"})
+    assert [t["method"] for t in pending.data["transfers"]] == ["Wire"]
+    buys = await r.execute("get_activity", {"since": "2026-11-13", "side": "buy"})
+    assert [t["symbol"] for t in buys.data["trades"]] == ["GOOGL", "AAPL", "VXUS"]
+    for tool, args, says in [
+        ("get_transfers", {"since": "2026-11-10", "until": "2026-11-01"}, "is after until"),
+        ("get_transfers", {"method": "paypal"}, "Methods: ACH, Wire"),
+        ("get_transfers", {"since": "yesterday"}, "since: Input should be a valid date"),
+        ("get_activity", {"side": "hold"}, "side: Input should be 'BUY' or 'SELL'"),
+    ]:
+        bad = await r.execute(tool, args)
+        assert bad.error is not None and bad.error.type == "validation", args
+        assert says in bad.error.message, bad.error.message

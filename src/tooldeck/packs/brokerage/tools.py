@@ -10,10 +10,11 @@ topics are ``validation`` errors that list what exists. All are pure in-memory r
 from __future__ import annotations
 
 import re
+from datetime import date
 from difflib import SequenceMatcher
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, Self, TypeVar
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
@@ -253,14 +254,40 @@ class GetQuotes(_BrokerageTool[QuotesRequest, QuotesResponse]):
 # -- activity and transfers ---------------------------------------------------------------
 
 
-class ActivityRequest(_Symbol):
+class _Window(BaseModel):
+    """Date filters shared by get_activity and get_transfers (inclusive, by day, UTC)."""
+
+    since: date | None = Field(None, description="First day included, YYYY-MM-DD.")
+    until: date | None = Field(None, description="Last day included, YYYY-MM-DD.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.since and self.until and self.since > self.until:
+            raise ValueError(f"since ({self.since}) is after until ({self.until})")
+        return self
+
+    def holds(self, timestamp: str) -> bool:
+        """Whether ``timestamp`` (ISO 8601) falls on a day of the window."""
+        day = timestamp[:10]
+        return (self.since is None or day >= self.since.isoformat()) and (
+            self.until is None or day <= self.until.isoformat()
+        )
+
+
+class ActivityRequest(_Symbol, _Window):
     """Arguments of get_activity."""
 
     account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
     symbol: str | None = Field(
         None, max_length=_SYMBOL_CHARS, description="Only trades of this symbol."
     )
+    side: Literal["BUY", "SELL"] | None = Field(None, description="Only buys or only sells.")
     limit: int = Field(20, ge=1, le=500, description="Most recent trades to return.")
+
+    @field_validator("side", mode="before")
+    @classmethod
+    def _side(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
 
 
 class ActivityResponse(BaseModel):
@@ -268,11 +295,11 @@ class ActivityResponse(BaseModel):
 
     as_of: str
     account: AccountFilter
-    trades: list[Trade]
+    trades: Annotated[list[Trade], Terms("trades")]
 
 
 class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
-    """Recent buys and sells, newest first, filtered by account and symbol."""
+    """Recent buys and sells, newest first, filtered by account, symbol, side and dates."""
 
     name = "get_activity"
     source_id = "tool:activity:v1"
@@ -291,6 +318,8 @@ class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
                 for t in data.activity.trades
                 if (account is None or t.account == account)
                 and (request.symbol is None or t.symbol == request.symbol)
+                and (request.side is None or t.side == request.side)
+                and request.holds(t.timestamp)
             ),
             key=lambda t: t.timestamp,
             reverse=True,
@@ -298,10 +327,25 @@ class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
         return ActivityResponse(as_of=data.activity.as_of, account=account, trades=trades)
 
 
-class TransfersRequest(BaseModel):
+class TransfersRequest(_Window):
     """Arguments of get_transfers."""
 
     account: str | None = Field(None, max_length=_NAME_CHARS, description=_ACCOUNT)
+    type: Literal["deposit", "withdrawal"] | None = Field(
+        None, description="Only deposits or only withdrawals."
+    )
+    method: str | None = Field(
+        None, max_length=_NAME_CHARS, description="Only this method, e.g. ACH or Wire."
+    )
+    status: Literal["completed", "pending", "failed"] | None = Field(
+        None, description="Only transfers in this status."
+    )
+    limit: int | None = Field(None, ge=1, le=500, description="Most recent transfers to return.")
+
+    @field_validator("type", "status", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 class TransfersResponse(BaseModel):
@@ -309,17 +353,20 @@ class TransfersResponse(BaseModel):
 
     as_of: str
     account: AccountFilter
-    transfers: list[Transfer]
+    transfers: Annotated[list[Transfer], Terms("transfers")]
     total_deposits: Annotated[float, Kind("money", total=True, terms=("deposits",))] = Field(
-        description="Sum of completed deposits, USD."
+        description="Sum of the completed deposits listed, USD."
     )
     total_withdrawals: Annotated[
         float, Kind("money", total=True, terms=("withdrawals", "withdrawn"))
-    ] = Field(description="Sum of completed withdrawals, USD.")
+    ] = Field(description="Sum of the completed withdrawals listed, USD.")
 
 
 class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
-    """Deposits and withdrawals (method, amount, status), newest first, with completed totals."""
+    """Deposits and withdrawals (method, amount, status), newest first, with completed totals.
+
+    Filtered by account, type, method, status and dates; ``limit`` keeps the most recent.
+    """
 
     name = "get_transfers"
     source_id = "tool:transfers:v1"
@@ -327,14 +374,35 @@ class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
     ResponseModel = TransfersResponse
 
     def execute_internal(self, request: TransfersRequest, ctx: ToolContext) -> TransfersResponse:
-        """Transfers of the account (or all), with totals of completed ones."""
+        """Transfers matching the filters, with totals of the completed ones listed.
+
+        Raises:
+            InvalidArgumentsError: an unknown method; the message lists the methods.
+        """
         data = self.source.load()
         account = self.account_id(data, request.account)
+        methods = sorted({t.method for t in data.transfers.transfers})
+        method = None
+        if request.method is not None:
+            method = next((m for m in methods if m.lower() == request.method.strip().lower()), None)
+            if method is None:
+                raise InvalidArgumentsError(
+                    f"Unknown method {request.method!r}. Methods: {', '.join(methods)}.",
+                    details={"field": "method", "allowed": methods},
+                )
         rows = sorted(
-            (t for t in data.transfers.transfers if account is None or t.account == account),
+            (
+                t
+                for t in data.transfers.transfers
+                if (account is None or t.account == account)
+                and (request.type is None or t.type == request.type)
+                and (method is None or t.method == method)
+                and (request.status is None or t.status == request.status)
+                and request.holds(t.timestamp)
+            ),
             key=lambda t: t.timestamp,
             reverse=True,
-        )
+        )[: request.limit]
         done = [t for t in rows if t.status == "completed"]
         return TransfersResponse(
             as_of=data.transfers.as_of,
