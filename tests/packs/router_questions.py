@@ -172,39 +172,47 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     # activity
     ("What trades did I make recently?", "activity", {}),
     ("Show my recent activity", "activity", {}),
-    ("What did I buy last week?", "activity", {}),
-    ("Did I sell anything this month?", "activity", {}),
-    ("When did I buy AAPL?", "activity", {"symbol": "AAPL"}),
+    (
+        "What did I buy last week?",
+        "activity",
+        {"side": "BUY", "since": "2026-11-09", "until": "2026-11-15"},
+    ),
+    ("Did I sell anything this month?", "activity", {"side": "SELL", "since": "2026-11-01"}),
+    ("When did I buy AAPL?", "activity", {"symbol": "AAPL", "side": "BUY"}),
     ("Show my TSLA trades", "activity", {"symbol": "TSLA"}),
     ("What transactions happened in my Roth IRA?", "activity", {"account": "roth_ira"}),
     ("List my recent orders", "activity", {}),
     ("Have I traded anything in the joint account?", "activity", {"account": "joint"}),
-    ("What was my last purchase?", "activity", {}),
-    ("did i sell any nvidia", "activity", {"symbol": "NVDA"}),
+    ("What was my last purchase?", "activity", {"side": "BUY", "limit": 1}),
+    ("did i sell any nvidia", "activity", {"symbol": "NVDA", "side": "SELL"}),
     ("Recent buys and sells in my individual account", "activity", {"account": "individual"}),
     # transfers
-    ("Show my deposits", "transfers", {}),
-    ("When did I last deposit money?", "transfers", {}),
-    ("What withdrawals have I made?", "transfers", {}),
+    ("Show my deposits", "transfers", {"type": "deposit"}),
+    ("When did I last deposit money?", "transfers", {"type": "deposit", "limit": 1}),
+    ("What withdrawals have I made?", "transfers", {"type": "withdrawal"}),
     ("List transfers into my Roth IRA", "transfers", {"account": "roth_ira"}),
-    ("Did my wire to the joint account arrive?", "transfers", {"account": "joint"}),
-    ("How much have I contributed this year?", "transfers", {}),
-    ("Show ACH transfers", "transfers", {}),
-    ("How much money did I put in?", "transfers", {}),
+    (
+        "Did my wire to the joint account arrive?",
+        "transfers",
+        {"account": "joint", "method": "Wire", "limit": 1},
+    ),
+    ("How much have I contributed this year?", "performance", {"timeframe": "YTD"}),
+    ("Show ACH transfers", "transfers", {"method": "ACH"}),
+    ("How much money did I put in?", "transfers", {"type": "deposit"}),
     (
         "Have I withdrawn anything from my individual account?",
         "transfers",
-        {"account": "individual"},
+        {"account": "individual", "type": "withdrawal"},
     ),
-    ("pending deposits", "transfers", {}),
+    ("pending deposits", "transfers", {"type": "deposit", "status": "pending"}),
     # portfolio_ranking
     ("What's my best performing holding?", "portfolio_ranking", {"direction": "best"}),
     ("Which of my positions is the worst?", "portfolio_ranking", {"direction": "worst"}),
     ("What are my top performers?", "portfolio_ranking", {"direction": "best"}),
     ("Which holding lost the most?", "portfolio_ranking", {"direction": "worst"}),
     ("Rank my positions by performance", "portfolio_ranking", {"direction": "best"}),
-    ("What's my biggest winner?", "portfolio_ranking", {"direction": "best"}),
-    ("Biggest loser in my portfolio?", "portfolio_ranking", {"direction": "worst"}),
+    ("What's my biggest winner?", "portfolio_ranking", {"direction": "best", "by": "gain"}),
+    ("Biggest loser in my portfolio?", "portfolio_ranking", {"direction": "worst", "by": "gain"}),
     (
         "Which of my stocks is doing best?",
         "portfolio_ranking",
@@ -256,7 +264,11 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "portfolio_ranking",
         {"direction": "worst", "asset_class": "stocks"},
     ),
-    ("What did I deposit into the roth ira?", "transfers", {"account": "roth_ira"}),
+    (
+        "What did I deposit into the roth ira?",
+        "transfers",
+        {"account": "roth_ira", "type": "deposit"},
+    ),
     # -- round 2: rankings by value
     (
         "What is my biggest position by market value?",
@@ -373,12 +385,8 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "cash_balance+account_value",
         [{}, {}],
     ),
-    (
-        "price of MSFT and how many shares do i own of it",
-        "quotes+positions",
-        [{"symbol": "MSFT"}, {"symbol": "MSFT"}],
-    ),
-    ("Show my recent trades and my deposits", "activity+transfers", [{}, {}]),
+    ("price of MSFT and how many shares do i own of it", "symbol_performance", {"symbol": "MSFT"}),
+    ("Show my recent trades and my deposits", "activity+transfers", [{}, {"type": "deposit"}]),
     (
         "What is NVDA at? Also what's my cash balance?",
         "quotes+cash_balance",
@@ -389,7 +397,7 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "performance+account_value",
         [{"timeframe": "YTD"}, {}],
     ),
-    ("Quote for VOO and QQQ", "quotes", {"symbol": "VOO", "symbols": ["VOO", "QQQ"]}),
+    ("Quote for VOO and QQQ", "quotes", {"symbols": ["VOO", "QQQ"]}),
     (
         "what's TSLA at and what's my best performer",
         "quotes+portfolio_ranking",
@@ -399,7 +407,10 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "how much is in my roth and what did i deposit there this year",
         "account_value+transfers",
-        [{"account": "roth_ira"}, {"account": "roth_ira", "since": "2026-01-01"}],
+        [
+            {"account": "roth_ira"},
+            {"account": "roth_ira", "type": "deposit", "since": "2026-01-01"},
+        ],
     ),
     (
         "What's the price of Apple, and what is an expense ratio?",
@@ -469,7 +480,7 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("How should I think about rebalancing?", "facts", {"topic": "Rebalancing"}),
     ("what should i know about dividends", "facts", {"topic": "Dividends"}),
     ("Is it a good idea to diversify?", "facts", {"topic": "Diversification"}),
-    ("how much have I contributed this year?", "performance", {"timeframe": "YTD"}),
+    ("what have i contributed so far this year", "performance", {"timeframe": "YTD"}),
     ("contributions this year", "performance", {"timeframe": "YTD"}),
     (
         "What are my net contributions since I opened the accounts?",
@@ -534,11 +545,7 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("rank my accounts by value", "account_value", {"rank": "most"}),
     ("What do I hold that isn't in stocks?", "positions_list", {"exclude_asset_class": "stocks"}),
     ("show all holdings except the roth", "positions_list", {"exclude_account": "roth_ira"}),
-    (
-        "What's VXUS at, and how many do I own?",
-        "quotes+positions",
-        [{"symbol": "VXUS"}, {"symbol": "VXUS"}],
-    ),
+    ("What's VXUS at, and how many do I own?", "symbol_performance", {"symbol": "VXUS"}),
     ("trades from the last two weeks", "activity", {"since": "2026-11-06"}),
     (
         "deposits between sept 1 and oct 31",
@@ -559,8 +566,8 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("cash balance of each account, which is highest?", "cash_balance", {"rank": "most"}),
     (
         "what's QQQ trading at and how's my QQQ position doing",
-        "quotes+symbol_performance",
-        [{"symbol": "QQQ"}, {"symbol": "QQQ"}],
+        "symbol_performance",
+        {"symbol": "QQQ"},
     ),
     # clarifications
     ("What's the price?", "clarify:symbol", {}),

@@ -1,4 +1,4 @@
-"""The deterministic question router: ≥ 95% of the labelled questions right, intent and parameters."""
+"""The deterministic question router: ≥ 97% of the labelled questions right, intent and parameters."""
 
 from __future__ import annotations
 
@@ -16,16 +16,20 @@ def router() -> QuestionRouter:
     return QuestionRouter(BrokerageDataSource().load())
 
 
-def routed(router: QuestionRouter, question: str) -> tuple[str, dict[str, object]]:
+def routed(router: QuestionRouter, question: str) -> tuple[str, object]:
+    """(intent, params); ``a+b`` and a list of params for a question in parts."""
     route = router.route(question)
     if route.intent is None:
         assert route.clarification is not None
         return f"clarify:{route.clarification.parameter}", {}
+    if route.also:
+        parts = [route, *route.also]
+        return "+".join(str(r.intent) for r in parts), [dict(r.params) for r in parts]
     return route.intent, dict(route.params)
 
 
 def test_the_labelled_set_is_large_and_covers_every_intent() -> None:
-    assert len(QUESTIONS) >= 150
+    assert len(QUESTIONS) >= 300
     assert len({q for q, _, _ in QUESTIONS}) == len(QUESTIONS), "a question is repeated"
     intents = Counter(intent for _, intent, _ in QUESTIONS)
     assert set(INTENT_PARAMS) <= set(intents)
@@ -35,14 +39,14 @@ def test_the_labelled_set_is_large_and_covers_every_intent() -> None:
     }  # fmt: skip
 
 
-def test_at_least_95_percent_of_the_labelled_questions_route_right(router: QuestionRouter) -> None:
+def test_at_least_97_percent_of_the_labelled_questions_route_right(router: QuestionRouter) -> None:
     wrong = []
     for question, intent, params in QUESTIONS:
         got = routed(router, question)
         if got != (intent, params):
             wrong.append(f"{question!r}: expected {intent} {params}, got {got[0]} {got[1]}")
     accuracy = 1 - len(wrong) / len(QUESTIONS)
-    assert accuracy >= 0.95, f"{accuracy:.1%} right; wrong:\n" + "\n".join(wrong)
+    assert accuracy >= 0.97, f"{accuracy:.1%} right; wrong:\n" + "\n".join(wrong)
 
 
 def test_an_unclear_account_is_asked_about_with_the_accounts_as_options(
@@ -53,12 +57,31 @@ def test_an_unclear_account_is_asked_about_with_the_accounts_as_options(
     assert route.clarification.model_dump() == {
         "question": "Which account do you mean?",
         "type": "radio",
-        "options": ["individual", "roth_ira", "joint", "all"],
+        "options": ["Individual Brokerage", "Roth IRA", "Joint Brokerage", "All accounts"],
         "parameter": "account",
     }
-    # answering the question: the parameter is given, the route goes through
-    answered = router.route("What's my brokerage account worth?", {"account": "joint"})
-    assert (answered.intent, dict(answered.params)) == ("account_value", {"account": "joint"})
+    # answering the question: the parameter is given, the route goes through; the
+    # option as shown (a name) or the id both work
+    for answer in ("joint", "Joint Brokerage"):
+        answered = router.route("What's my brokerage account worth?", {"account": answer})
+        assert (answered.intent, dict(answered.params)) == ("account_value", {"account": "joint"})
+    every = router.route("What's my brokerage account worth?", {"account": "All accounts"})
+    assert (every.intent, dict(every.params)) == ("account_value", {})
+
+
+def test_clarifying_options_are_words_a_person_understands(router: QuestionRouter) -> None:
+    route = router.route("Hello")
+    assert route.clarification is not None and route.clarification.parameter == "intent"
+    assert "cash balance" in route.clarification.options
+    assert not any("_" in option for option in route.clarification.options)
+    picked = router.route("Hello", {"intent": "cash balance"})
+    assert picked.intent == "cash_balance"
+
+
+def test_out_of_scope_questions_are_said_so_with_low_confidence(router: QuestionRouter) -> None:
+    for question in ("what's the weather", "bitcoin price", "book me a flight to denver"):
+        route = router.route(question)
+        assert (route.intent, route.confidence) == ("out_of_scope", 0.3), question
 
 
 def test_a_missing_timeframe_offers_the_timeframes(router: QuestionRouter) -> None:

@@ -68,6 +68,9 @@ class Route:
     confidence: float = 1.0
     """0–1: how clearly the question matched the intent."""
     clarification: ClarifyingQuestion | None = None
+    also: tuple[Route, ...] = ()
+    """The other parts of a question in several parts ("AAPL's price and my cash?"),
+    each answered after this one."""
 
 
 @dataclass(frozen=True, slots=True)
