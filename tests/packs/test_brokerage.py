@@ -246,8 +246,8 @@ async def test_intents_single_and_composite() -> None:
     cash = await router.dispatch("cash_balance", {})
     assert cash.results[0].source_id == "tool:account_summary:v1"
 
-    missing = await router.dispatch("quotes", {})
-    assert missing.results[0].error.message == "Intent 'quotes' needs symbol."  # type: ignore[union-attr]
+    missing = await router.dispatch("positions", {})
+    assert missing.results[0].error.message == "Intent 'positions' needs symbol."  # type: ignore[union-attr]
     unknown = await router.dispatch("postions", {})
     assert "Did you mean 'positions'?" in unknown.results[0].error.message  # type: ignore[union-attr]
     failed = await router.dispatch("symbol_performance", {"symbol": "ZZZ"})
@@ -271,7 +271,8 @@ async def test_activity_and_transfers_filter_by_dates_type_method_status_and_lim
     for tool, args, says in [
         ("get_transfers", {"since": "2026-11-10", "until": "2026-11-01"}, "is after until"),
         ("get_transfers", {"method": "paypal"}, "Methods: ACH, Wire"),
-        ("get_transfers", {"since": "yesterday"}, "since: Input should be a valid date"),
+        ("get_transfers", {"since": "yesterday"}, "expected a day as YYYY-MM-DD"),
+        ("get_activity", {"until": 0}, "expected a day as YYYY-MM-DD"),
         ("get_activity", {"side": "hold"}, "side: Input should be 'BUY' or 'SELL'"),
     ]:
         bad = await r.execute(tool, args)

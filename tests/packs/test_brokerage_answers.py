@@ -23,8 +23,13 @@ async def test_every_answerable_labelled_question_is_answered_and_grounded() -> 
             if intent.startswith("clarify:"):
                 assert answer.needs_clarification and not answer.tool_calls, question
                 continue
-            assert answer.intent == intent and answer.citations, question
+            assert answer.intent == intent, question
             assert answer.grounding.verdict == "grounded", (question, answer.grounding)
+            if intent == "out_of_scope":
+                assert "can't answer that from your brokerage data" in answer.answer_markdown
+                assert answer.confidence <= 0.5 and not answer.tool_calls
+                continue
+            assert answer.citations, question
             assert answer.grounding.numbers_checked > 0 or intent == "facts", question
     finally:
         await runtime.aclose()

@@ -90,6 +90,7 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 """Text that addresses the model (prompt injection): its numbers are not evidence."""
+_BOUND = re.compile(r"\b(?:since|from|until|to|before|after|between|and)\s*$", re.IGNORECASE)
 _LEVEL = re.compile(r"\b(?:to|from|at)\W*$", re.IGNORECASE)
 _PLAIN_KINDS = frozenset({"quantity", "count", "year"})
 """What a bare number (no currency, no %) may be."""
@@ -497,7 +498,11 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
         segment, plain = text[start:end], blank[start:end]
         start = end_match.end() if end_match else end
         found = list(pattern.finditer(segment)) if pattern else []
-        mentions = [(m.start(), names[m.group().lower()]) for m in found]
+        mentions = [
+            (m.start(), names[m.group().lower()])
+            for m in found
+            if not (names[m.group().lower()][0] == "date" and _BOUND.search(segment[: m.start()]))
+        ]  # "since 2026-10-01" bounds a period, it names no record
         spans = [(m.start(), m.end()) for m in found]
         numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing
             n for n in _numbers(plain) if not any(a <= n[2].start() < b for a, b in spans)

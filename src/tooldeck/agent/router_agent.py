@@ -6,7 +6,7 @@ from typing import Any
 
 from tooldeck.agent.base import Draft, could_not_answer
 from tooldeck.agent.calls import RunTools
-from tooldeck.core.intents import IntentPack, IntentRouter
+from tooldeck.core.intents import IntentPack, IntentRouter, Route
 
 __all__ = ["RouterAgent"]
 
@@ -27,7 +27,11 @@ class RouterAgent:
         self.pack = pack
 
     async def answer(self, question: str, params: dict[str, Any], tools: RunTools) -> Draft:
-        """Route ``question`` and answer it (see the class docstring)."""
+        """Route ``question`` and answer it (see the class docstring).
+
+        A question in several parts (``Route.also``) gets each part's answer, in order;
+        a part that fails is said so, and the confidence drops to at most 0.5.
+        """
         route = self.pack.route(question, params)
         if route.intent is None:
             assert route.clarification is not None
@@ -37,22 +41,42 @@ class RouterAgent:
                 clarifying_question=route.clarification,
                 params=dict(route.params),
             )
+        drafts = [await self._one(part, tools) for part in (route, *route.also)]
+        if len(drafts) == 1:
+            draft = drafts[0]
+        else:
+            answered = [d for d in drafts if d.citations or d.confidence > 0]
+            confidence = min(d.confidence for d in drafts)
+            if len(answered) < len(drafts):
+                confidence = min(confidence, 0.5)
+            draft = Draft(
+                markdown="\n\n".join(d.markdown for d in drafts),
+                citations=list(dict.fromkeys(c for d in drafts for c in d.citations)),
+                confidence=confidence,
+                figures=[f for d in drafts for f in d.figures],
+            )
+        draft.intent, draft.params = route.intent, dict(route.params)
+        if route.also:
+            draft.intent = "+".join(str(r.intent) for r in (route, *route.also))
+            draft.params = {"parts": [dict(r.params) for r in (route, *route.also)]}
+        return draft
+
+    async def _one(self, route: Route, tools: RunTools) -> Draft:
+        """The answer to one routed part."""
+        assert route.intent is not None
         outcome = await IntentRouter(tools, self.pack.intents).dispatch(
             route.intent, route.params, tools.ctx
         )
         if not outcome.success:
             failed = next(r for r in outcome.results if not r.success)
-            draft = could_not_answer(failed.error.message if failed.error else "")
-        else:
-            composed = self.pack.compose(route, outcome)
-            draft = Draft(
-                markdown=composed.markdown,
-                citations=list(composed.citations),
-                confidence=route.confidence,
-                figures=list(composed.figures),
-            )
-        draft.intent, draft.params = route.intent, dict(route.params)
-        return draft
+            return could_not_answer(failed.error.message if failed.error else "")
+        composed = self.pack.compose(route, outcome)
+        return Draft(
+            markdown=composed.markdown,
+            citations=list(composed.citations),
+            confidence=route.confidence,
+            figures=list(composed.figures),
+        )
 
     async def repair(self, draft: Draft, problems: list[str], tools: RunTools) -> Draft | None:
         """None: a deterministic answer would come out the same."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, Route
 from tooldeck.core.result import ToolResult
-from tooldeck.packs.brokerage.context import PositionPL, rank_positions, unrealized_pl
+from tooldeck.packs.brokerage.context import PositionPL, unrealized_pl
 from tooldeck.packs.brokerage.data import BrokerageData, BrokerageDataSource
 from tooldeck.packs.brokerage.intents import brokerage_intents
 from tooldeck.packs.brokerage.router import QuestionRouter
@@ -113,14 +113,55 @@ class BrokerageAnswers:
         data = _by_source(outcome.results)
         params = route.params
         intent = outcome.intent
+        self._extra: list[Figure] = []
         writer = getattr(self, f"_{intent}")
         markdown: str = writer(data, params)
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
         if as_of:
             markdown += f"\n\n_Data as of {as_of}._"
-        return ComposedAnswer(
-            markdown, tuple(outcome.source_ids), tuple(self.figures(outcome.results))
+        figures = (*self.figures(outcome.results), *self._extra)
+        return ComposedAnswer(markdown, tuple(outcome.source_ids), figures)
+
+    def _out_of_scope(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+        d = self.source.load()
+        symbols = ", ".join(d.symbols())
+        return (
+            "I can't answer that from your brokerage data. I can tell you about your "
+            "holdings and their profit or loss, quotes for the symbols I track "
+            f"({symbols}), account values and cash, performance over a period, your "
+            "trades, deposits and withdrawals, and explain topics such as Roth IRAs, "
+            "expense ratios or rebalancing."
         )
+
+    def _kept(
+        self,
+        symbol: str,
+        account: str,
+        params: Mapping[str, Any],
+        positions: Sequence[Mapping[str, Any]],
+    ) -> bool:
+        """Whether a position survives the question's ``exclude_*`` parameters."""
+        classes = {p["symbol"]: p.get("asset_class") for p in positions}
+        return not (
+            symbol == params.get("exclude_symbol")
+            or account == params.get("exclude_account")
+            or (
+                params.get("exclude_asset_class")
+                and classes.get(symbol) == params["exclude_asset_class"]
+            )
+        )
+
+    def _without(self, params: Mapping[str, Any]) -> str:
+        """The exclusion as words (", not counting ETFs"), or "" when there is none."""
+        left_out = [
+            {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}.get(
+                params.get("exclude_asset_class", ""), ""
+            ),
+            params.get("exclude_symbol", ""),
+            self._names().get(params.get("exclude_account", ""), ""),
+        ]
+        said = " or ".join(x for x in left_out if x)
+        return f", not counting {said}" if said else ""
 
     def _names(self) -> dict[str, str]:
         return {a.id: a.name for a in self.source.load().accounts}
@@ -175,23 +216,30 @@ class BrokerageAnswers:
         return "\n".join(lines)
 
     def _quotes(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        q = data[_QUOTES]["quotes"][0]
-        direction = "up" if q["change"] >= 0 else "down"
-        return (
-            f"**{q['symbol']}** ({q['name']}) is at **{money(q['price'])}**, {direction} "
-            f"{money(abs(q['change']))} ({percent(abs(q['change_pct']))}) from the previous "
-            f"close of {money(q['previous_close'])}."
-        )
+        lines = []
+        for q in data[_QUOTES]["quotes"]:
+            direction = "up" if q["change"] >= 0 else "down"
+            lines.append(
+                f"**{q['symbol']}** ({q['name']}) is at **{money(q['price'])}**, {direction} "
+                f"{money(abs(q['change']))} ({percent(abs(q['change_pct']))}) from the previous "
+                f"close of {money(q['previous_close'])}."
+            )
+        return "\n\n".join(lines)
 
     def _positions_list(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        positions = data["tool:positions_list:v1"]["positions"]
-        scope = self._account_label(params.get("account"))
+        listed = data["tool:positions_list:v1"]["positions"]
+        positions = [p for p in listed if self._kept(p["symbol"], p["account"], params, listed)]
+        scope = self._account_label(params.get("account")) + self._without(params)
         kind = params.get("asset_class")
         if not positions:
             return f"You hold no {kind or ''} positions in {scope}.".replace("  ", " ")
         names = self._names()
         lines = [
-            f"You hold {len(positions)} {kind + ' ' if kind else ''}positions in {scope}:",
+            (
+                f"Your {kind + ' ' if kind else ''}positions in {scope}:"
+                if len(positions) < len(listed)  # a count of what is left is no data value
+                else f"You hold {len(positions)} {kind + ' ' if kind else ''}positions in {scope}:"
+            ),
             "",
             "| Account | Symbol | Shares | Avg cost | Class |",
             "|---|---|---:|---:|---|",
@@ -208,22 +256,41 @@ class BrokerageAnswers:
         rows = unrealized_pl(positions, data[_QUOTES]["quotes"])
         if not rows:
             return f"You hold no positions to rank in {self._account_label(params.get('account'))}."
+        rows = [r for r in rows if self._kept(r.symbol, r.account, params, positions)]
+        if not rows:
+            return "You hold no positions to rank once those are left out."
         direction = params.get("direction", "best")
-        ranked = rank_positions(rows, direction, basis="unrealized_pl_pct")
+        by = params.get("by", "return")
+        basis = {"value": "market_value", "gain": "unrealized_pl"}.get(by, "unrealized_pl_pct")
+        ranked = sorted(rows, key=lambda r: getattr(r, basis), reverse=direction == "best")
+        limit = int(params.get("limit") or 5)
         top = ranked[0]
         names = self._names()
+        where = names.get(top.account, top.account)
+        if by == "value":
+            size = "biggest" if direction == "best" else "smallest"
+            head = (
+                f"Your {size} position by market value is **{top.symbol}** in {where}: "
+                f"{money(top.market_value)}."
+            )
+        else:
+            kind = "in dollars" if by == "gain" else "by return"
+            head = (
+                f"Your {'best' if direction == 'best' else 'worst'} performer {kind} is "
+                f"**{top.symbol}** in {where}: {money(top.unrealized_pl, signed=True)} "
+                f"({percent(top.unrealized_pl_pct, signed=True)})."
+            )
         lines = [
-            f"Your {'best' if direction == 'best' else 'worst'} performer is **{top.symbol}** "
-            f"in {names.get(top.account, top.account)}: "
-            f"{money(top.unrealized_pl, signed=True)} ({percent(top.unrealized_pl_pct, signed=True)}).",
+            head,
             "",
             "| Symbol | Account | Value | P/L | P/L % |",
             "|---|---|---:|---:|---:|",
         ]
-        for r in ranked[:5]:
+        for r in ranked[:limit]:
             lines.append(
-                f"| {r.symbol} | {names.get(r.account, r.account)} | {money(r.market_value)} "
-                f"| {money(r.unrealized_pl, signed=True)} | {percent(r.unrealized_pl_pct, signed=True)} |"
+                f"| {r.symbol} | {names.get(r.account, r.account)} | "
+                f"{money(r.market_value)} | {money(r.unrealized_pl, signed=True)} | "
+                f"{percent(r.unrealized_pl_pct, signed=True)} |"
             )
         return "\n".join(lines)
 
@@ -249,10 +316,27 @@ class BrokerageAnswers:
 
     def _transfers(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         t = data["tool:transfers:v1"]
-        scope = self._account_label(params.get("account"))
+        scope = self._account_label(params.get("account")) + _window(params)
+        what = {"deposit": "deposits", "withdrawal": "withdrawals"}.get(
+            params.get("type", ""), "deposits or withdrawals"
+        )
+        if params.get("status"):
+            what = f"{params['status']} {what}"
+        if params.get("method"):
+            what = f"{params['method']} {what}"
         if not t["transfers"]:
-            return f"No deposits or withdrawals in {scope}."
+            return f"No {what} in {scope}."
         names = self._names()
+        if params.get("limit") == 1:
+            x = t["transfers"][0]
+            return (
+                f"Your last {what.rstrip('s').replace('deposits or withdrawal', 'transfer')}: "
+                f"{'an' if x['method'][0] in 'AEIOU' else 'a'} {x['method']} {x['type']} of "
+                f"**{money(x['amount'])}** "
+                f"{'into' if x['type'] == 'deposit' else 'from'} "
+                f"{names.get(x['account'], x['account'])} on {x['timestamp'][:10]}, "
+                f"**{x['status']}**."
+            )
         lines = [
             f"Transfers in {scope}: deposits {money(t['total_deposits'])}, withdrawals "
             f"{money(t['total_withdrawals'])} (completed).",
@@ -269,11 +353,19 @@ class BrokerageAnswers:
 
     def _activity(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         trades = data["tool:activity:v1"]["trades"]
-        scope = self._account_label(params.get("account"))
-        what = f"{params['symbol']} trades" if params.get("symbol") else "trades"
+        scope = self._account_label(params.get("account")) + _window(params)
+        side = {"BUY": "buys", "SELL": "sells"}.get(params.get("side", ""), "trades")
+        what = f"{params['symbol']} {side}" if params.get("symbol") else side
         if not trades:
             return f"No {what} in {scope}."
         names = self._names()
+        if params.get("limit") == 1:
+            t = trades[0]
+            return (
+                f"Your last {what.rstrip('s')}: **{t['side']}** {_number(t['quantity'])} "
+                f"{t['symbol']} at {money(t['price'])} in "
+                f"{names.get(t['account'], t['account'])} on {t['timestamp'][:10]}."
+            )
         lines = [
             f"Recent {what} in {scope}:",
             "",
@@ -290,8 +382,42 @@ class BrokerageAnswers:
     def _summary(self, data: dict[str, Any], params: Mapping[str, Any], cash: bool) -> str:
         s = data["tool:account_summary:v1"]
         names = self._names()
+        field = "total_cash" if cash else "total_value"
+        accounts = [a for a in s["accounts"] if a["account"] != params.get("exclude_account")]
+        rank = params.get("rank")
+        if rank and accounts:
+            ordered = sorted(accounts, key=lambda a: a[field], reverse=rank == "most")
+            win = ordered[0]
+            what = "cash" if cash else "value"
+            lines = [
+                f"**{names.get(win['account'], win['account'])}** has the {rank} {what}: "
+                f"{money(win[field])}.",
+                "",
+            ]
+            lines += [
+                f"{i}. {names.get(a['account'], a['account'])}: {money(a[field])}"
+                for i, a in enumerate(ordered, start=1)
+            ]
+            return "\n".join(lines)
+        if params.get("exclude_account"):
+            total = round(sum(a[field] for a in accounts), 2)
+            self._extra.append(
+                Figure(
+                    total,
+                    f"accounts but {params['exclude_account']} {field}",
+                    ("tool:account_summary:v1",),
+                    "money",
+                    (),
+                    "sum",
+                    tuple(a[field] for a in accounts),
+                    True,
+                    False,
+                    ("cash",) if cash else ("worth",),
+                )
+            )
+            s = {**s, field: total}
         lines = []
-        for a in s["accounts"]:
+        for a in accounts:
             name = names.get(a["account"], a["account"])
             if cash:
                 lines.append(
@@ -308,7 +434,8 @@ class BrokerageAnswers:
             if cash
             else f"Total value: **{money(s['total_value'])}**"
         )
-        return f"{head} in {self._account_label(params.get('account'))}.\n\n" + "\n".join(lines)
+        scope = self._account_label(params.get("account")) + self._without(params)
+        return f"{head} in {scope}.\n\n" + "\n".join(lines)
 
     def _account_value(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         return self._summary(data, params, cash=False)
@@ -319,6 +446,16 @@ class BrokerageAnswers:
     def _facts(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         f = data["tool:facts:v1"]
         return f"**{f['title']}**\n\n{f['snippet']}\n\n_Source: {f['source']}_"
+
+
+def _window(params: Mapping[str, Any]) -> str:
+    """The dates a question asked about, as words (" from 2026-11-01 to 2026-11-30")."""
+    since, until = params.get("since"), params.get("until")
+    if since and until:
+        return f" on {since}" if since == until else f" from {since} to {until}"
+    if since:
+        return f" since {since}"
+    return f" until {until}" if until else ""
 
 
 _CHANGES = frozenset({"unrealized_pl", "unrealized_pl_pct"})

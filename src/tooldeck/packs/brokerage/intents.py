@@ -21,11 +21,20 @@ def brokerage_intents() -> list[Intent]:
 
     The seed's single-tool intents, plus the composite symbol_performance,
     portfolio_ranking (quotes for every held symbol, not only the first) and
-    performance with transfers.
+    performance with transfers; ``out_of_scope`` calls nothing (the answer says what
+    the data can answer). Exclusions (``exclude_*``) and rankings of accounts (``rank``)
+    are applied when composing, over the unfiltered results.
     """
     acct = ("account",)
     return [
-        Intent("activity", (IntentStep("get_activity", params=("account", "symbol")),)),
+        Intent(
+            "activity",
+            (
+                IntentStep(
+                    "get_activity", params=("account", "symbol", "side", "since", "until", "limit")
+                ),
+            ),
+        ),
         Intent(
             "positions",
             (IntentStep("get_positions", params=("symbol", *acct)),),
@@ -42,9 +51,17 @@ def brokerage_intents() -> list[Intent]:
             ),
             required=("timeframe",),
         ),
-        Intent("quotes", (IntentStep("get_quotes", params=("symbol",)),), required=("symbol",)),
+        Intent("quotes", (IntentStep("get_quotes", params=("symbol", "symbols")),)),
         Intent("facts", (IntentStep("get_facts", params=("topic",)),), required=("topic",)),
-        Intent("transfers", (IntentStep("get_transfers", params=acct),)),
+        Intent(
+            "transfers",
+            (
+                IntentStep(
+                    "get_transfers",
+                    params=("account", "type", "method", "status", "since", "until", "limit"),
+                ),
+            ),
+        ),
         Intent("account_value", (IntentStep("get_account_summary", params=acct),)),
         Intent("cash_balance", (IntentStep("get_account_summary", params=acct),)),
         Intent(
@@ -55,6 +72,7 @@ def brokerage_intents() -> list[Intent]:
             ),
             required=("symbol",),
         ),
+        Intent("out_of_scope", ()),
         Intent(
             "portfolio_ranking",
             (

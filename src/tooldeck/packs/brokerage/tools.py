@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from datetime import date
 from difflib import SequenceMatcher
-from typing import Annotated, Any, Generic, Literal, Self, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
@@ -257,14 +257,30 @@ class GetQuotes(_BrokerageTool[QuotesRequest, QuotesResponse]):
 class _Window(BaseModel):
     """Date filters shared by get_activity and get_transfers (inclusive, by day, UTC)."""
 
-    since: date | None = Field(None, description="First day included, YYYY-MM-DD.")
-    until: date | None = Field(None, description="Last day included, YYYY-MM-DD.")
+    since: date | None = Field(None, description="First day included, YYYY-MM-DD (UTC).")
+    until: date | None = Field(None, description="Last day included, YYYY-MM-DD (UTC).")
 
-    @model_validator(mode="after")
-    def _ordered(self) -> Self:
+    @field_validator("since", "until", mode="before")
+    @classmethod
+    def _iso_day(cls, value: Any) -> Any:
+        """A day as YYYY-MM-DD only (pydantic would read ``0`` as 1970-01-01)."""
+        if isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+            raise ValueError(f"expected a day as YYYY-MM-DD, got {value!r}")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(f"expected a day as YYYY-MM-DD, got {value!r}")
+        return value.strip() if isinstance(value, str) else value
+
+    def check_order(self) -> None:
+        """Raise ``InvalidArgumentsError`` when ``since`` is after ``until``.
+
+        Checked when the tool runs (as an unknown account is), not in the schema, which
+        cannot say it: every call the exported schema allows passes validation.
+        """
         if self.since and self.until and self.since > self.until:
-            raise ValueError(f"since ({self.since}) is after until ({self.until})")
-        return self
+            raise InvalidArgumentsError(
+                f"since ({self.since}) is after until ({self.until}); swap them.",
+                details={"field": "since"},
+            )
 
     def holds(self, timestamp: str) -> bool:
         """Whether ``timestamp`` (ISO 8601) falls on a day of the window."""
@@ -295,6 +311,8 @@ class ActivityResponse(BaseModel):
 
     as_of: str
     account: AccountFilter
+    since: date | None = Field(None, description="The first day applied, if any.")
+    until: date | None = Field(None, description="The last day applied, if any.")
     trades: Annotated[list[Trade], Terms("trades")]
 
 
@@ -308,6 +326,7 @@ class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
 
     def execute_internal(self, request: ActivityRequest, ctx: ToolContext) -> ActivityResponse:
         """Trades matching the filters, newest first, at most ``limit``."""
+        request.check_order()
         data = self.source.load()
         account = self.account_id(data, request.account)
         if request.symbol:
@@ -324,7 +343,13 @@ class GetActivity(_BrokerageTool[ActivityRequest, ActivityResponse]):
             key=lambda t: t.timestamp,
             reverse=True,
         )[: request.limit]
-        return ActivityResponse(as_of=data.activity.as_of, account=account, trades=trades)
+        return ActivityResponse(
+            as_of=data.activity.as_of,
+            account=account,
+            since=request.since,
+            until=request.until,
+            trades=trades,
+        )
 
 
 class TransfersRequest(_Window):
@@ -353,6 +378,8 @@ class TransfersResponse(BaseModel):
 
     as_of: str
     account: AccountFilter
+    since: date | None = Field(None, description="The first day applied, if any.")
+    until: date | None = Field(None, description="The last day applied, if any.")
     transfers: Annotated[list[Transfer], Terms("transfers")]
     total_deposits: Annotated[float, Kind("money", total=True, terms=("deposits",))] = Field(
         description="Sum of the completed deposits listed, USD."
@@ -379,11 +406,12 @@ class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
         Raises:
             InvalidArgumentsError: an unknown method; the message lists the methods.
         """
+        request.check_order()
         data = self.source.load()
         account = self.account_id(data, request.account)
         methods = sorted({t.method for t in data.transfers.transfers})
         method = None
-        if request.method is not None:
+        if request.method:
             method = next((m for m in methods if m.lower() == request.method.strip().lower()), None)
             if method is None:
                 raise InvalidArgumentsError(
@@ -407,6 +435,8 @@ class GetTransfers(_BrokerageTool[TransfersRequest, TransfersResponse]):
         return TransfersResponse(
             as_of=data.transfers.as_of,
             account=account,
+            since=request.since,
+            until=request.until,
             transfers=rows,
             total_deposits=round(sum(t.amount for t in done if t.type == "deposit"), 2),
             total_withdrawals=round(sum(t.amount for t in done if t.type == "withdrawal"), 2),
