@@ -82,14 +82,14 @@ _WORST = r"\bworst|\bbottom\b|biggest los|largest los|\blosers?\b|\blagg|\bweake
 _BEST = r"\bbest\b|\btop\b|biggest gain|largest gain|\bwinners?\b|\bleading|\bleaders?\b|strongest|highest|outperform|\bmost\b|gained the most|\bup the most"
 
 _RANKING = r"\bbest\b|\bworst\b|\btop\b|\bbottom\b|biggest (?:gain|los|winner)|largest (?:gain|los)|\bwinners?\b|\blosers?\b|\brank|leader|laggard|lagging|strongest|weakest|outperform|underperform|the most|most profitable|least profitable|which (?:of my )?(?:holdings?|positions?|stocks?|etfs?|investments?)\b.*\b(?:gain|los|up|down|perform|doing|made|return)"
-_TRANSFERS = r"\bwires?\b|money did (?:i|we) move|\bmove(?:d)? money|deposit|withdr[ae]w|\btransfer|\bwire\b|\bach\b|\bfunded\b|fund(?:ed)? my|moved money|money (?:in|out)|put in|took out|added money|contribution|contributed"
+_TRANSFERS = r"\bwires?\b|money did (?:i|we) move|\bmove(?:d)? money|deposit|withdr[ae]w|\btransfer|\bwire\b|\bach\b|\bfunded\b|fund(?:ed)? my|moved money|(?<!most )money (?:in|out)|put in|took out|added money|contribution|contributed"
 _ACTIVITY = r"\btrades?\b|\btraded\b|\bbought\b|\bbuys?\b|\bsold\b|\bsells?\b|\bsell\b|purchase|\borders?\b|\bactivity\b|transactions?|\bexecuted\b|\bfills?\b"
 _CASH = r"\bcash\b|buying power|\bsettled\b|uninvested|available to (?:invest|trade|withdraw|spend)|\bsweep\b|spendable"
 _VALUE = r"\bworth\b|\bvalues?\b|\bbalances?\b|net worth|how much (?:money )?(?:do i have|is in|have i got|is my|are my)|\btotal\b|\bsize of\b|how big"
 _PERFORMANCE = r"\breturns?\b|perform|\bdoing\b|how (?:did|has|have|is|are) .*\bdo(?:ne|ing)?\b|\bgain|\bgrow|\bgrew\b|\bp ?/ ?l\b|\bp&l\b|profit|\bmade\b|\bearn|\bup or down\b|\bdown\b|\bup\b|\blost\b|\blos[es]|in the (?:green|red)"
 _PRICE = r"\bprice|\bquote|trading at|trades? at|\bcost(?:s)? now|share price|\bticker\b|how much is (?:a share of |one share of )?(?!my\b)[a-z]+(?: stock| shares?)?\b(?:\?| (?:today|now|right now|currently|trading))|how much does .* cost|stock at\b|\bchange today\b|moving today|\btrading\b|what(?:'s| is) [a-z]+ at\b"
 _HOLDING = r"how many shares|\bshares\b|\bown\b|\bhold\b|\bholding\b|position|cost basis|average cost|avg cost|bought at|\bstake\b|exposure"
-_LIST = r"what(?:'s| is) in my|which (?:stocks|etfs|bonds|funds)\b|\bholdings\b|\bpositions\b|what do i own|what am i invested in|invested in|\blist\b|show (?:me )?(?:all )?my|allocation|breakdown|\bportfolio\b|what (?:stocks|etfs|bonds|funds) do i|\bmy (?:stocks|etfs|bonds|funds|investments)\b"
+_LIST = r"\beverything\b|what(?:'s| is) in my|which (?:stocks|etfs|bonds|funds)\b|\bholdings\b|\bpositions\b|what do i own|what am i invested in|invested in|\blist\b|show (?:me )?(?:all )?my|allocation|breakdown|\bportfolio\b|what (?:stocks|etfs|bonds|funds) do i|\bmy (?:stocks|etfs|bonds|funds|investments)\b"
 _DEFINITION = r"^(?:what(?:'s| is| are)(?!.*\bmy\b)|explain|how (?:does|do|are|is)(?! my\b)(?!.*\bmy\b)|tell me about|define|meaning of|difference between|should i|why (?:do|should|would)|when should|is it (?:good|better|wise)|what does|can you explain|help me understand|teach me|pros and cons)"
 _MINE = r"\bmy\b|\bi\b|\bi'?ve\b|\bme\b"
 
@@ -173,13 +173,15 @@ _OUT_OF_SCOPE = (
     r"dogecoin|\bnews\b|\bheadlines?\b|\bflights?\b|\bhotel|\bjoke\b|\bwon the\b|\bgame\b|"
     r"\bscore\b|\bmortgage|\brent\b|\bhouse\b|\bdow\b|\bnasdaq\b|s&p 500 index|\bthe index\b|"
     r"\bgdp\b|\binflation\b|\blunch\b|\bdinner\b|\brecipe|\bchecking\b|\bsavings account\b|"
-    r"transfer \$?\d|\bsend money\b|\bpay my\b"
+    r"transfer \$?\d|\bsend money\b|\bpay my\b|\bsolana\b|\bcardano\b|\bxrp\b|"
+    r"litecoin|\bcoins?\b|open (?:a |an )?(?:new )?account|close my account|"
+    r"how do i (?:sign up|log ?in|reset)"
 )
 """Questions the brokerage data cannot answer: said plainly, with what it can answer."""
 
 _EXCLUDE = (
     r"\b(?:not|isn't|aren't|excluding|exclude|except(?: for)?|besides|other than|apart from|"
-    r"without|outside(?: of)?|leaving out|minus)\b|\bnon-?(?=[a-z])"
+    r"without|outside(?: of)?|leaving out|minus|but)\b|\bnon-?(?=[a-z])"
 )
 _TYPES = (
     (r"\bdeposit|\bput in\b|\badded money\b|\bfunded\b|\bmoney in\b", "deposit"),
@@ -196,11 +198,12 @@ _STATUSES = (
 )
 _BY_VALUE = (
     r"\bbiggest\b|\blargest\b|\bsmallest\b|\bworth the (?:most|least)\b|by (?:market )?value|"
-    r"most valuable|least valuable|biggest to smallest|largest to smallest"
+    r"most valuable|least valuable|biggest to smallest|largest to smallest|the most money in|"
+    r"(?:value|worth) of (?:my |all my )?(?:etfs|stocks|bonds|funds)"
 )
 _BY_GAIN = (
-    r"in dollars|most money|made me the most|\bbiggest (?:winner|loser|gain|loss)|"
-    r"dollar (?:gain|loss)"
+    r"in dollars|made me the most|most money (?:made|gained|earned)|"
+    r"\bbiggest (?:winners?|losers?|gains?|loss(?:es)?)|dollar (?:gain|loss)"
 )
 _ACCOUNT_RANK = (
     r"which (?:of my )?(?:account|acct)s?\b|(?:biggest|largest|smallest) account|"
