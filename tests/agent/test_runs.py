@@ -131,7 +131,8 @@ async def test_a_denied_call_gives_the_graceful_answer_with_the_reason(runtime: 
     done = await runtime.runs.wait(run.run_id)
     assert done.state == "completed"
     assert done.answer.answer_markdown.startswith("I could not retrieve the data needed")
-    assert "not now" in done.answer.answer_markdown
+    assert "The call to get_quotes was declined (not now)" in done.answer.answer_markdown
+    assert "retry" not in done.answer.answer_markdown  # the model's instructions stay its own
     assert done.answer.needs_clarification and done.answer.confidence == 0.0
     assert done.answer.tool_calls[0].error_type == "denied"
 

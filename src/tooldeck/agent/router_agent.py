@@ -7,6 +7,7 @@ from typing import Any
 from tooldeck.agent.base import Draft, could_not_answer
 from tooldeck.agent.calls import RunTools
 from tooldeck.core.intents import IntentPack, IntentRouter, Route
+from tooldeck.core.result import ToolResult
 
 __all__ = ["RouterAgent"]
 
@@ -69,7 +70,7 @@ class RouterAgent:
         )
         if not outcome.success:
             failed = next(r for r in outcome.results if not r.success)
-            return could_not_answer(failed.error.message if failed.error else "")
+            return could_not_answer(_for_people(failed))
         composed = self.pack.compose(route, outcome)
         return Draft(
             markdown=composed.markdown,
@@ -81,3 +82,17 @@ class RouterAgent:
     async def repair(self, draft: Draft, problems: list[str], tools: RunTools) -> Draft | None:
         """None: a deterministic answer would come out the same."""
         return None
+
+
+def _for_people(failed: ToolResult) -> str:
+    """Why a step failed, said to the person (a tool's message is written for a model)."""
+    error = failed.error
+    if error is None:
+        return ""
+    if error.type == "denied":
+        details = error.details or {}
+        tool = details.get("tool") or "the tool"
+        reason = details.get("message")
+        why = f" ({reason})" if reason and reason != "no reason given" else ""
+        return f"The call to {tool} was declined{why}, so I did not look that up."
+    return error.message

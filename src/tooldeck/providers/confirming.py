@@ -157,7 +157,12 @@ class ConfirmingToolsProvider(WrapperProvider):
                 f"{(decision and decision.approver) or 'the approver'}: {reason}. Do not "
                 "retry it as is; ask the user how to proceed.",
                 trusted_metadata(definition.name, None, _request_id(ctx), 0.0),
-                details={"approval_id": request.approval_id, "message": reason},
+                details={
+                    "approval_id": request.approval_id,
+                    "message": reason,
+                    "approver": decision.approver if decision else None,
+                    "tool": definition.name,
+                },
             )
         run_with = decision.arguments if decision.arguments is not None else parsed
         return await self.wrapped.execute(name, run_with, ctx)
