@@ -193,3 +193,38 @@ async def test_the_wrong_answers_measured_on_a_scripted_model(runtime: Runtime) 
     total = summary.check("The total value of your accounts is $64,926.05.")
     assert not total.ok and "is not a total" in total.findings[0].message
     assert summary.check("Individual Brokerage: total value $64,926.05.").ok
+
+
+async def test_an_answer_of_another_kind_than_the_question_asks_is_off_question(
+    runtime: Runtime,
+) -> None:
+    cash = await answer(runtime, "Which account has the most cash?")
+    ranked = await answer(runtime, "top 3 positions")
+
+    def findings(a: Answer, question: str, text: str) -> list[str]:
+        report = check_grounding(
+            text,
+            a.draft.citations,
+            a.tools.results,
+            a.draft.figures,
+            schemas=a.schemas,
+            subjects=a.subjects,
+            question=question,
+        )
+        return [f.message for f in report.findings if f.kind == "off_question"]
+
+    listed = "Cash per account:\n\n- Individual Brokerage: $12,340.10\n- Joint Brokerage: $8,420.00"
+    assert findings(cash, "Which account has the most cash?", listed) == [
+        "The question asks which one; name the winner in the first sentence (an account or "
+        "a symbol of the data)."
+    ]
+    assert findings(cash, "Which account has the most cash?", cash.draft.markdown) == []
+    five = ranked.draft.markdown + "\n| QQQ | Roth IRA | $5,058.30 | +$1,408.30 | +38.58% |"
+    assert findings(ranked, "top 3 positions", five) == [
+        "The question asks for 3; the answer lists 4."
+    ]
+    assert findings(ranked, "top 3 positions", ranked.draft.markdown) == []
+    vague = "You have cash in each of your accounts."
+    assert findings(cash, "How much cash do I have?", vague) == [
+        "The question asks how much; the answer states no figure."
+    ]

@@ -705,7 +705,12 @@ The answer fills ``parameter``: send the question again with
                     "properties": {
                         "kind": {
                             "type": "string",
-                            "enum": ["unknown_citation", "untraced_number", "untraced_date"],
+                            "enum": [
+                                "unknown_citation",
+                                "untraced_number",
+                                "untraced_date",
+                                "off_question",
+                            ],
                             "title": "Kind",
                         },
                         "text": {"type": "string", "title": "Text"},

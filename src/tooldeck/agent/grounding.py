@@ -102,10 +102,12 @@ _Subjects = tuple[tuple[str, str], ...]
 class Finding(BaseModel):
     """One thing the validator could not back with data."""
 
-    kind: Literal["unknown_citation", "untraced_number", "untraced_date"]
+    kind: Literal["unknown_citation", "untraced_number", "untraced_date", "off_question"]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
-    total, sign); ``untraced_date``: in none of the cited results."""
+    total, sign); ``untraced_date``: in none of the cited results; ``off_question``: the
+    answer is not of the kind the question asks for (no winner named for "which account
+    has the most", more rows than "top 3", no figure for "how much")."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str
@@ -630,6 +632,7 @@ def check_grounding(
     *,
     schemas: Mapping[str, Any] | None = None,
     subjects: Mapping[str, tuple[str, str]] | None = None,
+    question: str | None = None,
 ) -> GroundingReport:
     """Check ``markdown`` and ``citations`` against the run's ``results``.
 
@@ -643,6 +646,8 @@ def check_grounding(
             come from (``core.kinds``). Without one, a tool's numbers match any kind.
         subjects: More display names of subjects (``"Individual Brokerage"`` →
             ``("account", "individual")``), e.g. from ``IntentPack.subjects``.
+        question: The question asked; with it, the answer's relevance is checked too
+            (``off_question`` findings, see ``Finding.kind``).
 
     Returns:
         The findings: citations that are no successful result's source_id, numbers no
@@ -689,4 +694,74 @@ def check_grounding(
         findings.append(
             Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
         )
+    if question is not None:
+        findings += _relevance(question, markdown, evidence, checked)
     return GroundingReport(findings, checked, len(cited))
+
+
+_WHICH_ONE = re.compile(
+    r"\bwhich\b[^?]*\b(?:most|least|best|worst|biggest|largest|smallest|highest|lowest)\b|"
+    r"\b(?:my|the) (?:biggest|largest|smallest|best|worst|top) (?:position|holding|stock|etf|"
+    r"account|performer|winner|loser)\b",
+    re.IGNORECASE,
+)
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+_TOP = re.compile(
+    r"\b(?:top|bottom|first|last)\s+(\d+|" + "|".join(_COUNTS) + r")\b"
+    r"(?!\s+(?:days?|weeks?|months?|years?)\b)|"
+    r"\b(\d+|" + "|".join(_COUNTS) + r")\s+(?:biggest|largest|smallest|best|worst)\b",
+    re.IGNORECASE,
+)
+_HOW_MUCH = re.compile(
+    r"\bhow (?:much|many)\b|\bworth\b|\bprice\b|\btrading at\b|\bbalance\b", re.IGNORECASE
+)
+_ROW = re.compile(r"^\s*(?:\|(?!\s*-)(?![^|]*\|\s*-).*\||[-*]\s|\d+[.)]\s)", re.MULTILINE)
+
+
+def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) -> list[Finding]:
+    """What the answer misses of the question's kind (a winner, N rows, a figure)."""
+    if (
+        markdown.rstrip().endswith("?")
+        or markdown.startswith("I could not")
+        or ("can't answer that from" in markdown)
+    ):
+        return []  # a clarifying question or the graceful answer: nothing to hold to
+    found: list[Finding] = []
+    _, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
+    first = re.split(r"(?<=[.!?:])\s|\n", markdown.strip(), maxsplit=1)[0]
+    if _WHICH_ONE.search(question) and not (pattern and pattern.search(first)):
+        found.append(
+            Finding(
+                kind="off_question",
+                text=first[:80],
+                message="The question asks which one; name the winner in the first sentence "
+                "(an account or a symbol of the data).",
+            )
+        )
+    top = _TOP.search(question)
+    if top:
+        word = (top.group(1) or top.group(2)).lower()
+        wanted = int(word) if word.isdigit() else _COUNTS[word]
+        rows = [
+            line
+            for line in _ROW.findall(markdown)
+            if not re.match(r"^\s*\|[^|]*(?:symbol|account|date)\b", line, re.IGNORECASE)
+        ]
+        if len(rows) > wanted:
+            found.append(
+                Finding(
+                    kind="off_question",
+                    text=f"{len(rows)} rows",
+                    message=f"The question asks for {wanted}; the answer lists {len(rows)}.",
+                )
+            )
+    if _HOW_MUCH.search(question) and numbers == 0:
+        found.append(
+            Finding(
+                kind="off_question",
+                text=first[:80],
+                message="The question asks how much; the answer states no figure.",
+            )
+        )
+    return found

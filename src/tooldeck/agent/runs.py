@@ -378,7 +378,7 @@ class RunManager:
                 params["account"] = request.account
             try:
                 draft = await agent.answer(request.question, params, tools)
-                answer = await self._grounded(agent, draft, tools, view)
+                answer = await self._grounded(agent, draft, tools, view, request.question)
             except ModelError as exc:
                 await self._finish(live, "failed", error=str(exc))
                 return
@@ -439,7 +439,7 @@ class RunManager:
         return span
 
     async def _grounded(
-        self, agent: Agent, draft: Draft, tools: RunTools, view: ToolsProvider
+        self, agent: Agent, draft: Draft, tools: RunTools, view: ToolsProvider, question: str
     ) -> ChatAnswer:
         """Validate ``draft``; repair once (models) or fall back to the graceful answer.
 
@@ -458,6 +458,7 @@ class RunManager:
                 d.figures,
                 schemas=schemas,
                 subjects=subjects,
+                question=None if d.needs_clarification else question,
             )
 
         report = check(draft)
