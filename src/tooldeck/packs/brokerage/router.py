@@ -196,6 +196,13 @@ _STATUSES = (
     (r"\bfailed\b|\brejected\b|\breturned\b|\bbounced\b", "failed"),
     (r"\bcompleted\b|\bcleared ones\b", "completed"),
 )
+_FILTERS = {
+    "side": _SIDES,
+    "type": _TYPES,
+    "method": ((r"\bach\b", "ACH"), (r"\bwires?\b", "Wire")),
+    "status": _STATUSES,
+}
+"""Filters of trades and transfers, read from the question's words."""
 _BY_VALUE = (
     r"\bbiggest\b|\blargest\b|\bsmallest\b|\bworth the (?:most|least)\b|by (?:market )?value|"
     r"most valuable|least valuable|biggest to smallest|largest to smallest|the most money in|"
@@ -529,7 +536,7 @@ class QuestionRouter:
                 return "quotes", 0.9
             if holding or mine:
                 return "positions", 0.9
-            return "quotes", 0.6
+            return "quotes", 0.5  # a guess: nothing but the symbol
         advice = _search(r"^(?:should|why should|when should) i\b", q)
         if (advice or (_search(_DEFINITION, q) and not _search(_DATA_WORDS, q))) and self._topic(
             q
@@ -557,7 +564,7 @@ class QuestionRouter:
         if _search(_PRICE, q):
             return "quotes", 0.5
         if self._topic(q) is not None and not mine:
-            return "facts", 0.6
+            return "facts", 0.5  # a guess: only the topic matched
         return None, 0.0
 
     # -- routing --------------------------------------------------------------------
@@ -723,25 +730,12 @@ class QuestionRouter:
             rank = given.get("rank") or self._account_rank(q)
             if rank:
                 params["rank"] = rank
-        if "side" in wanted:
-            both = all(_search(pattern, q) for pattern, _ in _SIDES)
-            side = given.get("side") or (None if both else _first(_SIDES, q))
-            if side:
-                params["side"] = side
-        if "type" in wanted:
-            kind = given.get("type") or _first(_TYPES, q)
-            if kind:
-                params["type"] = kind
-        if "method" in wanted:
-            method = given.get("method") or (
-                "ACH" if _search(r"\bach\b", q) else "Wire" if _search(r"\bwires?\b", q) else None
-            )
-            if method:
-                params["method"] = method
-        if "status" in wanted:
-            status = given.get("status") or _first(_STATUSES, q)
-            if status:
-                params["status"] = status
+        for name, table in _FILTERS.items():  # side, type, method, status
+            if name in wanted:
+                hits = {value for pattern, value in table if _search(pattern, q)}
+                value = given.get(name) or (hits.pop() if len(hits) == 1 else None)
+                if value:  # "buys and sells" names both: no filter
+                    params[name] = value
         if "since" in wanted:
             since, until = (given.get("since"), given.get("until"))
             if since is None and until is None:
