@@ -31,7 +31,7 @@ from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.names import closest_names
-from tooldeck.core.pack import Pack
+from tooldeck.core.pack import Pack, PackEnvironment
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
@@ -296,6 +296,7 @@ def build_runtime(
     registry = ToolRegistry()
     services = ServiceContainer()
     services.register(Settings, settings)
+    services.register(PackEnvironment, PackEnvironment(settings.data_dir))
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     base_dir = settings.config_file.parent if settings.config_file else None
     shipped = load_tools(SHIPPED_PACKS, entry_points=False)

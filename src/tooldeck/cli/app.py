@@ -21,6 +21,7 @@ from rich.text import Text
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
 from tooldeck.cli.audit import audit_app, stats
 from tooldeck.cli.config import config_app
+from tooldeck.cli.docs import docs_app
 from tooldeck.cli.init import init
 from tooldeck.cli.shared import (
     ConfigOption,
@@ -459,6 +460,7 @@ app.command()(init)
 app.command()(stats)
 app.add_typer(audit_app, name="audit")
 app.add_typer(config_app, name="config")
+app.add_typer(docs_app, name="docs")
 
 
 def main() -> None:

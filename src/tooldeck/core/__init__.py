@@ -15,7 +15,7 @@ from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
 from tooldeck.core.json_schema_tool import JsonSchemaTool
-from tooldeck.core.pack import Pack, PackParts
+from tooldeck.core.pack import Pack, PackEnvironment, PackParts
 from tooldeck.core.result import Artifact, ErrorType, ResultMetadata, ToolError, ToolResult
 from tooldeck.core.tool import Arguments, BaseTool, Tool, ToolExecutor, ToolViews
 
@@ -34,6 +34,7 @@ __all__ = [
     "IntentStep",
     "JsonSchemaTool",
     "Pack",
+    "PackEnvironment",
     "PackParts",
     "ResultMetadata",
     "ServiceContainer",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -18,7 +19,15 @@ from tooldeck.core.context import ServiceContainer
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.tool import Tool
 
-__all__ = ["Pack", "PackParts"]
+__all__ = ["Pack", "PackEnvironment", "PackParts"]
+
+
+@dataclass(frozen=True, slots=True)
+class PackEnvironment:
+    """Where a pack keeps its state: a service every runtime registers before ``setup``."""
+
+    data_dir: Path
+    """The project's data folder (``.tooldeck/`` beside the config, or the user's)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,11 @@ __all__ = [
 ENTRY_POINT_GROUP = "tooldeck.packs"
 """The entry-point group installed packages register their packs in."""
 
-SHIPPED_PACKS = ("tooldeck.packs.brokerage.pack:pack", "tooldeck.packs.builtin.pack:pack")
+SHIPPED_PACKS = (
+    "tooldeck.packs.brokerage.pack:pack",
+    "tooldeck.packs.builtin.pack:pack",
+    "tooldeck.packs.knowledge.pack:pack",
+)
 """The packs that come with tooldeck, in registration order."""
 
 

@@ -1,0 +1,165 @@
+"""``tooldeck docs``: add, list, show and remove the documents the knowledge tools search."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from tooldeck.cli.shared import ConfigOption, err, out, row
+from tooldeck.config import Settings, load_settings
+from tooldeck.exceptions import ToolDeckError
+from tooldeck.packs.knowledge.pack import store_path
+from tooldeck.packs.knowledge.parse import DocumentError, parse_bytes
+from tooldeck.packs.knowledge.store import Document, KnowledgeStore
+
+__all__ = ["docs_app"]
+
+docs_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Documents the knowledge tools search and cite (PDF, HTML, Markdown, text).",
+    no_args_is_help=True,
+)
+
+SUFFIXES = (".pdf", ".html", ".htm", ".md", ".markdown", ".txt")
+"""What a folder contributes: files with these suffixes, at any depth."""
+
+
+def _store(config: Path | None) -> tuple[Settings, KnowledgeStore]:
+    try:
+        settings = load_settings(config)
+    except ToolDeckError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    return settings, KnowledgeStore(store_path(settings.knowledge, settings.data_dir))
+
+
+def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """The files named (folders walked, globs expanded), and the names that match none."""
+    files: list[Path] = []
+    missing: list[str] = []
+    for name in paths:
+        path = Path(name).expanduser()
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES)
+        elif path.is_file():
+            files.append(path)
+        else:
+            matched = sorted(Path().glob(name)) if any(c in name for c in "*?[") else []
+            files += [p for p in matched if p.is_file()]
+            if not matched:
+                missing.append(name)
+    return list(dict.fromkeys(p.resolve() for p in files)), missing
+
+
+@docs_app.command("add")
+def add(
+    paths: Annotated[list[str], typer.Argument(help="Files, folders or globs.")],
+    config: ConfigOption = None,
+) -> None:
+    """Ingest documents: unchanged ones are skipped, changed ones become a new version.
+
+    A file that cannot be read is reported with the reason and the rest goes on; the
+    exit code is 1 when any failed.
+    """
+    settings, store = _store(config)
+    files, missing = _files(paths)
+    for name in missing:
+        err.print(f"[red]not found:[/red] {escape(name)}")
+    limit = settings.knowledge.max_file_mb * 1024 * 1024
+    failed = len(missing)
+    counts = {"added": 0, "updated": 0, "unchanged": 0}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task("ingesting", total=len(files))
+        for path in files:
+            progress.update(task, description=escape(path.name[:40]))
+            try:
+                if path.stat().st_size > limit:
+                    raise DocumentError(
+                        f"{path.stat().st_size / 1e6:.0f} MB is over the "
+                        f"{settings.knowledge.max_file_mb} MB limit ([knowledge] max_file_mb)"
+                    )
+                parsed = parse_bytes(path.read_bytes(), path.name, max_bytes=limit)
+                document, status = store.add(parsed, str(path))
+            except (DocumentError, OSError) as exc:
+                failed += 1
+                progress.console.print(
+                    f"[red]failed:[/red] {escape(str(path))}: {escape(str(exc))}"
+                )
+            else:
+                counts[status] += 1
+                progress.console.print(
+                    f"{status}: {escape(str(path))} → {document.document_id} "
+                    f"v{document.version} ({document.blocks} blocks)"
+                )
+            progress.advance(task)
+    store.close()
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+    err.print(f"{summary}, {failed} failed")
+    if failed:
+        raise typer.Exit(1)
+
+
+@docs_app.command("list")
+def list_(
+    config: ConfigOption = None,
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+) -> None:
+    """The documents, newest first."""
+    _, store = _store(config)
+    documents = store.documents(limit=10_000)
+    store.close()
+    if as_json:
+        for d in documents:
+            typer.echo(json.dumps(_json(d)))
+        return
+    table = Table("id", "title", "type", "version", "blocks", "added", "source")
+    for d in documents:
+        row(table, d.document_id, d.title, d.document_type, str(d.version), str(d.blocks),
+            d.ingested_at, d.source)  # fmt: skip
+    out.print(table)
+
+
+def _json(d: Document) -> dict[str, object]:
+    return {**asdict(d), "source_id": d.source_id}
+
+
+@docs_app.command("show")
+def show(
+    document_id: str,
+    config: ConfigOption = None,
+    blocks: bool = typer.Option(False, "--blocks", help="Print every block too."),
+) -> None:
+    """A document's metadata and summary (exit 2 when no document has this id)."""
+    _, store = _store(config)
+    document = store.get(document_id)
+    if document is None:
+        store.close()
+        err.print(f"[red]error:[/red] no document {escape(document_id)}; see tooldeck docs list")
+        raise typer.Exit(2)
+    out.print_json(data=_json(document))
+    if blocks:
+        for block in store.blocks(document_id):
+            where = f"p. {block['page_number']}" if block["page_number"] else block["section"]
+            out.print(f"[{block['block_type']}] {escape(where or '')}", markup=False)
+            out.print(block["content_text"], markup=False)
+    store.close()
+
+
+@docs_app.command("rm")
+def rm(document_id: str, config: ConfigOption = None) -> None:
+    """Remove a document and all its versions (exit 2 when no document has this id)."""
+    _, store = _store(config)
+    gone = store.remove(document_id)
+    store.close()
+    if not gone:
+        err.print(f"[red]error:[/red] no document {escape(document_id)}; see tooldeck docs list")
+        raise typer.Exit(2)
+    err.print(f"removed {document_id}")

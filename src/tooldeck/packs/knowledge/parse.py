@@ -1,0 +1,270 @@
+"""Documents into blocks: PDF (pypdf), HTML (lxml), Markdown (markdown-it-py), plain text.
+
+A block is a paragraph-sized piece of text (or an image with its caption), with where
+it came from: the page of a PDF, the heading path of an HTML or Markdown section.
+Libraries: pypdf reads PDF text and metadata without native dependencies; lxml (already
+in for the web tool) walks HTML; markdown-it-py (Rich's own Markdown parser) gives
+CommonMark tokens. What cannot be read raises ``DocumentError`` with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["MAX_BYTES", "Block", "DocumentError", "ParsedDocument", "parse_bytes"]
+
+MAX_BYTES = 50 * 1024 * 1024
+"""Largest document read (50 MiB); a larger one is refused before it is read."""
+
+BlockType = Literal["text", "heading", "table", "code", "image"]
+
+_BLOCK_CHARS = 1200
+"""Longest block: a longer paragraph is cut at sentence ends."""
+
+
+class DocumentError(ValueError):
+    """A document that cannot be read, and why (encrypted, corrupt, empty, binary...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A piece of a document: what search returns and answers cite."""
+
+    block_type: BlockType
+    content_text: str
+    page_number: int | None = None
+    """1-based page of a PDF; None elsewhere."""
+    section: str = ""
+    """Heading path of HTML and Markdown ("Install > Linux")."""
+    image_url: str | None = None
+    image_caption: str | None = None
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    """A document's metadata and blocks."""
+
+    title: str
+    document_type: str
+    """``pdf``, ``html``, ``markdown``, ``text`` or ``note`` (stored by a tool)."""
+    blocks: list[Block]
+    content_hash: str
+    """SHA-256 of the bytes: an unchanged file is not ingested again."""
+    author: str | None = None
+    created: str | None = None
+    """ISO date of the document itself (PDF metadata, an HTML meta tag), if known."""
+    keywords: list[str] = field(default_factory=list)
+
+
+def parse_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES) -> ParsedDocument:
+    """Parse a document's bytes; its kind comes from ``name``'s suffix and the content.
+
+    Raises:
+        DocumentError: too large, empty, encrypted or corrupt, binary under a text name,
+            no readable text (an HTML page that is all script), an unknown kind.
+    """
+    if len(data) > max_bytes:
+        raise DocumentError(f"{len(data) / 1e6:.0f} MB is over the {max_bytes / 1e6:.0f} MB limit")
+    if not data.strip():
+        raise DocumentError("the file is empty")
+    digest = hashlib.sha256(data).hexdigest()
+    suffix = Path(name).suffix.lower()
+    stem = Path(name).stem or name
+    if suffix == ".pdf" or data.startswith(b"%PDF-"):
+        document = _pdf(data, stem)
+    elif suffix in (".html", ".htm") or re.match(rb"\s*<(?:!doctype html|html)", data[:200], re.I):
+        document = _html(_text(data, name), stem)
+    elif suffix in (".md", ".markdown"):
+        document = _markdown(_text(data, name), stem)
+    elif suffix in (".txt", ".text", "") or suffix not in _BINARY:
+        document = _plain(_text(data, name), stem)
+    else:
+        raise DocumentError(f"{suffix} files are not read; formats: PDF, HTML, Markdown, text")
+    if not any(b.content_text.strip() for b in document.blocks):
+        raise DocumentError("no readable text in the document")
+    document.content_hash = digest
+    return document
+
+
+_BINARY = frozenset({".png", ".jpg", ".jpeg", ".gif", ".zip", ".gz", ".exe", ".so", ".bin"})
+
+
+def _text(data: bytes, name: str) -> str:
+    """``data`` as text (UTF-8, else charset detection), refusing binary content."""
+    if b"\x00" in data[:8192]:
+        raise DocumentError(f"{name} is binary, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        _need("charset_normalizer")
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data).best()
+        if best is None:
+            raise DocumentError(f"{name} is not text in any encoding I recognise") from None
+        return str(best)
+
+
+def _need(module: str) -> None:
+    """Raise ``DocumentError`` naming the extra when a parsing library is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise DocumentError(f"reading this needs {module}: pip install 'tooldeck[knowledge]'")
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Paragraphs of ``text``, long ones cut at sentence ends near ``_BLOCK_CHARS``."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = " ".join(para.split())
+        while len(para) > _BLOCK_CHARS:
+            cut = para.rfind(". ", 0, _BLOCK_CHARS)
+            cut = cut + 1 if cut > _BLOCK_CHARS // 3 else _BLOCK_CHARS
+            out.append(para[:cut].strip())
+            para = para[cut:].strip()
+        if para:
+            out.append(para)
+    return out
+
+
+def _plain(text: str, stem: str) -> ParsedDocument:
+    paragraphs = _paragraphs(text)
+    title = paragraphs[0][:120] if paragraphs and len(paragraphs[0]) <= 120 else stem
+    return ParsedDocument(title, "text", [Block("text", p) for p in paragraphs], "")
+
+
+def _markdown(text: str, stem: str) -> ParsedDocument:
+    _need("markdown_it")
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    blocks: list[Block] = []
+    path: list[tuple[int, str]] = []
+    title = ""
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.type == "heading_open":
+            level = int(token.tag[1])
+            heading = tokens[i + 1].content.strip()
+            path = [(lvl, h) for lvl, h in path if lvl < level] + [(level, heading)]
+            title = title or (heading if level == 1 else "")
+            blocks.append(Block("heading", heading, section=_section(path)))
+            i += 3
+            continue
+        if token.type == "inline" and token.content.strip():
+            for child in token.children or []:
+                if child.type == "image":
+                    blocks.append(
+                        Block(
+                            "image",
+                            child.content or str(child.attrs.get("alt", "")),
+                            section=_section(path),
+                            image_url=str(child.attrs.get("src", "")) or None,
+                            image_caption=child.content or None,
+                        )
+                    )
+            kind: BlockType = "table" if tokens[i - 1].type in ("th_open", "td_open") else "text"
+            words = [c for c in token.children or [] if c.type not in ("image", "softbreak")]
+            if words and any(c.content.strip() for c in words):  # not an image alone
+                for para in _paragraphs(token.content):
+                    blocks.append(Block(kind, para, section=_section(path)))
+        elif token.type in ("fence", "code_block") and token.content.strip():
+            blocks.append(Block("code", token.content.strip(), section=_section(path)))
+        i += 1
+    return ParsedDocument(title or stem, "markdown", blocks, "")
+
+
+def _section(path: list[tuple[int, str]]) -> str:
+    return " > ".join(h for _, h in path)
+
+
+def _html(text: str, stem: str) -> ParsedDocument:
+    _need("lxml")
+    import lxml.html
+
+    try:
+        root = lxml.html.document_fromstring(text)
+    except Exception as exc:  # lxml raises several types for broken markup
+        raise DocumentError(f"the HTML cannot be parsed: {exc}") from None
+    for bad in root.xpath("//script|//style|//noscript|//template"):
+        bad.drop_tree()
+    meta = {
+        str(m.get("name", "")).lower(): str(m.get("content", ""))
+        for m in root.xpath("//meta[@name and @content]")
+    }
+    title = " ".join((root.findtext(".//title") or "").split()) or stem
+    blocks: list[Block] = []
+    path: list[tuple[int, str]] = []
+    for el in root.iter(
+        "h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "img", "figcaption"
+    ):
+        if el.tag == "img":
+            alt = str(el.get("alt", "")).strip()
+            if alt or el.get("src"):
+                blocks.append(
+                    Block("image", alt, section=_section(path), image_url=el.get("src"),
+                          image_caption=alt or None)
+                )  # fmt: skip
+            continue
+        content = " ".join(el.text_content().split())
+        if not content:
+            continue
+        if el.tag[0] == "h" and el.tag[1:].isdigit():
+            level = int(el.tag[1])
+            path = [(lvl, h) for lvl, h in path if lvl < level] + [(level, content)]
+            blocks.append(Block("heading", content, section=_section(path)))
+        elif el.tag == "pre":
+            blocks.append(Block("code", el.text_content().strip(), section=_section(path)))
+        else:
+            kind: BlockType = "table" if el.tag == "td" else "text"
+            blocks.extend(Block(kind, p, section=_section(path)) for p in _paragraphs(content))
+    keywords = [k.strip() for k in meta.get("keywords", "").split(",") if k.strip()]
+    created = meta.get("date") or meta.get("dcterms.created") or None
+    return ParsedDocument(
+        title.strip() or stem, "html", blocks, "", meta.get("author") or None, created, keywords
+    )
+
+
+def _pdf(data: bytes, stem: str) -> ParsedDocument:
+    import io
+
+    _need("pypdf")
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise DocumentError("the PDF is encrypted; decrypt it first")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        info: dict[str, Any] = dict(reader.metadata or {})
+    except DocumentError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise DocumentError(f"the PDF is corrupt: {exc}") from None
+    blocks = [
+        Block("text", para, page_number=number)
+        for number, text in enumerate(pages, start=1)
+        for para in _paragraphs(text)
+    ]
+    created = info.get("/CreationDate")
+    created_day = None
+    if isinstance(created, str):
+        day = re.match(r"D:(\d{4})(\d{2})(\d{2})", created)
+        created_day = f"{day.group(1)}-{day.group(2)}-{day.group(3)}" if day else None
+    keywords = [k.strip() for k in str(info.get("/Keywords") or "").split(",") if k.strip()]
+    return ParsedDocument(
+        str(info.get("/Title") or "").strip() or stem,
+        "pdf",
+        blocks,
+        "",
+        str(info.get("/Author") or "").strip() or None,
+        created_day,
+        keywords,
+    )

@@ -1,0 +1,332 @@
+"""The embedded document store: SQLite with an FTS5 index (BM25), in the data dir.
+
+Documents are versioned: ingesting an unchanged file does nothing; a changed one
+becomes a new version whose blocks replace the old ones in search, while the old
+blocks stay readable (an answer that cited ``doc:<id>@v1`` can still be checked).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from tooldeck.packs.knowledge.parse import ParsedDocument
+
+__all__ = ["Document", "Hit", "KnowledgeStore", "document_id_for"]
+
+_SCHEMA = """
+create table if not exists documents(
+    document_id text primary key, title text not null, author text, document_type text not null,
+    created text, keywords text not null, source text not null, content_hash text not null,
+    version integer not null, ingested_at text not null, summary text not null);
+create table if not exists blocks(
+    rowid integer primary key, block_id text unique not null, document_id text not null,
+    version integer not null, active integer not null, position integer not null,
+    block_type text not null, content_text text not null, page_number integer,
+    section text not null, image_url text, image_caption text, document_title text not null);
+create index if not exists blocks_document on blocks(document_id, version);
+create virtual table if not exists blocks_fts using fts5(
+    content_text, document_title, section, content='blocks', content_rowid='rowid',
+    tokenize='porter unicode61');
+create trigger if not exists blocks_ai after insert on blocks begin
+    insert into blocks_fts(rowid, content_text, document_title, section)
+    values (new.rowid, new.content_text, new.document_title, new.section); end;
+create trigger if not exists blocks_ad after delete on blocks begin
+    insert into blocks_fts(blocks_fts, rowid, content_text, document_title, section)
+    values ('delete', old.rowid, old.content_text, old.document_title, old.section); end;
+"""
+
+
+def document_id_for(source: str) -> str:
+    """A stable id for a source (a file's absolute path, a URL, a note's text)."""
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document's metadata (its current version)."""
+
+    document_id: str
+    title: str
+    author: str | None
+    document_type: str
+    created: str | None
+    keywords: list[str]
+    source: str
+    content_hash: str
+    version: int
+    ingested_at: str
+    summary: str
+    blocks: int = 0
+
+    @property
+    def source_id(self) -> str:
+        """What answers cite: ``doc:<document_id>@v<version>``."""
+        return f"doc:{self.document_id}@v{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A block that matched a query, with its score (higher is better)."""
+
+    block: dict[str, Any]
+    score: float
+
+
+class KnowledgeStore:
+    """Documents and their blocks in one SQLite file (WAL; safe across threads).
+
+    Args:
+        path: The database file; created with its folder on first use (a runtime that
+            never touches its documents writes nothing).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection, opened (and the schema made) on first use."""
+        if self._conn is None:
+            with self._lock:
+                if self._conn is None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+                    db.row_factory = sqlite3.Row
+                    db.execute("pragma journal_mode=wal")
+                    db.executescript(_SCHEMA)
+                    self._conn = db
+        return self._conn
+
+    def close(self) -> None:
+        """Close the database (it reopens on next use)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    async def aclose(self) -> None:
+        """``close`` for the runtime, which closes its services on exit."""
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("begin immediate")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("rollback")
+                raise
+            self._db.execute("commit")
+
+    def add(
+        self, parsed: ParsedDocument, source: str
+    ) -> tuple[Document, Literal["added", "updated", "unchanged"]]:
+        """Store a parsed document from ``source``.
+
+        Returns:
+            The document and what happened: ``added`` (new), ``unchanged`` (same
+            bytes as the current version: nothing written), ``updated`` (a new version;
+            the old blocks leave search but stay readable).
+        """
+        document_id = document_id_for(source)
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._tx() as db:
+            row = db.execute(
+                "select version, content_hash from documents where document_id = ?",
+                (document_id,),
+            ).fetchone()
+            if row is not None and row["content_hash"] == parsed.content_hash:
+                return self._stored(db, document_id), "unchanged"
+            version = 1 if row is None else row["version"] + 1
+            db.execute("update blocks set active = 0 where document_id = ?", (document_id,))
+            summary = _extractive_summary(parsed)
+            db.execute(
+                "insert or replace into documents values (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    document_id,
+                    parsed.title,
+                    parsed.author,
+                    parsed.document_type,
+                    parsed.created,
+                    json.dumps(parsed.keywords),
+                    source,
+                    parsed.content_hash,
+                    version,
+                    now,
+                    summary,
+                ),
+            )
+            db.executemany(
+                "insert into blocks(block_id, document_id, version, active, position, "
+                "block_type, content_text, page_number, section, image_url, image_caption, "
+                "document_title) values (?,?,?,1,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        f"{document_id}@v{version}#{n}",
+                        document_id,
+                        version,
+                        n,
+                        b.block_type,
+                        b.content_text,
+                        b.page_number,
+                        b.section,
+                        b.image_url,
+                        b.image_caption,
+                        parsed.title,
+                    )
+                    for n, b in enumerate(parsed.blocks, start=1)
+                ],
+            )
+            return self._stored(db, document_id), "added" if row is None else "updated"
+
+    def remove(self, document_id: str) -> bool:
+        """Delete a document and all its versions' blocks; False when it does not exist."""
+        with self._tx() as db:
+            db.execute("delete from blocks where document_id = ?", (document_id,))
+            gone = db.execute("delete from documents where document_id = ?", (document_id,))
+            return gone.rowcount > 0
+
+    def get(self, document_id: str) -> Document | None:
+        """The document, or None."""
+        with self._lock:
+            return self._document(self._db, document_id)
+
+    def blocks(self, document_id: str, version: int | None = None) -> list[dict[str, Any]]:
+        """A document's blocks (the current version's, or ``version``'s), in order."""
+        with self._lock:
+            doc = self._document(self._db, document_id)
+            if doc is None:
+                return []
+            rows = self._db.execute(
+                "select * from blocks where document_id = ? and version = ? order by position",
+                (document_id, version or doc.version),
+            ).fetchall()
+        return [_block(r) for r in rows]
+
+    def documents(
+        self,
+        *,
+        document_type: str | None = None,
+        author: str | None = None,
+        keywords: Sequence[str] = (),
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 50,
+    ) -> list[Document]:
+        """Documents matching every filter given, newest ingestion first."""
+        where, args = _where(document_type=document_type, author=author, since=since, until=until)
+        with self._lock:
+            rows = self._db.execute(
+                f"select document_id from documents d {where} order by ingested_at desc, title",
+                args,
+            ).fetchall()
+            docs = [self._document(self._db, r["document_id"]) for r in rows]
+        wanted = {k.lower() for k in keywords}
+        out = [d for d in docs if d and wanted <= {k.lower() for k in d.keywords}]
+        return out[:limit]
+
+    def search(
+        self,
+        query: str,
+        top_k: int,
+        *,
+        document_type: str | None = None,
+        author: str | None = None,
+        document_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[Hit]:
+        """The ``top_k`` current blocks best matching ``query``, filtered by document fields.
+
+        BM25 over block text, document title and section; any word may match (OR), the
+        ranking rewards blocks with more and rarer ones.
+        """
+        words = re.findall(r"\w+", query.lower())
+        if not words:
+            return []
+        match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+        where, args = _where(
+            document_type=document_type,
+            author=author,
+            document_id=document_id,
+            since=since,
+            until=until,
+        )
+        extra = where.replace("where", "and", 1) if where else ""
+        sql = (
+            "select b.*, bm25(blocks_fts, 1.0, 0.5, 0.3) as rank from blocks_fts "
+            "join blocks b on b.rowid = blocks_fts.rowid "
+            "join documents d on d.document_id = b.document_id "
+            f"where blocks_fts match ? and b.active = 1 {extra} order by rank limit ?"
+        )
+        with self._lock:
+            rows = self._db.execute(sql, [match, *args, top_k]).fetchall()
+        return [Hit(_block(r), round(-float(r["rank"]), 4)) for r in rows]
+
+    def counts(self) -> tuple[int, int]:
+        """(documents, current blocks)."""
+        with self._lock:
+            docs = self._db.execute("select count(*) from documents").fetchone()[0]
+            blocks = self._db.execute("select count(*) from blocks where active = 1").fetchone()[0]
+        return int(docs), int(blocks)
+
+    def _stored(self, db: sqlite3.Connection, document_id: str) -> Document:
+        document = self._document(db, document_id)
+        assert document is not None  # written in this transaction
+        return document
+
+    def _document(self, db: sqlite3.Connection, document_id: str) -> Document | None:
+        row = db.execute("select * from documents where document_id = ?", (document_id,)).fetchone()
+        if row is None:
+            return None
+        count = db.execute(
+            "select count(*) from blocks where document_id = ? and active = 1", (document_id,)
+        ).fetchone()[0]
+        fields = dict(row)
+        fields["keywords"] = json.loads(fields["keywords"])
+        return Document(**fields, blocks=int(count))
+
+
+def _where(**filters: str | None) -> tuple[str, list[Any]]:
+    """A ``where`` clause over ``documents d`` for the filters given."""
+    clauses, args = [], []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "since":
+            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) >= ?")
+        elif name == "until":
+            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) <= ?")
+        elif name == "author":
+            clauses.append("lower(d.author) = lower(?)")
+        else:
+            clauses.append(f"d.{name} = ?")
+        args.append(value)
+    return ("where " + " and ".join(clauses)) if clauses else "", args
+
+
+def _block(row: sqlite3.Row) -> dict[str, Any]:
+    keys = ("block_id", "block_type", "content_text", "image_url", "image_caption",
+            "document_id", "document_title", "page_number", "section", "version")  # fmt: skip
+    return {k: row[k] for k in keys}
+
+
+def _extractive_summary(parsed: ParsedDocument, limit: int = 3) -> str:
+    """The first sentences of the document's first text blocks (at most ~400 characters)."""
+    text = " ".join(b.content_text for b in parsed.blocks if b.block_type == "text")
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    summary = " ".join(sentences[:limit])
+    return summary[:400].rstrip() + ("…" if len(summary) > 400 else "")

@@ -1,0 +1,324 @@
+"""The knowledge tools (seed 001's RAG tools, seed 000's knowledge tools) over the store.
+
+``semantic_search``, ``list_documents``, ``get_document``, ``knowledge_search`` and
+``knowledge_store``. Search is lexical (BM25 over SQLite FTS5) in this version and says
+so in each result's ``mode``. Each block carries the ``source_id`` of its document
+version (``doc:<document_id>@v<version>``); ``get_document`` answers with that source_id,
+``as_of`` the ingestion time.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.kinds import Subject
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import BaseTool
+from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.knowledge.parse import Block, ParsedDocument
+from tooldeck.packs.knowledge.store import Document, KnowledgeStore
+
+__all__ = [
+    "GetDocumentTool",
+    "KnowledgeSearchTool",
+    "KnowledgeStoreTool",
+    "ListDocumentsTool",
+    "SemanticSearchTool",
+    "knowledge_tools",
+]
+
+_READ = ToolAnnotations(read_only=True, idempotent=True, open_world=False, destructive=False)
+_MODE = "lexical"
+"""How search ranks: BM25 only until the embedder lands (dense vectors, hybrid)."""
+
+DocumentId = Annotated[str, Subject("document")]
+
+
+class SearchFilters(BaseModel):
+    """Document fields a search keeps to (all given must hold)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    document_type: Literal["pdf", "html", "markdown", "text", "note"] | None = None
+    author: str | None = Field(None, max_length=200)
+    document_id: str | None = Field(None, max_length=64)
+    since: date | None = Field(None, description="Documents created (or added) on or after.")
+    until: date | None = Field(None, description="Documents created (or added) on or before.")
+
+
+class SearchRequest(BaseModel):
+    """Arguments of semantic_search and knowledge_search."""
+
+    query: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="What to look for.",
+        json_schema_extra={"pattern": r"\w"},  # said in the schema: a word must be in it
+    )
+    top_k: int = Field(5, ge=1, le=100, description="How many blocks to return.")
+    filters: SearchFilters | None = Field(None, description="Keep to documents matching these.")
+
+    @field_validator("query")
+    @classmethod
+    def _words(cls, value: str) -> str:
+        if not re.search(r"\w", value):
+            raise ValueError("the query has no words to search for")
+        return value
+
+
+class FoundBlock(BaseModel):
+    """A block that matched (seed 001's fields), with the source_id to cite."""
+
+    block_id: str
+    block_type: str
+    content_text: str
+    image_url: str | None
+    image_caption: str | None
+    document_id: DocumentId
+    document_title: Annotated[str, Subject("document", label=True)]
+    page_number: int | None
+    section: str
+    score: float = Field(description="BM25 relevance; higher is better.")
+    source_id: str = Field(description="doc:<document_id>@v<version>: cite this.")
+
+
+class SearchResponse(BaseModel):
+    """Matching blocks, best first."""
+
+    query: str
+    mode: Literal["lexical", "hybrid"]
+    blocks: list[FoundBlock]
+
+
+def _found(block: dict[str, Any], score: float) -> FoundBlock:
+    return FoundBlock(
+        **{k: v for k, v in block.items() if k != "version"},
+        score=score,
+        source_id=f"doc:{block['document_id']}@v{block['version']}",
+    )
+
+
+class _KnowledgeTool(BaseTool[Any, Any]):
+    blocking = True  # SQLite I/O
+    pool = "knowledge"
+    tags = ("knowledge",)
+
+    def __init__(self, store: KnowledgeStore) -> None:
+        self.store = store
+
+
+class SemanticSearchTool(_KnowledgeTool):
+    """Search the ingested documents; the best-matching blocks with their document and page."""
+
+    name = "semantic_search"
+    source_id = "tool:knowledge:v1"
+    annotations = _READ
+    RequestModel = SearchRequest
+    ResponseModel = SearchResponse
+
+    def execute_internal(self, request: SearchRequest, ctx: ToolContext) -> SearchResponse:
+        """BM25 over block text, document title and section, filtered by document fields."""
+        f = request.filters or SearchFilters()
+        hits = self.store.search(
+            request.query,
+            request.top_k,
+            document_type=f.document_type,
+            author=f.author,
+            document_id=f.document_id,
+            since=f.since.isoformat() if f.since else None,
+            until=f.until.isoformat() if f.until else None,
+        )
+        return SearchResponse(
+            query=request.query, mode=_MODE, blocks=[_found(h.block, h.score) for h in hits]
+        )
+
+
+class KnowledgeSearchTool(SemanticSearchTool):
+    """Search what was stored with knowledge_store and the ingested documents (seed 000)."""
+
+    name = "knowledge_search"
+
+
+class DocumentSummary(BaseModel):
+    """A document's metadata."""
+
+    document_id: DocumentId
+    title: Annotated[str, Subject("document", label=True)]
+    author: str | None
+    document_type: str
+    created: str | None
+    keywords: list[str]
+    source: str
+    version: int
+    ingested_at: str
+    blocks: int
+    source_id: str
+
+
+def _summary(d: Document) -> DocumentSummary:
+    return DocumentSummary(
+        document_id=d.document_id,
+        title=d.title,
+        author=d.author,
+        document_type=d.document_type,
+        created=d.created,
+        keywords=d.keywords,
+        source=d.source,
+        version=d.version,
+        ingested_at=d.ingested_at,
+        blocks=d.blocks,
+        source_id=d.source_id,
+    )
+
+
+class ListDocumentsRequest(BaseModel):
+    """Arguments of list_documents."""
+
+    document_type: Literal["pdf", "html", "markdown", "text", "note"] | None = None
+    author: str | None = Field(None, max_length=200)
+    keywords: list[Annotated[str, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=20, description="Documents having all of these."
+    )
+    since: date | None = Field(None, description="Created (or added) on or after.")
+    until: date | None = Field(None, description="Created (or added) on or before.")
+    limit: int = Field(50, ge=1, le=500)
+
+
+class ListDocumentsResponse(BaseModel):
+    """Documents, newest first."""
+
+    documents: list[DocumentSummary]
+
+
+class ListDocumentsTool(_KnowledgeTool):
+    """List the ingested documents, filtered by type, author, keywords and dates."""
+
+    name = "list_documents"
+    source_id = "tool:knowledge:v1"
+    annotations = _READ
+    RequestModel = ListDocumentsRequest
+    ResponseModel = ListDocumentsResponse
+
+    def execute_internal(
+        self, request: ListDocumentsRequest, ctx: ToolContext
+    ) -> ListDocumentsResponse:
+        """The documents matching every filter given."""
+        docs = self.store.documents(
+            document_type=request.document_type,
+            author=request.author,
+            keywords=request.keywords,
+            since=request.since.isoformat() if request.since else None,
+            until=request.until.isoformat() if request.until else None,
+            limit=request.limit,
+        )
+        return ListDocumentsResponse(documents=[_summary(d) for d in docs])
+
+
+class GetDocumentRequest(BaseModel):
+    """Arguments of get_document."""
+
+    document_id: str = Field(min_length=1, max_length=64, description="From list_documents.")
+
+
+class GetDocumentResponse(BaseModel):
+    """A document's metadata and an extractive summary (its first sentences)."""
+
+    document: DocumentSummary
+    summary: str
+
+
+class GetDocumentTool(_KnowledgeTool):
+    """A document's metadata and summary, by id; cite its source_id."""
+
+    name = "get_document"
+    annotations = _READ
+    RequestModel = GetDocumentRequest
+    ResponseModel = GetDocumentResponse
+
+    def execute_internal(
+        self, request: GetDocumentRequest, ctx: ToolContext
+    ) -> GetDocumentResponse:
+        """The document.
+
+        Raises:
+            InvalidArgumentsError: no document has this id; the message lists some.
+        """
+        doc = self.store.get(request.document_id.strip())
+        if doc is None:
+            known = [d.document_id for d in self.store.documents(limit=10)]
+            raise InvalidArgumentsError(
+                f"Unknown document {request.document_id!r}. Documents: "
+                f"{', '.join(known) or 'none yet (tooldeck docs add PATH)'}.",
+                details={"field": "document_id", "allowed": known},
+            )
+        return GetDocumentResponse(document=_summary(doc), summary=doc.summary)
+
+    def format_output(self, response: GetDocumentResponse) -> ToolResult:
+        """The response, citing the document version it read, as of its ingestion."""
+        doc = response.document
+        return ToolResult.ok(
+            response.model_dump(mode="json"), source_id=doc.source_id, as_of=doc.ingested_at
+        )
+
+
+class StoreRequest(BaseModel):
+    """Arguments of knowledge_store."""
+
+    text: str = Field(min_length=1, max_length=100_000, description="What to remember.")
+    metadata: dict[str, Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=dict,
+        max_length=20,
+        description="title, author, keywords (comma-separated) and any other labels.",
+    )
+
+
+class StoreResponse(BaseModel):
+    """What was stored."""
+
+    document: DocumentSummary
+    status: Literal["added", "updated", "unchanged"]
+
+
+class KnowledgeStoreTool(_KnowledgeTool):
+    """Remember a text (a note, a fact) so that knowledge_search finds it later (seed 000)."""
+
+    name = "knowledge_store"
+    annotations = ToolAnnotations(
+        read_only=False, idempotent=True, open_world=False, destructive=False
+    )
+    RequestModel = StoreRequest
+    ResponseModel = StoreResponse
+
+    def execute_internal(self, request: StoreRequest, ctx: ToolContext) -> StoreResponse:
+        """Store the text as a ``note`` document (the same text twice is stored once)."""
+        import hashlib
+
+        text = request.text.strip()
+        meta = request.metadata
+        parsed = ParsedDocument(
+            title=meta.get("title") or text.split("\n", 1)[0][:80],
+            document_type="note",
+            blocks=[Block("text", p) for p in re.split(r"\n\s*\n", text) if p.strip()],
+            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+            author=meta.get("author"),
+            keywords=[k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
+        )
+        doc, status = self.store.add(parsed, f"note:{parsed.content_hash}")
+        return StoreResponse(document=_summary(doc), status=status)
+
+
+def knowledge_tools(store: KnowledgeStore) -> list[BaseTool[Any, Any]]:
+    """One of each knowledge tool over ``store``."""
+    return [
+        SemanticSearchTool(store),
+        ListDocumentsTool(store),
+        GetDocumentTool(store),
+        KnowledgeSearchTool(store),
+        KnowledgeStoreTool(store),
+    ]

@@ -1,0 +1,223 @@
+"""The knowledge pack: real PDF, HTML, Markdown and text files, the store, the tools, the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tooldeck.config import load_settings
+from tooldeck.packs.knowledge.parse import DocumentError, parse_bytes
+from tooldeck.packs.knowledge.store import KnowledgeStore
+from tooldeck.runtime import build_runtime
+
+pytestmark = pytest.mark.anyio
+
+PAGES = [
+    "Rebalancing brings a portfolio back to its target allocation. Drift happens as prices move.",
+    "Expense ratios are annual fees charged by funds, such as 0.03 percent for an index fund.",
+]
+
+HTML = b"""<!doctype html><html><head><title>Bond basics</title>
+<meta name="author" content="Grace Hopper"><meta name="keywords" content="bonds, duration">
+<script>var secret = "never indexed";</script></head><body>
+<h1>Bonds</h1><p>A bond pays interest until it matures.</p>
+<h2>Duration</h2><p>Duration measures how much a bond price moves when rates change.</p>
+<figure><img src="/img/yield.png" alt="A yield curve"><figcaption>Yields by maturity</figcaption></figure>
+</body></html>"""
+
+MARKDOWN = """# Settlement
+
+Trades settle one business day after the trade date (T+1).
+
+## Cash
+
+Unsettled cash cannot be withdrawn yet.
+
+![Settlement timeline](timeline.png)
+
+```
+T+1 settlement
+```
+"""
+
+
+def pdf_bytes(encrypt: bool = False) -> bytes:
+    """A real two-page PDF with text and metadata (matplotlib's PDF backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    buffer = io.BytesIO()
+    meta = {"Title": "Rebalancing guide", "Author": "Ada Lovelace", "Keywords": "rebalance, fees"}
+    with PdfPages(buffer, metadata=meta) as pdf:
+        for text in PAGES:
+            figure = plt.figure()
+            figure.text(0.05, 0.5, text, fontsize=6)
+            pdf.savefig(figure)
+            plt.close(figure)
+    data = buffer.getvalue()
+    if not encrypt:
+        return data
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.encrypt("secret")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_each_format_becomes_blocks_that_know_where_they_come_from() -> None:
+    pdf = parse_bytes(pdf_bytes(), "guide.pdf")
+    assert (pdf.title, pdf.author, pdf.document_type) == (
+        "Rebalancing guide",
+        "Ada Lovelace",
+        "pdf",
+    )
+    assert pdf.keywords == ["rebalance", "fees"] and pdf.created
+    assert [(b.page_number, b.content_text[:11]) for b in pdf.blocks] == [
+        (1, "Rebalancing"),
+        (2, "Expense rat"),
+    ]
+    html = parse_bytes(HTML, "bonds.html")
+    assert (html.title, html.author, html.keywords) == (
+        "Bond basics",
+        "Grace Hopper",
+        ["bonds", "duration"],
+    )
+    texts = [(b.block_type, b.section, b.content_text) for b in html.blocks]
+    assert ("text", "Bonds > Duration", texts[3][2]) == texts[3]
+    image = next(b for b in html.blocks if b.block_type == "image")
+    assert (image.image_url, image.image_caption) == ("/img/yield.png", "A yield curve")
+    assert not any("secret" in b.content_text for b in html.blocks)  # scripts are dropped
+    md = parse_bytes(MARKDOWN.encode(), "settlement.md")
+    assert md.title == "Settlement"
+    assert [(b.block_type, b.section) for b in md.blocks] == [
+        ("heading", "Settlement"),
+        ("text", "Settlement"),
+        ("heading", "Settlement > Cash"),
+        ("text", "Settlement > Cash"),
+        ("image", "Settlement > Cash"),
+        ("code", "Settlement > Cash"),
+    ]
+    text = parse_bytes("Notes\n\nFirst paragraph.\n\nSecond one.".encode("latin-1"), "n.txt")
+    assert [b.content_text for b in text.blocks] == ["Notes", "First paragraph.", "Second one."]
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "why"),
+    [
+        (pdf_bytes(encrypt=True), "locked.pdf", "the PDF is encrypted"),
+        (pdf_bytes()[:400], "broken.pdf", "the PDF is corrupt"),
+        (b"   \n", "empty.txt", "the file is empty"),
+        (b"\x7fELF\x02\x01\x00\x00binary", "notes.txt", "is binary, not text"),
+        (b"<html><script>only()</script></html>", "app.html", "no readable text"),
+        (b"x" * 2048, "big.txt", "over the 0 MB limit"),
+    ],
+)
+def test_a_document_that_cannot_be_read_says_why(data: bytes, name: str, why: str) -> None:
+    with pytest.raises(DocumentError) as caught:
+        parse_bytes(data, name, max_bytes=1024 if name == "big.txt" else 50 * 2**20)
+    assert why in str(caught.value)
+
+
+def test_an_unchanged_file_is_skipped_and_a_changed_one_is_a_new_version(tmp_path: Path) -> None:
+    store = KnowledgeStore(tmp_path / "k.db")
+    first, status = store.add(parse_bytes(MARKDOWN.encode(), "s.md"), "/docs/s.md")
+    assert (status, first.version, first.source_id) == ("added", 1, f"doc:{first.document_id}@v1")
+    assert store.add(parse_bytes(MARKDOWN.encode(), "s.md"), "/docs/s.md")[1] == "unchanged"
+    edited = MARKDOWN.replace("one business day", "two business days")
+    second, status = store.add(parse_bytes(edited.encode(), "s.md"), "/docs/s.md")
+    assert (status, second.version) == ("updated", 2)
+    hits = store.search("business day", 5)
+    assert {h.block["version"] for h in hits} == {2}  # the old version left search
+    assert "one business day" in store.blocks(first.document_id, version=1)[1]["content_text"]
+    assert store.counts() == (1, 6)
+    assert store.remove(first.document_id) and store.counts() == (0, 0)
+    store.close()
+
+
+async def test_the_tools_search_list_get_and_store_through_the_runtime(tmp_path: Path) -> None:
+    runtime = build_runtime(
+        load_settings(data_dir=tmp_path, builtin={"enabled": False}, audit={"enabled": False})
+    )
+    store = runtime.services.get(KnowledgeStore)
+    guide, _ = store.add(parse_bytes(pdf_bytes(), "guide.pdf"), str(tmp_path / "guide.pdf"))
+    store.add(parse_bytes(HTML, "bonds.html"), str(tmp_path / "bonds.html"))
+    run = runtime.provider.execute
+    try:
+        found = await run("semantic_search", {"query": "what are expense ratios?", "top_k": 3})
+        top = found.data["blocks"][0]
+        assert found.data["mode"] == "lexical" and top["page_number"] == 2
+        assert top["source_id"] == f"doc:{guide.document_id}@v1"
+        assert top["document_title"] == "Rebalancing guide"
+        only_html = await run(
+            "semantic_search", {"query": "bond rates", "filters": {"document_type": "html"}}
+        )
+        assert {b["document_title"] for b in only_html.data["blocks"]} == {"Bond basics"}
+        document = await run("get_document", {"document_id": guide.document_id})
+        assert document.source_id == guide.source_id and document.as_of == guide.ingested_at
+        assert document.data["summary"].startswith("Rebalancing brings")
+        listed = await run("list_documents", {"author": "grace hopper"})
+        assert [d["title"] for d in listed.data["documents"]] == ["Bond basics"]
+        stored = await run(
+            "knowledge_store",
+            {"text": "The team meets on Thursdays.", "metadata": {"title": "Meetings"}},
+        )
+        assert stored.data["status"] == "added"
+        recalled = await run("knowledge_search", {"query": "when does the team meet"})
+        assert recalled.data["blocks"][0]["content_text"] == "The team meets on Thursdays."
+        for tool, args, says in [
+            ("semantic_search", {"query": ""}, "query"),
+            ("semantic_search", {"query": "?!"}, "no words to search for"),
+            ("semantic_search", {"query": "bonds", "top_k": 0}, "top_k"),
+            ("semantic_search", {"query": "bonds", "top_k": 10_000}, "top_k"),
+            (
+                "semantic_search",
+                {"query": "bonds", "filters": {"authr": "x"}},
+                "did you mean 'author'",
+            ),
+            ("get_document", {"document_id": "nope"}, "Unknown document 'nope'"),
+        ]:
+            bad = await run(tool, args)
+            assert bad.error is not None and bad.error.type == "validation", args
+            assert says in bad.error.message, bad.error.message
+    finally:
+        await runtime.aclose()
+
+
+def test_docs_cli_adds_a_folder_and_goes_on_past_a_bad_file(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.pdf").write_bytes(pdf_bytes())
+    (folder / "bonds.html").write_bytes(HTML)
+    (folder / "settlement.md").write_text(MARKDOWN)
+    (folder / "locked.pdf").write_bytes(pdf_bytes(encrypt=True))
+    env = {**os.environ, "TOOLDECK_DATA_DIR": str(tmp_path / "data")}
+
+    def tooldeck(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tooldeck", *args], capture_output=True, text=True, env=env
+        )
+
+    added = tooldeck("docs", "add", str(folder), "missing.md")
+    assert added.returncode == 1, added.stderr
+    assert "encrypted" in added.stderr and "not found: missing.md" in added.stderr
+    assert "3 added, 0 updated, 0 unchanged, 2 failed" in added.stderr
+    again = tooldeck("docs", "add", str(folder / "settlement.md"))
+    assert again.returncode == 0 and "1 unchanged" in again.stderr
+    listed = [json.loads(line) for line in tooldeck("docs", "list", "--json").stdout.splitlines()]
+    assert sorted(d["title"] for d in listed) == ["Bond basics", "Rebalancing guide", "Settlement"]
+    one = listed[0]["document_id"]
+    shown = tooldeck("docs", "show", one, "--blocks")
+    assert shown.returncode == 0 and listed[0]["title"] in shown.stdout
+    assert tooldeck("docs", "rm", one).returncode == 0
+    assert tooldeck("docs", "rm", one).returncode == 2
