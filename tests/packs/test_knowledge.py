@@ -156,7 +156,7 @@ async def test_the_tools_search_list_get_and_store_through_the_runtime(tmp_path:
     try:
         found = await run("semantic_search", {"query": "what are expense ratios?", "top_k": 3})
         top = found.data["blocks"][0]
-        assert found.data["mode"] == "lexical" and top["page_number"] == 2
+        assert found.data["mode"] == "hybrid" and top["page_number"] == 2
         assert top["source_id"] == f"doc:{guide.document_id}@v1"
         assert top["document_title"] == "Rebalancing guide"
         only_html = await run(
@@ -221,3 +221,26 @@ def test_docs_cli_adds_a_folder_and_goes_on_past_a_bad_file(tmp_path: Path) -> N
     assert shown.returncode == 0 and listed[0]["title"] in shown.stdout
     assert tooldeck("docs", "rm", one).returncode == 0
     assert tooldeck("docs", "rm", one).returncode == 2
+
+
+def test_hybrid_search_finds_by_meaning_where_words_do_not_match(tmp_path: Path) -> None:
+    """A question sharing no word with its answer: BM25 misses it, the vectors do not."""
+    from tooldeck.packs.knowledge.embed import local_embedder
+
+    embedder = local_embedder()
+    assert embedder is not None, "the [knowledge] extra is part of the dev install"
+    notes = "Payroll arrives on the last working day of each month.\n\nThe office cat is Milo."
+    hybrid = KnowledgeStore(tmp_path / "h.db", embedder)
+    lexical = KnowledgeStore(tmp_path / "l.db")
+    for store in (hybrid, lexical):
+        store.add(parse_bytes(notes.encode(), "notes.txt"), "/notes.txt")
+    question = "when do I get my salary?"
+    assert lexical.search(question, 1) == []  # no word in common
+    (hit,) = hybrid.search(question, 1)
+    assert hit.block["content_text"].startswith("Payroll arrives")
+    assert hybrid.mode == "hybrid" and lexical.mode == "lexical"
+    # the lexical side still counts: an exact rare word ranks its block first
+    (cat,) = hybrid.search("Milo", 1)
+    assert "Milo" in cat.block["content_text"]
+    hybrid.close()
+    lexical.close()

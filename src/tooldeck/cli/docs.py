@@ -15,7 +15,7 @@ from rich.table import Table
 from tooldeck.cli.shared import ConfigOption, err, out, row
 from tooldeck.config import Settings, load_settings
 from tooldeck.exceptions import ToolDeckError
-from tooldeck.packs.knowledge.pack import store_path
+from tooldeck.packs.knowledge.pack import open_store
 from tooldeck.packs.knowledge.parse import DocumentError, parse_bytes
 from tooldeck.packs.knowledge.store import Document, KnowledgeStore
 
@@ -37,7 +37,7 @@ def _store(config: Path | None) -> tuple[Settings, KnowledgeStore]:
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    return settings, KnowledgeStore(store_path(settings.knowledge, settings.data_dir))
+    return settings, open_store(settings.knowledge, settings.data_dir)
 
 
 def _files(paths: list[str]) -> tuple[list[Path], list[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,3 +21,6 @@ class KnowledgeConfig(BaseModel):
     """The document store (SQLite); default ``knowledge.db`` in the data dir."""
     max_file_mb: int = Field(50, ge=1, le=2048)
     """Largest file ``tooldeck docs add`` reads, MB."""
+    embedder: Literal["local", "none"] = "local"
+    """``local``: all-MiniLM-L6-v2 (int8 ONNX) on this machine, search is hybrid (BM25
+    and vectors); ``none``, or the ``[knowledge]`` extra missing: BM25 only."""

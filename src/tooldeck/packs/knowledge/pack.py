@@ -7,15 +7,20 @@ from pathlib import Path
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackEnvironment, PackParts
 from tooldeck.packs.knowledge.config import KnowledgeConfig
+from tooldeck.packs.knowledge.embed import local_embedder
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.packs.knowledge.tools import knowledge_tools
 
-__all__ = ["KnowledgePack", "pack", "store_path"]
+__all__ = ["KnowledgePack", "open_store", "pack"]
 
 
-def store_path(config: KnowledgeConfig, data_dir: Path) -> Path:
-    """The store's file: ``config.path``, else ``knowledge.db`` in ``data_dir``."""
-    return config.path or data_dir / "knowledge.db"
+def open_store(config: KnowledgeConfig, data_dir: Path) -> KnowledgeStore:
+    """The store of ``config``: ``path``, else ``knowledge.db`` in ``data_dir``.
+
+    With the local embedder when configured and installed; else search is BM25 only.
+    """
+    embedder = local_embedder() if config.embedder == "local" else None
+    return KnowledgeStore(config.path or data_dir / "knowledge.db", embedder)
 
 
 class KnowledgePack:
@@ -32,7 +37,7 @@ class KnowledgePack:
         """The tools over the store; nothing when ``enabled`` is false."""
         if not config.enabled:
             return PackParts()
-        store = KnowledgeStore(store_path(config, services.get(PackEnvironment).data_dir))
+        store = open_store(config, services.get(PackEnvironment).data_dir)
         services.register(KnowledgeStore, store)
         return PackParts(tools=knowledge_tools(store))
 

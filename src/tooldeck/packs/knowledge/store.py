@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from tooldeck.packs.knowledge.embed import Embedder
 from tooldeck.packs.knowledge.parse import ParsedDocument
 
 __all__ = ["Document", "Hit", "KnowledgeStore", "document_id_for"]
@@ -34,6 +35,8 @@ create table if not exists blocks(
     block_type text not null, content_text text not null, page_number integer,
     section text not null, image_url text, image_caption text, document_title text not null);
 create index if not exists blocks_document on blocks(document_id, version);
+create table if not exists vectors(
+    rowid integer primary key, model text not null, vector blob not null);
 create virtual table if not exists blocks_fts using fts5(
     content_text, document_title, section, content='blocks', content_rowid='rowid',
     tokenize='porter unicode61');
@@ -90,10 +93,19 @@ class KnowledgeStore:
             never touches its documents writes nothing).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, embedder: Embedder | None = None) -> None:
         self.path = path
+        self.embedder = embedder
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._matrix: tuple[int, Any, Any] | None = None
+        """(generation, rowids, vectors) of the current blocks, for dense search."""
+        self._generation = 0
+
+    @property
+    def mode(self) -> Literal["lexical", "hybrid"]:
+        """``hybrid`` (BM25 and dense vectors, fused by rank) with an embedder."""
+        return "hybrid" if self.embedder is not None else "lexical"
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -143,6 +155,14 @@ class KnowledgeStore:
         """
         document_id = document_id_for(source)
         now = datetime.now(UTC).isoformat(timespec="seconds")
+        current = self.get(document_id)
+        if current is not None and current.content_hash == parsed.content_hash:
+            return current, "unchanged"
+        vectors = (  # outside the write lock: embedding takes the time
+            self.embedder.embed([b.content_text for b in parsed.blocks])
+            if self.embedder is not None and parsed.blocks
+            else None
+        )
         with self._tx() as db:
             row = db.execute(
                 "select version, content_hash from documents where document_id = ?",
@@ -190,12 +210,34 @@ class KnowledgeStore:
                     for n, b in enumerate(parsed.blocks, start=1)
                 ],
             )
+            if vectors is not None and self.embedder is not None:
+                rowids = [
+                    r[0]
+                    for r in db.execute(
+                        "select rowid from blocks where document_id = ? and version = ? "
+                        "order by position",
+                        (document_id, version),
+                    )
+                ]
+                db.executemany(
+                    "insert or replace into vectors values (?,?,?)",
+                    [
+                        (rowid, self.embedder.model_id, vector.tobytes())
+                        for rowid, vector in zip(rowids, vectors, strict=True)
+                    ],
+                )
+            self._generation += 1
             return self._stored(db, document_id), "added" if row is None else "updated"
 
     def remove(self, document_id: str) -> bool:
         """Delete a document and all its versions' blocks; False when it does not exist."""
         with self._tx() as db:
+            db.execute(
+                "delete from vectors where rowid in (select rowid from blocks where document_id = ?)",
+                (document_id,),
+            )
             db.execute("delete from blocks where document_id = ?", (document_id,))
+            self._generation += 1
             gone = db.execute("delete from documents where document_id = ?", (document_id,))
             return gone.rowcount > 0
 
@@ -251,13 +293,11 @@ class KnowledgeStore:
     ) -> list[Hit]:
         """The ``top_k`` current blocks best matching ``query``, filtered by document fields.
 
-        BM25 over block text, document title and section; any word may match (OR), the
-        ranking rewards blocks with more and rarer ones.
+        Lexical: BM25 over block text, document title and section (any word may match;
+        more and rarer words rank higher). With an embedder, hybrid: the BM25 ranking
+        and the cosine ranking of the query's vector against each block's are fused by
+        reciprocal rank (k = 60); the score is then the fused one.
         """
-        words = re.findall(r"\w+", query.lower())
-        if not words:
-            return []
-        match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
         where, args = _where(
             document_type=document_type,
             author=author,
@@ -265,6 +305,25 @@ class KnowledgeStore:
             since=since,
             until=until,
         )
+        depth = max(50, top_k * 4)
+        lexical = self._lexical(query, depth, where, args)
+        if self.embedder is None:
+            return [Hit(_block(r), round(-float(r["rank"]), 4)) for r in lexical[:top_k]]
+        dense = self._dense(query, depth, where, args)
+        fused: dict[int, float] = {}
+        rows: dict[int, sqlite3.Row] = {}
+        for ranking in (lexical, dense):
+            for rank, r in enumerate(ranking, start=1):
+                fused[r["rowid"]] = fused.get(r["rowid"], 0.0) + 1.0 / (60 + rank)
+                rows[r["rowid"]] = r
+        best = sorted(fused, key=lambda rowid: -fused[rowid])[:top_k]
+        return [Hit(_block(rows[i]), round(fused[i], 6)) for i in best]
+
+    def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
+        words = re.findall(r"\w+", query.lower())
+        if not words:
+            return []
+        match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
         extra = where.replace("where", "and", 1) if where else ""
         sql = (
             "select b.*, bm25(blocks_fts, 1.0, 0.5, 0.3) as rank from blocks_fts "
@@ -273,8 +332,50 @@ class KnowledgeStore:
             f"where blocks_fts match ? and b.active = 1 {extra} order by rank limit ?"
         )
         with self._lock:
-            rows = self._db.execute(sql, [match, *args, top_k]).fetchall()
-        return [Hit(_block(r), round(-float(r["rank"]), 4)) for r in rows]
+            return list(self._db.execute(sql, [match, *args, depth]).fetchall())
+
+    def _dense(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
+        """The current blocks nearest ``query`` by cosine, filtered (brute force in numpy)."""
+        import numpy as np
+
+        assert self.embedder is not None
+        rowids, matrix = self._vectors()
+        if not len(rowids):
+            return []
+        scores = matrix @ self.embedder.embed([query])[0]
+        order = np.argsort(-scores)[: depth * 4]  # filtered below: take more
+        chosen = [int(rowids[i]) for i in order]
+        extra = where.replace("where", "and", 1) if where else ""
+        marks = ",".join("?" * len(chosen))
+        sql = (
+            "select b.* from blocks b join documents d on d.document_id = b.document_id "
+            f"where b.rowid in ({marks}) and b.active = 1 {extra}"
+        )
+        with self._lock:
+            found = {r["rowid"]: r for r in self._db.execute(sql, [*chosen, *args])}
+        return [found[i] for i in chosen if i in found][:depth]
+
+    def _vectors(self) -> tuple[Any, Any]:
+        """(rowids, matrix) of the current blocks' vectors, cached until the next write."""
+        import numpy as np
+
+        with self._lock:
+            cached = self._matrix
+            if cached is not None and cached[0] == self._generation:
+                return cached[1], cached[2]
+            rows = self._db.execute(
+                "select v.rowid, v.vector from vectors v join blocks b on b.rowid = v.rowid "
+                "where b.active = 1 and v.model = ?",
+                (self.embedder.model_id if self.embedder else "",),
+            ).fetchall()
+            rowids = np.array([r[0] for r in rows], dtype=np.int64)
+            matrix = (
+                np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                if rows
+                else np.zeros((0, 1), dtype=np.float32)
+            )
+            self._matrix = (self._generation, rowids, matrix)
+            return rowids, matrix
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""

