@@ -244,3 +244,44 @@ def test_hybrid_search_finds_by_meaning_where_words_do_not_match(tmp_path: Path)
     assert "Milo" in cat.block["content_text"]
     hybrid.close()
     lexical.close()
+
+
+async def test_answers_cite_document_versions_and_quote_them_exactly(tmp_path: Path) -> None:
+    """A search result's blocks are citable one document at a time, and quotes must hold."""
+    from tooldeck.agent.grounding import check_grounding, find_citations
+
+    runtime = build_runtime(
+        load_settings(data_dir=tmp_path, builtin={"enabled": False}, audit={"enabled": False})
+    )
+    store = runtime.services.get(KnowledgeStore)
+    guide, _ = store.add(parse_bytes(pdf_bytes(), "guide.pdf"), str(tmp_path / "guide.pdf"))
+    bonds, _ = store.add(parse_bytes(HTML, "bonds.html"), str(tmp_path / "bonds.html"))
+    try:
+        found = await runtime.provider.execute("semantic_search", {"query": "expense ratio fees"})
+        schemas = {d.name: d.output_schema for d in await runtime.provider.definitions()}
+
+        def verdict(text: str) -> list[tuple[str, str]]:
+            report = check_grounding(text, find_citations(text), [found], schemas=schemas)
+            return [(f.kind, f.text) for f in report.findings]
+
+        g, b = guide.source_id, bonds.source_id
+        assert verdict(f"Index funds can charge 0.03 percent a year [{g}].") == []
+        assert (
+            verdict(f"The guide says “Expense ratios are annual fees charged by funds” [{g}].")
+            == []
+        )
+        assert verdict(f"Fees are about 0.05 percent [{g}].") == [
+            ("untraced_number", "0.05 percent")
+        ]
+        assert verdict(f"The guide says “Expense ratios are tiny monthly fees” [{g}].") == [
+            ("untraced_quote", "Expense ratios are tiny monthly fees")
+        ]
+        # the bonds page's blocks were among the results, but the figure is not in them
+        assert verdict(f"Index funds can charge 0.03 percent [{b}].") == [
+            ("untraced_number", "0.03 percent")
+        ]
+        assert verdict("Index funds can charge 0.03 percent [doc:000000000000@v1].")[0][0] == (
+            "unknown_citation"
+        )
+    finally:
+        await runtime.aclose()

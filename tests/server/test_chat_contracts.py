@@ -709,6 +709,7 @@ The answer fills ``parameter``: send the question again with
                                 "unknown_citation",
                                 "untraced_number",
                                 "untraced_date",
+                                "untraced_quote",
                                 "off_question",
                             ],
                             "title": "Kind",

@@ -57,7 +57,8 @@ __all__ = ["Finding", "Grounding", "GroundingReport", "check_grounding", "find_c
 _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
 )
-_CITATION = re.compile(r"\[([A-Za-z][\w.-]*(?::[\w.-]+)+)\]")
+_CITATION = re.compile(r"\[([A-Za-z][\w.-]*(?::[\w.@-]+)+)\]")
+_QUOTE = re.compile(r"[“\"]([^”\"\n]{12,400})[”\"]")
 _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(
     r"(?<![\w.,$€£])(?P<sign>[-+−])?(?P<cur>[$€£]|USD ?)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)"
@@ -102,10 +103,13 @@ _Subjects = tuple[tuple[str, str], ...]
 class Finding(BaseModel):
     """One thing the validator could not back with data."""
 
-    kind: Literal["unknown_citation", "untraced_number", "untraced_date", "off_question"]
+    kind: Literal[
+        "unknown_citation", "untraced_number", "untraced_date", "untraced_quote", "off_question"
+    ]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
-    total, sign); ``untraced_date``: in none of the cited results; ``off_question``: the
+    total, sign); ``untraced_date``: in none of the cited results; ``untraced_quote``: a
+    quotation (four words or more in quotation marks) in none of them; ``off_question``: the
     answer is not of the kind the question asks for (no winner named for "which account
     has the most", more rows than "top 3", no figure for "how much")."""
     text: str
@@ -203,14 +207,22 @@ class _Evidence:
         self.labels: dict[str, tuple[str, str]] = {}
         """Display name → (type, id) of the subjects seen in the data."""
         self.ids: set[tuple[str, str]] = set()
+        self.texts: list[str] = []
+        """The cited text (for quotes), lower case, one space between words."""
         for result in results:
-            if not result.success or result.source_id not in cited:
+            if not result.success:
                 continue
-            if result.as_of:
-                self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
             name = result.metadata.tool_name if result.metadata else None
             schema = schemas.get(name) if name else None
-            self._walk(result.data, _compiled(schema), (), "value", facts)
+            node = _compiled(schema)
+            if result.source_id in cited:
+                if result.as_of:
+                    self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
+                self._walk(result.data, node, (), "value", facts)
+                continue
+            for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
+                if part.get(key) in cited:
+                    self._walk(part, part_node, (), "value", facts)
         self.figures = _accepted(figures, cited, [f.value for f in facts])
         for f in self.figures:
             name = f.label.rsplit(" ", 1)[-1]
@@ -239,6 +251,8 @@ class _Evidence:
                 out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
         elif isinstance(value, str):
             self.dates.update(m.group(1) for m in _DATE.finditer(value))
+            if len(value) > 20:
+                self.texts.append(" ".join(value.lower().split()))
             if not _INSTRUCTION.search(value):  # text that gives orders is not data
                 for number, _, _ in _numbers(_DATE.sub(" ", value)):
                     out.append(_Fact(number, None, name, subjects, False, prose=True))
@@ -291,6 +305,10 @@ class _Node:
     label_keys: list[tuple[str, str]] = field(default_factory=list)
     items: _Node | None = None
     item_subjects: tuple[str, ...] = ()
+    cite_key: str | None = None
+    """The property holding the record's own citable source id (``x-cite``)."""
+    cites: bool = False
+    """This node or one below it has a ``cite_key`` (else ``_parts`` need not look)."""
 
     def terms_for(self, name: str) -> tuple[str, ...]:
         return (name.replace("_", " "), *self.terms)
@@ -338,6 +356,8 @@ def _compile(schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _N
     seen[id(resolved)] = (resolved, node)
     for key, prop in resolved.get("properties", {}).items():
         child = _resolve(prop, defs)
+        if child.get("x-cite"):
+            node.cite_key = key
         subject = child.get("x-subject")
         if subject:
             target = node.label_keys if child.get("x-subject-label") else node.subject_keys
@@ -346,7 +366,23 @@ def _compile(schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _N
     if "items" in resolved:
         node.items = _compile(resolved["items"], defs, seen)
         node.item_subjects = tuple(k for _, k in node.items.subject_keys)
+    below = [*node.props.values(), *([node.items] if node.items else [])]
+    node.cites = node.cite_key is not None or any(child.cites for child in below)
     return node
+
+
+def _parts(value: Any, node: _Node) -> Iterator[tuple[dict[str, Any], _Node, str]]:
+    """The records of ``value`` that carry their own citable source id, with their node."""
+    if not node.cites:
+        return
+    if isinstance(value, dict):
+        if node.cite_key is not None:
+            yield value, node, node.cite_key
+        for key, item in value.items():
+            yield from _parts(item, node.props.get(key, _EMPTY))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _parts(item, node.items or _EMPTY)
 
 
 def _resolve(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
@@ -654,6 +690,10 @@ def check_grounding(
         cited value agrees with, dates in none of the cited results. Never raises.
     """
     known = {r.source_id for r in results if r.success and r.source_id}
+    for result in results:  # records that carry their own source id (a document's block)
+        if result.success and schemas and result.metadata and result.metadata.tool_name:
+            node = _compiled(schemas.get(result.metadata.tool_name))
+            known.update(str(p[k]) for p, _, k in _parts(result.data, node) if p.get(k))
     cited = list(dict.fromkeys(citations))
     findings = [
         Finding(
@@ -670,6 +710,18 @@ def check_grounding(
         evidence.labels.update(subjects)
         evidence.ids.update(subjects.values())
     sources = ", ".join(c for c in cited if c in known) or "no valid source"
+    for quote in _QUOTE.findall(markdown):
+        said = " ".join(quote.lower().split())
+        if len(said.split()) >= 4 and not any(said in t for t in evidence.texts):
+            findings.append(
+                Finding(
+                    kind="untraced_quote",
+                    text=quote,
+                    message=f"The quotation “{quote}” is in none of the cited results "
+                    f"({', '.join(c for c in cited if c in known) or 'no valid source'}): quote "
+                    "their words exactly, or do not use quotation marks.",
+                )
+            )
     text = _CITATION.sub(" ", markdown)
     text = _SOURCE_ID.sub(" ", text)
     checked = 0

@@ -18,8 +18,8 @@ direction, rather than a level), ``x-terms`` (words that name the field in an an
 besides its own name: ``["trades at", "is at"]`` for a price), ``x-total: true`` (a sum
 over several subjects' records), ``x-subject`` (the field names the record's subject
 of that type, e.g. ``symbol``, ``account``) and ``x-subject-label: true`` (a display
-name of that subject, e.g. "Apple Inc."). A number without ``x-kind`` matches a figure
-of any kind.
+name of that subject, e.g. "Apple Inc."), ``x-cite: true`` (the record's own source id,
+citable on its own). A number without ``x-kind`` matches a figure of any kind.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pydantic_core import CoreSchema
 
 __all__ = [
     "KINDS",
+    "Cite",
     "Kind",
     "Money",
     "MoneyChange",
@@ -128,6 +129,23 @@ class Terms:
     ) -> JsonSchemaValue:
         schema = handler(core_schema)
         schema["x-terms"] = list(self.words)
+        return schema
+
+
+@dataclass(frozen=True, slots=True)
+class Cite:
+    """Marks a record's own source id: ``Annotated[str, Cite()]`` (``x-cite``).
+
+    A search result listing blocks of several documents gives each its
+    ``doc:<id>@v<n>``: an answer may cite that id, and the validator then checks the
+    answer against that record only.
+    """
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["x-cite"] = True
         return schema
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
-from tooldeck.core.kinds import Subject
+from tooldeck.core.kinds import Cite, Subject
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import InvalidArgumentsError
@@ -84,7 +84,9 @@ class FoundBlock(BaseModel):
     page_number: int | None
     section: str
     score: float = Field(description="Relevance (fused rank or BM25); higher is better.")
-    source_id: str = Field(description="doc:<document_id>@v<version>: cite this.")
+    source_id: Annotated[str, Cite()] = Field(
+        description="doc:<document_id>@v<version>: cite this."
+    )
 
 
 class SearchResponse(BaseModel):
@@ -159,7 +161,7 @@ class DocumentSummary(BaseModel):
     version: int
     ingested_at: str
     blocks: int
-    source_id: str
+    source_id: Annotated[str, Cite()]
 
 
 def _summary(d: Document) -> DocumentSummary:
