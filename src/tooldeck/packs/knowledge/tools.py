@@ -165,19 +165,7 @@ class DocumentSummary(BaseModel):
 
 
 def _summary(d: Document) -> DocumentSummary:
-    return DocumentSummary(
-        document_id=d.document_id,
-        title=d.title,
-        author=d.author,
-        document_type=d.document_type,
-        created=d.created,
-        keywords=d.keywords,
-        source=d.source,
-        version=d.version,
-        ingested_at=d.ingested_at,
-        blocks=d.blocks,
-        source_id=d.source_id,
-    )
+    return DocumentSummary(**{name: getattr(d, name) for name in DocumentSummary.model_fields})
 
 
 class ListDocumentsRequest(BaseModel):
