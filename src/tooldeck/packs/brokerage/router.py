@@ -632,8 +632,9 @@ class QuestionRouter:
         if intent not in INTENT_PARAMS:
             intent, confidence = self._intent(kept, bool(symbols or unknown or ambiguous), q)
         if intent is None:
-            if len(q.split()) >= 3 and not _search(_DATA_WORDS, q):
-                return Route("out_of_scope", {}, 0.3)
+            about_me = _search(_MINE + r"|\baccounts?\b|\bportfolio\b", q)
+            if len(q.split()) >= 3 and not about_me and not _search(_DATA_WORDS, q):
+                return Route("out_of_scope", {}, 0.3)  # a vague question about me: ask
             return self._clarify(
                 "What would you like to know? Pick one, or rephrase the question.",
                 "radio",
