@@ -26,7 +26,13 @@ from tooldeck.agent.base import Agent
 from tooldeck.agent.model_agent import ModelAgent
 from tooldeck.agent.router_agent import RouterAgent
 from tooldeck.agent.runs import RunManager
-from tooldeck.config import AgentSettings, Settings, TracingSettings, load_settings
+from tooldeck.config import (
+    AgentSettings,
+    ProfileConfig,
+    Settings,
+    TracingSettings,
+    load_settings,
+)
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.intents import IntentPack
@@ -315,6 +321,7 @@ def build_runtime(
         else:
             if tool in user.tools:
                 user_tools.append(tool.definition.name)
+    settings = _with_pack_profiles(settings, packs.profiles, set(registry.names))
     policy_config = _with_defaults(settings.policy_config(), packs.policy_defaults)
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
@@ -429,6 +436,7 @@ class _PackSetup:
         self.tools: list[Tool] = []
         self.answers: IntentPack | None = None
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
+        self.profiles: dict[str, Mapping[str, Any]] = {}
 
     def add(self, pack: Pack, errors: list[LoadError]) -> None:
         """Validate the pack's table and set it up.
@@ -455,6 +463,8 @@ class _PackSetup:
             self.answers = parts.answers
         for name, fields in parts.policy_defaults.items():
             self.policy_defaults.setdefault(name, fields)
+        for name, profile in parts.profiles.items():
+            self.profiles.setdefault(name, profile)
 
     def check_tables(self) -> None:
         """Every ``[packs.<name>]`` table names a loaded pack.
@@ -489,6 +499,26 @@ class _PackSetup:
             return pack.config_model.model_validate(table)
         except ValidationError as exc:
             raise ConfigError(f"[packs.{pack.name}]: {exc}") from None
+
+
+def _with_pack_profiles(
+    settings: Settings, offered: Mapping[str, Mapping[str, Any]], loaded: set[str]
+) -> Settings:
+    """``settings`` with the packs' profiles the configuration does not define.
+
+    A pack profile keeps only the tools that loaded (``rag`` without the built-in tools
+    has no ``python``), so that it never names a tool that does not exist.
+    """
+    added = {}
+    for name, fields in offered.items():
+        if name in settings.profiles:
+            continue
+        tools = fields.get("tools")
+        kept = {**fields, "tools": [t for t in tools if t in loaded]} if tools else fields
+        added[name] = ProfileConfig.model_validate(kept)
+    if not added:
+        return settings
+    return settings.model_copy(update={"profiles": {**added, **settings.profiles}})
 
 
 def _with_defaults(config: PolicyConfig, defaults: Mapping[str, Mapping[str, Any]]) -> PolicyConfig:

@@ -114,7 +114,7 @@ def test_unknown_profile_exits_2_listing_profiles(tmp_path: Path) -> None:
     (tmp_path / "tooldeck.toml").write_text("[profiles.a]\n[profiles.b]\n")
     result = runner.invoke(app, ["tools", "-c", str(tmp_path / "tooldeck.toml"), "-p", "c"])
     assert result.exit_code == 2
-    assert "unknown profile 'c'; profiles: a, b" in result.stderr
+    assert "unknown profile 'c'; profiles: a, b, rag" in result.stderr
 
 
 @pytest.mark.parametrize(

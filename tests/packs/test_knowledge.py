@@ -285,3 +285,19 @@ async def test_answers_cite_document_versions_and_quote_them_exactly(tmp_path: P
         )
     finally:
         await runtime.aclose()
+
+
+async def test_the_rag_profile_is_seed_001s_toolset_unless_configured(tmp_path: Path) -> None:
+    async def names(**settings: object) -> list[str]:
+        runtime = build_runtime(load_settings(data_dir=tmp_path, **settings))  # type: ignore[arg-type]
+        try:
+            await runtime.start()  # every tool a profile names must exist
+            return sorted(d.name for d in await runtime.view("rag").definitions())
+        finally:
+            await runtime.aclose()
+
+    assert await names() == ["get_document", "list_documents", "llm", "python", "semantic_search"]
+    without_builtin = await names(builtin={"enabled": False})
+    assert without_builtin == ["get_document", "list_documents", "semantic_search"]
+    own = await names(profiles={"rag": {"tools": ["semantic_search"]}})
+    assert own == ["semantic_search"]

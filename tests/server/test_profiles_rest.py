@@ -47,7 +47,7 @@ def test_profile_view_listing_and_hidden_tool(client: TestClient) -> None:
     assert hidden.status_code == 404 and hidden.json()["error"]["type"] == "not_found"
     assert client.post("/api/tools/execute/get_activity", json={}).status_code == 200
     unknown = client.get("/api/tools", params={"profile": "nope"})
-    assert unknown.status_code == 404 and "profiles: support" in unknown.json()["detail"]
+    assert unknown.status_code == 404 and "profiles: rag, support" in unknown.json()["detail"]
 
 
 def test_confirmation_round_trip_with_edited_arguments(client: TestClient) -> None:

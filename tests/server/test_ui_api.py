@@ -41,7 +41,8 @@ def samples(client: TestClient) -> dict[tuple[str, frozenset[tuple[str, str]]], 
 
 def test_catalog_groups_by_provider_and_marks_the_profiles_view(client: TestClient) -> None:
     everything = client.get("/api/catalog").json()
-    assert everything["profiles"] == [{"name": "support", "description": "Support desk"}]
+    profiles = {p["name"]: p["description"] for p in everything["profiles"]}
+    assert profiles["support"] == "Support desk" and set(profiles) == {"support", "rag"}
     (local,) = everything["providers"]
     assert local["id"] == "local" and local["kind"] == "local"
     tools = {t["name"]: t for t in local["tools"]}
@@ -57,7 +58,7 @@ def test_catalog_groups_by_provider_and_marks_the_profiles_view(client: TestClie
     assert view["get_quotes"]["requires_confirmation"] is False
 
     unknown = client.get("/api/catalog", params={"profile": "nobody"})
-    assert unknown.status_code == 404 and "profiles: support" in unknown.json()["detail"]
+    assert unknown.status_code == 404 and "profiles: rag, support" in unknown.json()["detail"]
 
 
 def test_history_lists_calls_filtered_and_paged_and_opens_one(client: TestClient) -> None:

@@ -42,6 +42,10 @@ class PackParts:
     policy_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Per-tool policy fields (``PolicyOverride`` names, e.g. ``{"python":
     {"breaker_enabled": False}}``) used where the configuration sets none."""
+    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Profiles the pack offers (``ProfileConfig`` fields, e.g. ``{"rag": {"tools":
+    [...]}}``), added unless the configuration defines one of the same name; tools
+    that are not loaded (a pack disabled) are left out of them."""
 
 
 @runtime_checkable

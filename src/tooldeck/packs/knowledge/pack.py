@@ -11,7 +11,13 @@ from tooldeck.packs.knowledge.embed import local_embedder
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.packs.knowledge.tools import knowledge_tools
 
-__all__ = ["KnowledgePack", "open_store", "pack"]
+__all__ = ["RAG_PROFILE", "KnowledgePack", "open_store", "pack"]
+
+RAG_PROFILE = {
+    "description": "Seed 001's RAG agent: search, list and read documents, compute, write.",
+    "tools": ["semantic_search", "list_documents", "get_document", "llm", "python"],
+}
+"""The ``rag`` profile (seed 001's RAG agent toolset); a ``[profiles.rag]`` table wins."""
 
 
 def open_store(config: KnowledgeConfig, data_dir: Path) -> KnowledgeStore:
@@ -39,7 +45,7 @@ class KnowledgePack:
             return PackParts()
         store = open_store(config, services.get(PackEnvironment).data_dir)
         services.register(KnowledgeStore, store)
-        return PackParts(tools=knowledge_tools(store))
+        return PackParts(tools=knowledge_tools(store), profiles={"rag": RAG_PROFILE})
 
 
 pack = KnowledgePack()
