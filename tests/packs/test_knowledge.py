@@ -301,3 +301,49 @@ async def test_the_rag_profile_is_seed_001s_toolset_unless_configured(tmp_path: 
     assert without_builtin == ["get_document", "list_documents", "semantic_search"]
     own = await names(profiles={"rag": {"tools": ["semantic_search"]}})
     assert own == ["semantic_search"]
+
+
+def test_docs_cli_fetches_urls_through_the_address_guard(tmp_path: Path) -> None:
+    """A real HTTP server on 127.0.0.1: reachable by the allowed name ``localhost``; a
+    redirect from there to ``127.0.0.1`` (a private address not allowed) is refused, as
+    is a 500 MB file (sparse: refused before it is read)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/bonds":
+                self.send_response(200)
+                self.send_header("content-type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write(HTML)
+            else:
+                self.send_response(302)
+                self.send_header("location", f"http://127.0.0.1:{port}/bonds")
+                self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    big = tmp_path / "big.txt"
+    with big.open("wb") as f:
+        f.truncate(500 * 1024 * 1024)
+    (tmp_path / "tooldeck.toml").write_text('[builtin.web]\nallow_hosts = ["localhost"]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
+    try:
+        added = subprocess.run(
+            [sys.executable, "-m", "tooldeck", "docs", "add", f"http://localhost:{port}/bonds",
+             f"http://localhost:{port}/elsewhere", str(big)],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert added.returncode == 1, added.stderr
+    assert f"added: http://localhost:{port}/bonds" in added.stderr
+    assert "127.0.0.1" in added.stderr and "elsewhere" in added.stderr  # the redirect, refused
+    assert "524 MB is over the 50 MB limit" in added.stderr
+    assert "1 added, 0 updated, 0 unchanged, 2 failed" in added.stderr

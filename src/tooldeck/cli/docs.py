@@ -40,6 +40,42 @@ def _store(config: Path | None) -> tuple[Settings, KnowledgeStore]:
     return settings, open_store(settings.knowledge, settings.data_dir)
 
 
+_SUFFIX_OF_TYPE = {"application/pdf": ".pdf", "text/html": ".html", "text/markdown": ".md"}
+
+
+def _download(url: str, settings: Settings, limit: int) -> tuple[bytes, str]:
+    """The bytes of ``url`` and a name for them, through the web tool's address guard.
+
+    Every hop of a redirect is checked: a URL that leads to a private address is refused
+    unless ``[builtin.web] allow_hosts`` allows it.
+
+    Raises:
+        DocumentError: the guard refused it, the server failed, or it is over ``limit``.
+    """
+    import asyncio
+
+    import httpx
+
+    from tooldeck.exceptions import ToolFailure
+    from tooldeck.packs.builtin.web import Fetch
+
+    async def get() -> tuple[httpx.URL, httpx.Response, bytes, bool]:
+        async with httpx.AsyncClient() as client:
+            return await Fetch(settings.builtin.web).download(client, url, max_bytes=limit)
+
+    try:
+        final, response, body, cut = asyncio.run(get())
+    except ToolFailure as exc:
+        raise DocumentError(str(exc)) from None
+    if cut:
+        raise DocumentError(f"over the {limit / 1e6:.0f} MB limit ([knowledge] max_file_mb)")
+    name = Path(final.path).name or "index"
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if not Path(name).suffix:
+        name += _SUFFIX_OF_TYPE.get(content_type, ".txt")
+    return body, name
+
+
 def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
     """The files named (folders walked, globs expanded), and the names that match none."""
     files: list[Path] = []
@@ -60,16 +96,20 @@ def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
 
 @docs_app.command("add")
 def add(
-    paths: Annotated[list[str], typer.Argument(help="Files, folders or globs.")],
+    paths: Annotated[list[str], typer.Argument(help="Files, folders, globs or http(s) URLs.")],
     config: ConfigOption = None,
 ) -> None:
     """Ingest documents: unchanged ones are skipped, changed ones become a new version.
+
+    URLs are fetched through the web tool's address guard (a private address is refused,
+    after every redirect too, unless ``[builtin.web] allow_hosts`` allows it).
 
     A file that cannot be read is reported with the reason and the rest goes on; the
     exit code is 1 when any failed.
     """
     settings, store = _store(config)
-    files, missing = _files(paths)
+    urls = [p for p in paths if p.lower().startswith(("http://", "https://"))]
+    files, missing = _files([p for p in paths if p not in urls])
     for name in missing:
         err.print(f"[red]not found:[/red] {escape(name)}")
     limit = settings.knowledge.max_file_mb * 1024 * 1024
@@ -77,16 +117,22 @@ def add(
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task("ingesting", total=len(files))
-        for path in files:
-            progress.update(task, description=escape(path.name[:40]))
+        task = progress.add_task("ingesting", total=len(files) + len(urls))
+        sources: list[str | Path] = [*urls, *files]
+        for path in sources:
+            label = path if isinstance(path, str) else path.name
+            progress.update(task, description=escape(label[:40]))
             try:
-                if path.stat().st_size > limit:
-                    raise DocumentError(
-                        f"{path.stat().st_size / 1e6:.0f} MB is over the "
-                        f"{settings.knowledge.max_file_mb} MB limit ([knowledge] max_file_mb)"
-                    )
-                parsed = parse_bytes(path.read_bytes(), path.name, max_bytes=limit)
+                if isinstance(path, str):
+                    data, name = _download(path, settings, limit)
+                else:
+                    if path.stat().st_size > limit:
+                        raise DocumentError(
+                            f"{path.stat().st_size / 1e6:.0f} MB is over the "
+                            f"{settings.knowledge.max_file_mb} MB limit ([knowledge] max_file_mb)"
+                        )
+                    data, name = path.read_bytes(), path.name
+                parsed = parse_bytes(data, name, max_bytes=limit)
                 document, status = store.add(parsed, str(path))
             except (DocumentError, OSError) as exc:
                 failed += 1

@@ -109,14 +109,27 @@ class Fetch(ActionStrategy):
         async with http_client(ctx) as client:
             return await self._fetch(client, request)
 
-    async def _fetch(self, client: httpx.AsyncClient, request: FetchRequest) -> dict[str, Any]:
+    async def download(
+        self, client: httpx.AsyncClient, url: str, max_bytes: int | None = None
+    ) -> tuple[httpx.URL, httpx.Response, bytes, bool]:
+        """GET ``url`` through the address guard, each redirect hop checked again.
+
+        Returns:
+            The final URL, the response, at most ``max_bytes`` (default
+            ``web.max_bytes``) of its body, and whether the body was cut.
+
+        Raises:
+            ToolFailure: a non-public address (``InvalidArgumentsError``), too many
+                redirects, an HTTP error status (``TransientToolError`` for 5xx), a
+                network failure.
+        """
         config = self.config
-        url: str | httpx.URL = request.url
+        target: str | httpx.URL = url
         for _hop in range(config.max_redirects + 1):
-            vetted = await self.guard.check(url)
-            response, body, cut = await self._get(client, vetted.url, vetted.address)
+            vetted = await self.guard.check(target)
+            response, body, cut = await self._get(client, vetted.url, vetted.address, max_bytes)
             if response.is_redirect and "location" in response.headers:
-                url = vetted.url.join(response.headers["location"])
+                target = vetted.url.join(response.headers["location"])
                 continue
             break
         else:
@@ -129,21 +142,25 @@ class Fetch(ActionStrategy):
                 f"fetching {vetted.url} failed: HTTP {response.status_code} {response.reason_phrase}",
                 details={"status_code": response.status_code},
             )
+        return vetted.url, response, body, cut
+
+    async def _fetch(self, client: httpx.AsyncClient, request: FetchRequest) -> dict[str, Any]:
+        vetted_url, response, body, cut = await self.download(client, request.url)
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         text = body.decode(response.encoding or "utf-8", errors="replace")
         if content_type in ("text/html", "application/xhtml+xml", ""):
-            page = extract_page(text, str(vetted.url), request.extract_links)
+            page = extract_page(text, str(vetted_url), request.extract_links)
         elif content_type.startswith("text/") or content_type in _TEXT_TYPES:
             page = {"title": None, "content": text, "links": []}
         else:
             raise ToolFailure(
-                f"{vetted.url} is {content_type}, not a text or HTML page; web fetch returns text only"
+                f"{vetted_url} is {content_type}, not a text or HTML page; web fetch returns text only"
             )
         content = page["content"]
         return {
             "as_of": datetime.now(UTC).isoformat(timespec="seconds"),
             "url": request.url,
-            "final_url": str(vetted.url),
+            "final_url": str(vetted_url),
             "status_code": response.status_code,
             "content_type": content_type or None,
             "title": page["title"],
@@ -153,13 +170,15 @@ class Fetch(ActionStrategy):
         }
 
     async def _get(
-        self, client: httpx.AsyncClient, url: httpx.URL, address: str
+        self, client: httpx.AsyncClient, url: httpx.URL, address: str, max_bytes: int | None
     ) -> tuple[httpx.Response, bytes, bool]:
         """GET ``url`` from ``address``.
 
         Returns:
-            The response, at most ``max_bytes`` of its body, and whether it was cut.
+            The response, at most ``max_bytes`` (default ``web.max_bytes``) of its body,
+            and whether it was cut.
         """
+        limit = self.config.max_bytes if max_bytes is None else max_bytes
         host_header = url.netloc.decode("ascii")
         target = url.copy_with(host=address)
         extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
@@ -183,8 +202,8 @@ class Fetch(ActionStrategy):
         try:
             async for chunk in response.aiter_bytes():
                 body += chunk
-                if len(body) > self.config.max_bytes:
-                    del body[self.config.max_bytes :]
+                if len(body) > limit:
+                    del body[limit:]
                     cut = True
                     break
         finally:
