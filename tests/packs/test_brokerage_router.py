@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from router_questions import QUESTIONS
 
 from tooldeck.packs.brokerage import BrokerageDataSource, QuestionRouter
@@ -108,3 +110,26 @@ def test_an_ambiguous_company_name_lists_its_symbols(router: QuestionRouter) -> 
     route = router.route("How are my Vanguard funds doing?")
     assert route.clarification is not None
     assert route.clarification.options == ["VOO", "VTI", "VXUS", "BND"]
+
+
+WORDS = ["since", "before", "between", "and", "in", "last", "past", "top", "not", "except",
+         "feb", "nov", "sept", "30", "0", "99999999999", "days", "weeks", "my", "cash", "AAPL",
+         "trades", "deposits", "worth", "?", "$", "it", "roth", "biggest", "2025"]  # fmt: skip
+
+
+DATES = st.tuples(
+    st.sampled_from(["since", "before", "between", "in", "from", "after", "and"]),
+    st.sampled_from(["feb", "nov", "sept", "dec", "june"]),
+    st.integers(-1, 40).map(str),
+).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(WORDS) | DATES | st.text(max_size=8), max_size=12).map(" ".join))
+def test_the_router_never_raises(question: str) -> None:
+    """Any words, in any order: a route or a clarifying question, never an exception."""
+    route = ROUTER.route(question)
+    assert (route.intent is None) == (route.clarification is not None)
+
+
+ROUTER = QuestionRouter(BrokerageDataSource().load())

@@ -269,11 +269,10 @@ def _day(month: str, day: str | None, today: date, *, end: bool = False) -> date
     """A day of ``month`` (this year, or last year when it is still to come)."""
     m = _MONTHS[month]
     year = today.year if m <= today.month else today.year - 1
-    if day:
-        return date(year, m, int(day))
-    if end:
-        return date(year + (m == 12), m % 12 + 1, 1) - timedelta(days=1)
-    return date(year, m, 1)
+    last = (date(year + (m == 12), m % 12 + 1, 1) - timedelta(days=1)).day
+    if day:  # "feb 30" is read as the month's last day, "nov 0" as its first
+        return date(year, m, min(max(int(day), 1), last))
+    return date(year, m, last if end else 1)
 
 
 def _window(q: str, today: date) -> tuple[date | None, date | None]:
@@ -297,8 +296,9 @@ def _window(q: str, today: date) -> tuple[date | None, date | None]:
         y = int(year.group(1))
         return date(y, 1, 1), date(y, 12, 31)
     recent = re.search(r"\b(?:last|past) (\w+) (day|week)s?\b", q)
-    if recent and _number(recent.group(1)):
-        days = _number(recent.group(1)) * (7 if recent.group(2) == "week" else 1)  # type: ignore[operator]
+    count = _number(recent.group(1)) if recent else None
+    if recent and count:
+        days = min(count * (7 if recent.group(2) == "week" else 1), 36_500)
         return today - timedelta(days=days), None
     monday = today - timedelta(days=today.weekday())
     first = today.replace(day=1)
