@@ -726,7 +726,7 @@ class QuestionRouter:
             if limit is None and intent in ("activity", "transfers") and _search(_ONE, q):
                 limit = 1
             if limit is not None:
-                params["limit"] = int(limit)
+                params["limit"] = min(int(limit), 500)  # the tools take at most 500
         if "rank" in wanted:
             rank = given.get("rank") or self._account_rank(q)
             if rank:
