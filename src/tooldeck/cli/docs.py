@@ -194,7 +194,7 @@ def show(
     if blocks:
         for block in store.blocks(document_id):
             where = f"p. {block['page_number']}" if block["page_number"] else block["section"]
-            out.print(f"[{block['block_type']}] {escape(where or '')}", markup=False)
+            out.print(f"[{block['block_type']}] {where or ''}", markup=False)
             out.print(block["content_text"], markup=False)
     store.close()
 
