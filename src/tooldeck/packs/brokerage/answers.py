@@ -23,6 +23,7 @@ __all__ = ["BrokerageAnswers", "money", "percent"]
 
 _POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
 _QUOTES = "tool:quotes:v1"
+_SUMMARY = "tool:account_summary:v1"
 
 
 def money(value: float, *, signed: bool = False) -> str:
@@ -76,7 +77,9 @@ class BrokerageAnswers:
         cost basis), P/L (value − cost) and P/L % (of cost); per symbol held in several
         accounts, and over all positions listed: their sums, marked as totals. Only
         positions (``get_positions`` / ``get_positions_list``) combined with quotes
-        derive anything; every figure carries both source_ids.
+        derive anything; every figure carries both source_ids. With an account summary
+        of several accounts: the total value and cash of all accounts but each one (what
+        "excluding the joint account" states).
         """
         data = _by_source(results)
         quotes = data.get(_QUOTES)
@@ -97,6 +100,9 @@ class BrokerageAnswers:
                     out.extend(_total_figures(group, ids))
             if len(rows) > 1:
                 out.extend(_total_figures(rows, ids))
+        summary = data.get(_SUMMARY)
+        if summary is not None:
+            out.extend(_all_but_one(summary.get("accounts", [])))
         return out
 
     def subjects(self) -> dict[str, tuple[str, str]]:
@@ -113,13 +119,12 @@ class BrokerageAnswers:
         data = _by_source(outcome.results)
         params = route.params
         intent = outcome.intent
-        self._extra: list[Figure] = []
         writer = getattr(self, f"_{intent}")
         markdown: str = writer(data, params)
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
         if as_of:
             markdown += f"\n\n_Data as of {as_of}._"
-        figures = (*self.figures(outcome.results), *self._extra)
+        figures = tuple(self.figures(outcome.results))
         return ComposedAnswer(markdown, tuple(outcome.source_ids), figures)
 
     def _out_of_scope(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
@@ -399,23 +404,8 @@ class BrokerageAnswers:
                 for i, a in enumerate(ordered, start=1)
             ]
             return "\n".join(lines)
-        if params.get("exclude_account"):
-            total = round(sum(a[field] for a in accounts), 2)
-            self._extra.append(
-                Figure(
-                    total,
-                    f"accounts but {params['exclude_account']} {field}",
-                    ("tool:account_summary:v1",),
-                    "money",
-                    (),
-                    "sum",
-                    tuple(a[field] for a in accounts),
-                    True,
-                    False,
-                    ("cash",) if cash else ("worth",),
-                )
-            )
-            s = {**s, field: total}
+        if params.get("exclude_account"):  # stated as the all-but-one figure (``figures``)
+            s = {**s, field: round(sum(a[field] for a in accounts), 2)}
         lines = []
         for a in accounts:
             name = names.get(a["account"], a["account"])
@@ -446,6 +436,31 @@ class BrokerageAnswers:
     def _facts(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         f = data["tool:facts:v1"]
         return f"**{f['title']}**\n\n{f['snippet']}\n\n_Source: {f['source']}_"
+
+
+def _all_but_one(accounts: Sequence[Mapping[str, Any]]) -> list[Figure]:
+    """For each account, the total value and cash of the others, as recomputable sums."""
+    out = []
+    for left_out in accounts:
+        rest = [a for a in accounts if a is not left_out]
+        for field, terms in (("total_value", ("worth",)), ("total_cash", ("cash",))):
+            inputs = tuple(a[field] for a in rest)
+            label = f"accounts but {left_out['account']} {field}"
+            out.append(
+                Figure(
+                    round(sum(inputs), 2),
+                    label,
+                    (_SUMMARY,),
+                    "money",
+                    (),
+                    "sum",
+                    inputs,
+                    True,
+                    False,
+                    terms,
+                )
+            )
+    return out
 
 
 def _window(params: Mapping[str, Any]) -> str:

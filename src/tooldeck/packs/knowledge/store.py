@@ -305,10 +305,11 @@ class KnowledgeStore:
             since=since,
             until=until,
         )
-        depth = max(50, top_k * 4)
+        if self.embedder is None:  # BM25 alone: its own top k is the answer
+            lexical = self._lexical(query, top_k, where, args)
+            return [Hit(_block(r), round(-float(r["rank"]), 4)) for r in lexical]
+        depth = max(50, top_k * 4)  # candidates for the fusion
         lexical = self._lexical(query, depth, where, args)
-        if self.embedder is None:
-            return [Hit(_block(r), round(-float(r["rank"]), 4)) for r in lexical[:top_k]]
         dense = self._dense(query, depth, where, args)
         fused: dict[int, float] = {}
         rows: dict[int, sqlite3.Row] = {}
