@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 import platformdirs
 from pydantic import (
@@ -357,6 +357,36 @@ def _read_toml(toml_file: Path | None) -> dict[str, Any]:
         return {}  # the settings source reads it again and reports the problem
 
 
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+def _known_keys(error: Any) -> str:
+    """For an unknown key (``extra_forbidden``): the keys that table has, closest first."""
+    if error["type"] != "extra_forbidden":
+        return ""
+    from tooldeck.core.names import closest_names
+
+    node: Any = Settings
+    for part in error["loc"][:-1]:
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = node.model_fields.get(str(part))
+            node = None if field is None else field.annotation
+        else:  # a table of tables (profiles.<name>): the key names one of them
+            node = get_args(node)[-1] if get_origin(node) is dict else None
+        if get_origin(node) is not dict:  # Optional[Model] → Model
+            node = next((t for t in (node, *get_args(node)) if _is_model(t)), None)
+        if node is None:
+            return ""
+    if not _is_model(node):
+        return ""
+    model: type[BaseModel] = node
+    names = sorted(model.model_fields)
+    near = closest_names(str(error["loc"][-1]), names)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    return f"{hint} (keys: {', '.join(names)})"
+
+
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
     """Load settings from a TOML file and the environment (``TOOLDECK_*``).
 
@@ -392,7 +422,7 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
         settings = _Settings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}{_known_keys(e)}"
             for e in exc.errors(include_url=False)
         )
         raise ConfigError(

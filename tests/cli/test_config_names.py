@@ -82,3 +82,24 @@ def test_config_show_gives_each_value_and_where_it_came_from(tmp_path: Path) -> 
     }
     assert shown["server.api_key"]["value"] == "***" and "sk-secret" not in result.output
     assert shown["server.host"] == {"value": "127.0.0.1", "from": "default"}
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ("[knowledge]\nembedings = {}\n", "knowledge.embedings: Extra inputs are not permitted; "
+         "did you mean 'embeddings'? (keys: embedder, embeddings, enabled,"),
+        ("[server]\nprot = 1\n", "server.prot: Extra inputs are not permitted; did you mean 'port'?"),
+        ("[profiles.s]\ntoolz = []\n", "profiles.s.toolz: Extra inputs are not permitted; "
+         "did you mean 'tools'?"),
+        ("[policy.tools.python]\ntimeot_s = 1\n", "did you mean 'timeout_s'?"),
+        ("bogus = 1\n", "bogus: Extra inputs are not permitted (keys: agent, approvals,"),
+    ],
+)  # fmt: skip
+def test_an_unknown_key_names_the_closest_and_every_key_of_its_table(
+    tmp_path: Path, toml: str, says: str
+) -> None:
+    (tmp_path / "tooldeck.toml").write_text(toml)
+    result = runner.invoke(app, ["config", "show", "--config", str(tmp_path / "tooldeck.toml")])
+    assert result.exit_code == 2, result.output
+    assert says in " ".join(result.output.split()), result.output

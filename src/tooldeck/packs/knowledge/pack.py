@@ -6,12 +6,13 @@ from pathlib import Path
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackEnvironment, PackParts
+from tooldeck.exceptions import ConfigError
 from tooldeck.packs.knowledge.config import KnowledgeConfig
-from tooldeck.packs.knowledge.embed import local_embedder
+from tooldeck.packs.knowledge.embed import Embedder, OpenAIEmbedder, local_embedder
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.packs.knowledge.tools import knowledge_tools
 
-__all__ = ["RAG_PROFILE", "KnowledgePack", "open_store", "pack"]
+__all__ = ["RAG_PROFILE", "KnowledgePack", "embedder_of", "open_store", "pack"]
 
 RAG_PROFILE = {
     "description": "Seed 001's RAG agent: search, list and read documents, compute, write.",
@@ -20,20 +21,47 @@ RAG_PROFILE = {
 """The ``rag`` profile (seed 001's RAG agent toolset); a ``[profiles.rag]`` table wins."""
 
 
-def open_store(config: KnowledgeConfig, data_dir: Path) -> KnowledgeStore:
-    """The store of ``config``: ``path``, else ``knowledge.db`` in ``data_dir``.
+def embedder_of(config: KnowledgeConfig) -> Embedder | None:
+    """The embedder ``config`` asks for, or None.
 
-    With the local embedder when configured and installed; else search is BM25 only.
+    None for ``none``, or for ``local`` without the ``[knowledge]`` extra: search is then
+    lexical, and says so in its ``mode``.
     """
-    embedder = local_embedder() if config.embedder == "local" else None
-    return KnowledgeStore(config.path or data_dir / "knowledge.db", embedder)
+    if config.embedder == "openai" and config.embeddings is not None:
+        return OpenAIEmbedder(config.embeddings)
+    return local_embedder() if config.embedder == "local" else None
+
+
+def open_store(config: KnowledgeConfig, data_dir: Path) -> KnowledgeStore:
+    """The store of ``config``: PostgreSQL at ``url``, else SQLite at ``path``.
+
+    ``path`` defaults to ``knowledge.db`` in ``data_dir``. Nothing is opened until first
+    use.
+
+    Raises:
+        ConfigError: ``url`` is set and ``tooldeck[postgres]`` is not installed.
+    """
+    import importlib.util
+
+    embedder = embedder_of(config)
+    if config.url is not None:
+        if importlib.util.find_spec("psycopg_pool") is None:
+            raise ConfigError(
+                "[knowledge] url needs PostgreSQL's driver: pip install 'tooldeck[postgres]'"
+            )
+        from tooldeck.packs.knowledge.postgres_store import PostgresStore
+
+        return PostgresStore(config.url, embedder)
+    from tooldeck.packs.knowledge.sqlite_store import SqliteStore
+
+    return SqliteStore(config.path or data_dir / "knowledge.db", embedder)
 
 
 class KnowledgePack:
     """semantic_search, list_documents, get_document, knowledge_search, knowledge_store.
 
     ``setup`` registers the ``KnowledgeStore`` service (``knowledge.db`` in the data dir
-    unless ``path`` is set); the file is created on first use.
+    unless ``path`` or ``url`` is set); nothing is created until first use.
     """
 
     name = "knowledge"
@@ -44,7 +72,7 @@ class KnowledgePack:
         if not config.enabled:
             return PackParts()
         store = open_store(config, services.get(PackEnvironment).data_dir)
-        services.register(KnowledgeStore, store)
+        services.register(KnowledgeStore, store)  # type: ignore[type-abstract]  # a protocol is the key
         return PackParts(tools=knowledge_tools(store), profiles={"rag": RAG_PROFILE})
 
 

@@ -1,62 +1,135 @@
-"""The embedded document store: SQLite with an FTS5 index (BM25), in the data dir.
+"""What every document store is: the ``KnowledgeStore`` protocol and what stores share.
 
-Documents are versioned: ingesting an unchanged file does nothing; a changed one
-becomes a new version whose blocks replace the old ones in search, while the old
-blocks stay readable (an answer that cited ``doc:<id>@v1`` can still be checked).
+Two stores implement it: ``SqliteStore`` (embedded, the default: one file in the data
+dir) and ``PostgresStore`` (PostgreSQL + pgvector by URL, for several processes or
+machines). Both version documents the same way: ingesting unchanged bytes does nothing;
+changed bytes become a new version whose blocks replace the old ones in search, while
+the old blocks stay readable (an answer that cited ``doc:<id>@v1`` can still be checked).
+Both rank the same way: BM25-like lexical ranking and cosine ranking of sentence
+vectors, fused by reciprocal rank (k = 60).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from tooldeck.packs.knowledge.embed import Embedder
 from tooldeck.packs.knowledge.parse import ParsedDocument
 
-__all__ = ["Document", "Hit", "KnowledgeStore", "document_id_for"]
+__all__ = [
+    "BLOCK_FIELDS",
+    "Document",
+    "Hit",
+    "KnowledgeStore",
+    "SearchMode",
+    "check_mode",
+    "document_id_for",
+    "extractive_summary",
+    "fuse",
+    "query_words",
+]
 
-_SCHEMA = """
-create table if not exists documents(
-    document_id text primary key, title text not null, author text, document_type text not null,
-    created text, keywords text not null, source text not null, content_hash text not null,
-    version integer not null, ingested_at text not null, summary text not null);
-create table if not exists blocks(
-    rowid integer primary key, block_id text unique not null, document_id text not null,
-    version integer not null, active integer not null, position integer not null,
-    block_type text not null, content_text text not null, page_number integer,
-    section text not null, image_url text, image_caption text, document_title text not null);
-create index if not exists blocks_document on blocks(document_id, version);
-create table if not exists vectors(
-    rowid integer primary key, model text not null, vector blob not null);
-create virtual table if not exists blocks_fts using fts5(
-    content_text, document_title, section, content='blocks', content_rowid='rowid',
-    tokenize='porter unicode61');
-create trigger if not exists blocks_ai after insert on blocks begin
-    insert into blocks_fts(rowid, content_text, document_title, section)
-    values (new.rowid, new.content_text, new.document_title, new.section); end;
-create trigger if not exists blocks_ad after delete on blocks begin
-    insert into blocks_fts(blocks_fts, rowid, content_text, document_title, section)
-    values ('delete', old.rowid, old.content_text, old.document_title, old.section); end;
-"""
+SearchMode = Literal["lexical", "dense", "hybrid"]
+"""``lexical``: words (BM25); ``dense``: sentence vectors (cosine); ``hybrid``: both,
+fused by reciprocal rank."""
+
+Status = Literal["added", "updated", "unchanged"]
+
+BLOCK_FIELDS = ("block_id", "block_type", "content_text", "image_url", "image_caption",
+                "document_id", "document_title", "page_number", "section", "version")  # fmt: skip
+"""The keys of a block as stores return it (seed 001's fields, section and version)."""
+
+RRF_K = 60
+"""Reciprocal rank fusion's constant (Cormack et al., 2009): a block's fused score is
+the sum over rankings of 1 / (60 + its rank)."""
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+"""Words too common to rank by; dropped from a lexical query that has other words."""
 
 
 def document_id_for(source: str) -> str:
-    """A stable id for a source (a file's absolute path, a URL, a note's text)."""
+    """A stable id for a source (a file's absolute path, a URL, a note's text), 12 hex."""
     return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+def query_words(query: str) -> list[str]:
+    """The distinct words of ``query`` to rank by, lower-case, stopwords dropped.
+
+    When the query has nothing but stopwords they are all kept ("who are you" still
+    searches).
+    """
+    words = list(dict.fromkeys(re.findall(r"\w+", query.lower())))
+    meaningful = [w for w in words if w not in STOPWORDS]
+    return meaningful or words
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A document's metadata (its current version)."""
+    """A document's metadata (its current version); ``blocks`` counts its current blocks."""
 
     document_id: str
     title: str
@@ -79,184 +152,48 @@ class Document:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A block that matched a query, with its score (higher is better)."""
+    """A block (``BLOCK_FIELDS``) that matched a query, with its score (higher is better)."""
 
     block: dict[str, Any]
     score: float
 
 
-class KnowledgeStore:
-    """Documents and their blocks in one SQLite file (WAL; safe across threads).
+@runtime_checkable
+class KnowledgeStore(Protocol):
+    """A document store: versioned documents, their blocks, and search over them.
 
-    Args:
-        path: The database file; created with its folder on first use (a runtime that
-            never touches its documents writes nothing).
+    Methods are synchronous and thread-safe (the tools call them from a thread pool).
+    Filters (``document_type``, ``author`` (any case), ``document_id``, ``since`` and
+    ``until`` as ``YYYY-MM-DD`` against the created date, else the ingestion date) are
+    all optional; all that are given must hold.
     """
 
-    def __init__(self, path: Path, embedder: Embedder | None = None) -> None:
-        self.path = path
-        self.embedder = embedder
-        self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
-        self._matrix: tuple[int, Any, Any] | None = None
-        """(generation, rowids, vectors) of the current blocks, for dense search."""
-        self._generation = 0
-
     @property
-    def mode(self) -> Literal["lexical", "hybrid"]:
-        """``hybrid`` (BM25 and dense vectors, fused by rank) with an embedder."""
-        return "hybrid" if self.embedder is not None else "lexical"
+    def mode(self) -> SearchMode:
+        """How ``search`` ranks by default: ``hybrid`` with an embedder, else ``lexical``."""
+        ...
 
-    @property
-    def _db(self) -> sqlite3.Connection:
-        """The connection, opened (and the schema made) on first use."""
-        if self._conn is None:
-            with self._lock:
-                if self._conn is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-                    db.row_factory = sqlite3.Row
-                    db.execute("pragma journal_mode=wal")
-                    db.executescript(_SCHEMA)
-                    self._conn = db
-        return self._conn
-
-    def close(self) -> None:
-        """Close the database (it reopens on next use)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    async def aclose(self) -> None:
-        """``close`` for the runtime, which closes its services on exit."""
-        self.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("begin immediate")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("rollback")
-                raise
-            self._db.execute("commit")
-
-    def add(
-        self, parsed: ParsedDocument, source: str
-    ) -> tuple[Document, Literal["added", "updated", "unchanged"]]:
-        """Store a parsed document from ``source``.
+    def add(self, parsed: ParsedDocument, source: str) -> tuple[Document, Status]:
+        """Store a parsed document read from ``source`` (its id is ``document_id_for``).
 
         Returns:
-            The document and what happened: ``added`` (new), ``unchanged`` (same
+            The document and what happened: ``added`` (new), ``unchanged`` (the same
             bytes as the current version: nothing written), ``updated`` (a new version;
             the old blocks leave search but stay readable).
         """
-        document_id = document_id_for(source)
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        current = self.get(document_id)
-        if current is not None and current.content_hash == parsed.content_hash:
-            return current, "unchanged"
-        vectors = (  # outside the write lock: embedding takes the time
-            self.embedder.embed([b.content_text for b in parsed.blocks])
-            if self.embedder is not None and parsed.blocks
-            else None
-        )
-        with self._tx() as db:
-            row = db.execute(
-                "select version, content_hash from documents where document_id = ?",
-                (document_id,),
-            ).fetchone()
-            if row is not None and row["content_hash"] == parsed.content_hash:
-                return self._stored(db, document_id), "unchanged"
-            version = 1 if row is None else row["version"] + 1
-            db.execute("update blocks set active = 0 where document_id = ?", (document_id,))
-            summary = _extractive_summary(parsed)
-            db.execute(
-                "insert or replace into documents values (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    document_id,
-                    parsed.title,
-                    parsed.author,
-                    parsed.document_type,
-                    parsed.created,
-                    json.dumps(parsed.keywords),
-                    source,
-                    parsed.content_hash,
-                    version,
-                    now,
-                    summary,
-                ),
-            )
-            db.executemany(
-                "insert into blocks(block_id, document_id, version, active, position, "
-                "block_type, content_text, page_number, section, image_url, image_caption, "
-                "document_title) values (?,?,?,1,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        f"{document_id}@v{version}#{n}",
-                        document_id,
-                        version,
-                        n,
-                        b.block_type,
-                        b.content_text,
-                        b.page_number,
-                        b.section,
-                        b.image_url,
-                        b.image_caption,
-                        parsed.title,
-                    )
-                    for n, b in enumerate(parsed.blocks, start=1)
-                ],
-            )
-            if vectors is not None and self.embedder is not None:
-                rowids = [
-                    r[0]
-                    for r in db.execute(
-                        "select rowid from blocks where document_id = ? and version = ? "
-                        "order by position",
-                        (document_id, version),
-                    )
-                ]
-                db.executemany(
-                    "insert or replace into vectors values (?,?,?)",
-                    [
-                        (rowid, self.embedder.model_id, vector.tobytes())
-                        for rowid, vector in zip(rowids, vectors, strict=True)
-                    ],
-                )
-            self._generation += 1
-            return self._stored(db, document_id), "added" if row is None else "updated"
+        ...
 
     def remove(self, document_id: str) -> bool:
-        """Delete a document and all its versions' blocks; False when it does not exist."""
-        with self._tx() as db:
-            db.execute(
-                "delete from vectors where rowid in (select rowid from blocks where document_id = ?)",
-                (document_id,),
-            )
-            db.execute("delete from blocks where document_id = ?", (document_id,))
-            self._generation += 1
-            gone = db.execute("delete from documents where document_id = ?", (document_id,))
-            return gone.rowcount > 0
+        """Delete a document and every version's blocks; False when it does not exist."""
+        ...
 
     def get(self, document_id: str) -> Document | None:
         """The document, or None."""
-        with self._lock:
-            return self._document(self._db, document_id)
+        ...
 
     def blocks(self, document_id: str, version: int | None = None) -> list[dict[str, Any]]:
         """A document's blocks (the current version's, or ``version``'s), in order."""
-        with self._lock:
-            doc = self._document(self._db, document_id)
-            if doc is None:
-                return []
-            rows = self._db.execute(
-                "select * from blocks where document_id = ? and version = ? order by position",
-                (document_id, version or doc.version),
-            ).fetchall()
-        return [_block(r) for r in rows]
+        ...
 
     def documents(
         self,
@@ -268,166 +205,74 @@ class KnowledgeStore:
         until: str | None = None,
         limit: int = 50,
     ) -> list[Document]:
-        """Documents matching every filter given, newest ingestion first."""
-        where, args = _where(document_type=document_type, author=author, since=since, until=until)
-        with self._lock:
-            rows = self._db.execute(
-                f"select document_id from documents d {where} order by ingested_at desc, title",
-                args,
-            ).fetchall()
-            docs = [self._document(self._db, r["document_id"]) for r in rows]
-        wanted = {k.lower() for k in keywords}
-        out = [d for d in docs if d and wanted <= {k.lower() for k in d.keywords}]
-        return out[:limit]
+        """Documents matching every filter given, newest ingestion first, at most ``limit``.
+
+        ``keywords``: the document has all of them (any case).
+        """
+        ...
 
     def search(
         self,
         query: str,
         top_k: int,
         *,
+        mode: SearchMode | None = None,
         document_type: str | None = None,
         author: str | None = None,
         document_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
     ) -> list[Hit]:
-        """The ``top_k`` current blocks best matching ``query``, filtered by document fields.
+        """The ``top_k`` current blocks best matching ``query``, best first.
 
-        Lexical: BM25 over block text, document title and section (any word may match;
-        more and rarer words rank higher). With an embedder, hybrid: the BM25 ranking
-        and the cosine ranking of the query's vector against each block's are fused by
-        reciprocal rank (k = 60); the score is then the fused one.
+        Raises:
+            ValueError: ``mode`` is ``dense`` or ``hybrid`` and the store has no embedder.
         """
-        where, args = _where(
-            document_type=document_type,
-            author=author,
-            document_id=document_id,
-            since=since,
-            until=until,
-        )
-        if self.embedder is None:  # BM25 alone: its own top k is the answer
-            lexical = self._lexical(query, top_k, where, args)
-            return [Hit(_block(r), round(-float(r["rank"]), 4)) for r in lexical]
-        depth = max(50, top_k * 4)  # candidates for the fusion
-        lexical = self._lexical(query, depth, where, args)
-        dense = self._dense(query, depth, where, args)
-        fused: dict[int, float] = {}
-        rows: dict[int, sqlite3.Row] = {}
-        for ranking in (lexical, dense):
-            for rank, r in enumerate(ranking, start=1):
-                fused[r["rowid"]] = fused.get(r["rowid"], 0.0) + 1.0 / (60 + rank)
-                rows[r["rowid"]] = r
-        best = sorted(fused, key=lambda rowid: -fused[rowid])[:top_k]
-        return [Hit(_block(rows[i]), round(fused[i], 6)) for i in best]
-
-    def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
-        words = re.findall(r"\w+", query.lower())
-        if not words:
-            return []
-        match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
-        extra = where.replace("where", "and", 1) if where else ""
-        sql = (
-            "select b.*, bm25(blocks_fts, 1.0, 0.5, 0.3) as rank from blocks_fts "
-            "join blocks b on b.rowid = blocks_fts.rowid "
-            "join documents d on d.document_id = b.document_id "
-            f"where blocks_fts match ? and b.active = 1 {extra} order by rank limit ?"
-        )
-        with self._lock:
-            return list(self._db.execute(sql, [match, *args, depth]).fetchall())
-
-    def _dense(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
-        """The current blocks nearest ``query`` by cosine, filtered (brute force in numpy)."""
-        import numpy as np
-
-        assert self.embedder is not None
-        rowids, matrix = self._vectors()
-        if not len(rowids):
-            return []
-        scores = matrix @ self.embedder.embed([query])[0]
-        order = np.argsort(-scores)[: depth * 4]  # filtered below: take more
-        chosen = [int(rowids[i]) for i in order]
-        extra = where.replace("where", "and", 1) if where else ""
-        marks = ",".join("?" * len(chosen))
-        sql = (
-            "select b.* from blocks b join documents d on d.document_id = b.document_id "
-            f"where b.rowid in ({marks}) and b.active = 1 {extra}"
-        )
-        with self._lock:
-            found = {r["rowid"]: r for r in self._db.execute(sql, [*chosen, *args])}
-        return [found[i] for i in chosen if i in found][:depth]
-
-    def _vectors(self) -> tuple[Any, Any]:
-        """(rowids, matrix) of the current blocks' vectors, cached until the next write."""
-        import numpy as np
-
-        with self._lock:
-            cached = self._matrix
-            if cached is not None and cached[0] == self._generation:
-                return cached[1], cached[2]
-            rows = self._db.execute(
-                "select v.rowid, v.vector from vectors v join blocks b on b.rowid = v.rowid "
-                "where b.active = 1 and v.model = ?",
-                (self.embedder.model_id if self.embedder else "",),
-            ).fetchall()
-            rowids = np.array([r[0] for r in rows], dtype=np.int64)
-            matrix = (
-                np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-                if rows
-                else np.zeros((0, 1), dtype=np.float32)
-            )
-            self._matrix = (self._generation, rowids, matrix)
-            return rowids, matrix
+        ...
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""
-        with self._lock:
-            docs = self._db.execute("select count(*) from documents").fetchone()[0]
-            blocks = self._db.execute("select count(*) from blocks where active = 1").fetchone()[0]
-        return int(docs), int(blocks)
+        ...
 
-    def _stored(self, db: sqlite3.Connection, document_id: str) -> Document:
-        document = self._document(db, document_id)
-        assert document is not None  # written in this transaction
-        return document
+    def close(self) -> None:
+        """Release connections (the store reopens on next use)."""
+        ...
 
-    def _document(self, db: sqlite3.Connection, document_id: str) -> Document | None:
-        row = db.execute("select * from documents where document_id = ?", (document_id,)).fetchone()
-        if row is None:
-            return None
-        count = db.execute(
-            "select count(*) from blocks where document_id = ? and active = 1", (document_id,)
-        ).fetchone()[0]
-        fields = dict(row)
-        fields["keywords"] = json.loads(fields["keywords"])
-        return Document(**fields, blocks=int(count))
+    async def aclose(self) -> None:
+        """``close``, for the runtime, which closes its services on exit."""
+        ...
 
 
-def _where(**filters: str | None) -> tuple[str, list[Any]]:
-    """A ``where`` clause over ``documents d`` for the filters given."""
-    clauses, args = [], []
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name == "since":
-            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) >= ?")
-        elif name == "until":
-            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) <= ?")
-        elif name == "author":
-            clauses.append("lower(d.author) = lower(?)")
-        else:
-            clauses.append(f"d.{name} = ?")
-        args.append(value)
-    return ("where " + " and ".join(clauses)) if clauses else "", args
+def fuse(rankings: Iterable[Sequence[Mapping[str, Any]]], top_k: int) -> list[Hit]:
+    """Reciprocal rank fusion of rankings of blocks (each best first, keyed by block_id)."""
+    scores: dict[str, float] = {}
+    blocks: dict[str, Mapping[str, Any]] = {}
+    for ranking in rankings:
+        for rank, block in enumerate(ranking, start=1):
+            key = block["block_id"]
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            blocks[key] = block
+    best = sorted(scores, key=lambda key: -scores[key])[:top_k]
+    return [Hit({k: blocks[key][k] for k in BLOCK_FIELDS}, round(scores[key], 6)) for key in best]
 
 
-def _block(row: sqlite3.Row) -> dict[str, Any]:
-    keys = ("block_id", "block_type", "content_text", "image_url", "image_caption",
-            "document_id", "document_title", "page_number", "section", "version")  # fmt: skip
-    return {k: row[k] for k in keys}
+def check_mode(mode: SearchMode | None, default: SearchMode, has_embedder: bool) -> SearchMode:
+    """The mode a search runs in.
+
+    Raises:
+        ValueError: a vector mode was asked of a store without an embedder.
+    """
+    chosen = mode or default
+    if chosen != "lexical" and not has_embedder:
+        raise ValueError(
+            f"{chosen} search needs an embedder: install 'tooldeck[knowledge]' and set "
+            "[knowledge] embedder (it is 'none' or the extra is missing)"
+        )
+    return chosen
 
 
-def _extractive_summary(parsed: ParsedDocument, limit: int = 3) -> str:
-    """The first sentences of the document's first text blocks (at most ~400 characters)."""
+def extractive_summary(parsed: ParsedDocument, limit: int = 3) -> str:
+    """The first ``limit`` sentences of the document's text blocks (at most ~400 chars)."""
     text = " ".join(b.content_text for b in parsed.blocks if b.block_type == "text")
     sentences = re.split(r"(?<=[.!?])\s+", text)
     summary = " ".join(sentences[:limit])

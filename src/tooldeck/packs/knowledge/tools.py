@@ -106,7 +106,7 @@ def _found(block: dict[str, Any], score: float) -> FoundBlock:
 
 
 class _KnowledgeTool(BaseTool[Any, Any]):
-    blocking = True  # SQLite I/O
+    blocking = True  # database I/O
     pool = "knowledge"
     tags = ("knowledge",)
 
