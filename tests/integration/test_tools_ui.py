@@ -278,6 +278,7 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
             "/tools/t/get_positions",
             "/tools",
             "/tools/chat",
+            "/tools/documents",
             "/tools/history",
             "/tools/metrics",
         ):
@@ -340,3 +341,60 @@ def test_chat_streams_an_answer_asks_back_and_waits_for_approval(tmp_path: Path,
         assert runs[0]["answer"]["citations"] == ["tool:quotes:v1"]
     finally:
         server.stop()
+
+
+def pdf_with_image(title: str) -> bytes:
+    """A real one-page PDF (matplotlib) with a sentence and a picture (an image XObject)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    buffer = io.BytesIO()
+    with PdfPages(buffer, metadata={"Title": title, "Author": "Ada Lovelace"}) as pdf:
+        figure = plt.figure()
+        figure.text(0.05, 0.9, "Expense ratios are annual fees charged by funds.", fontsize=8)
+        axes = figure.add_axes((0.2, 0.1, 0.6, 0.6))
+        axes.imshow(np.arange(64 * 64).reshape(64, 64) % 97, interpolation="nearest")
+        pdf.savefig(figure)
+        plt.close(figure)
+    return buffer.getvalue()
+
+
+def test_documents_are_uploaded_searched_and_opened_with_their_images(
+    server: Server, page: Any, tmp_path: Path
+) -> None:
+    """The Documents page: upload (a bad file says why, the rest goes on), the list,
+    search with the matched words marked, a document's blocks with its image served."""
+    from playwright.sync_api import expect
+
+    good = tmp_path / "fees.pdf"
+    good.write_bytes(pdf_with_image("Fund fees"))
+    bad = tmp_path / "notes.txt"
+    bad.write_bytes(b"\x7fELF\x02\x01\x00\x00binary")
+    page.goto(f"{server.url}/tools/documents")
+    page.set_input_files("#upload input[type=file]", [str(good), str(bad)])
+    page.click("#upload button")
+    expect(page.locator("#upload-note")).to_contain_text("fees.pdf: added (doc:")
+    expect(page.locator("#upload-note")).to_contain_text("notes.txt: notes.txt is binary, not text")
+    expect(page.locator("#documents")).to_contain_text("Fund fees")
+    page.fill("#search input", "expense ratios")
+    page.click("#search button")
+    expect(page.locator("#search-results mark").first).to_have_text("Expense")
+    expect(page.locator("#search-results")).to_contain_text("page 1")
+    page.locator("#documents a", has_text="Fund fees").click()
+    image = page.locator("#document img.doc-image")
+    expect(image).to_have_count(1)
+    eventually(lambda: page.evaluate("document.querySelector('#document img').naturalWidth") > 0)
+    shot(page, "documents")
+    src = image.get_attribute("src") or ""
+    served = httpx.get(f"{server.url}{src}")
+    assert served.status_code == 200 and served.headers["content-type"] == "image/png"
+    assert served.headers["x-content-type-options"] == "nosniff"
+    page.set_input_files("#upload input[type=file]", [str(good)])
+    page.click("#upload button")
+    expect(page.locator("#upload-note")).to_contain_text("fees.pdf: unchanged")

@@ -17,7 +17,16 @@ from tooldeck.runtime import Runtime, ToolsReload, build_runtime
 from tooldeck.server import ui
 from tooldeck.server.guard import GuardRules, RequestGuard
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
-from tooldeck.server.routes import approvals, audit, brokerage, catalog, chat, metrics, tools
+from tooldeck.server.routes import (
+    approvals,
+    audit,
+    brokerage,
+    catalog,
+    chat,
+    documents,
+    metrics,
+    tools,
+)
 
 __all__ = ["check_exposure", "create_app"]
 
@@ -123,10 +132,11 @@ def create_app(
         allowed_hosts=server.allowed_hosts,
         allowed_origins=server.allowed_origins,
         max_body_bytes=server.max_body_bytes,
+        large_bodies={"/api/documents/upload": documents.upload_limit(runtime.settings)},
     )
     app.add_middleware(RequestGuard, rules=rules)  # outermost: runs before anything else
     guarded = [Depends(_require_api_key)]
-    for module in (tools, catalog, approvals, audit, brokerage, chat, metrics):
+    for module in (tools, catalog, approvals, audit, brokerage, chat, documents, metrics):
         app.include_router(module.router, dependencies=guarded)
     ui.install(app)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))

@@ -18,7 +18,8 @@ even same-origin with the server. ``RequestGuard`` closes both, on every route
    (``application/json`` or ``application/*+json``), so no form or ``text/plain``
    POST reaches a tool.
 4. **Body size** (413): at most ``server.max_body_bytes`` (default 1 MiB), counted as
-   the body arrives, chunked or not.
+   the body arrives, chunked or not; a route that takes files (``POST
+   /api/documents/upload``) has its own limit, still counted the same way.
 
 These are the rules of MCP's streamable HTTP transport (``Host`` and ``Origin``
 validation against DNS rebinding) applied to the whole server, plus the body rules
@@ -29,8 +30,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -50,6 +51,8 @@ class GuardRules:
     """Cross-origin browser origins accepted, e.g. ``https://app.example.com``."""
     max_body_bytes: int
     """Largest request body, in bytes."""
+    large_bodies: Mapping[str, int] = field(default_factory=dict)
+    """Paths with a limit of their own (uploads), in bytes."""
 
     @classmethod
     def build(
@@ -59,6 +62,7 @@ class GuardRules:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_body_bytes: int = 1 << 20,
+        large_bodies: Mapping[str, int] | None = None,
     ) -> GuardRules:
         """Rules for a server bound to ``bind_host`` plus the configured names.
 
@@ -67,6 +71,7 @@ class GuardRules:
             allowed_hosts: Extra names clients use for the server (``tools.example.com``).
             allowed_origins: Web apps on other origins allowed to call the API.
             max_body_bytes: Body limit in bytes.
+            large_bodies: Paths that take more (``{"/api/documents/upload": bytes}``).
         """
         hosts = {"localhost", *(h.lower().rstrip(".") for h in allowed_hosts)}
         if bind_host not in _WILDCARD_BINDS and not _is_ip(bind_host):
@@ -75,6 +80,7 @@ class GuardRules:
             hosts=frozenset(hosts),
             origins=frozenset(o.rstrip("/").lower() for o in allowed_origins),
             max_body_bytes=max_body_bytes,
+            large_bodies=dict(large_bodies or {}),
         )
 
     def host_problem(self, host: str) -> str | None:
@@ -142,7 +148,7 @@ class RequestGuard:
                 f"got {headers.get('content-type') or 'no Content-Type'}",
             )
             return
-        limit = self.rules.max_body_bytes
+        limit = self.rules.large_bodies.get(scope["path"], self.rules.max_body_bytes)
         if declared is not None and declared.strip().isdigit() and int(declared) > limit:
             await _refuse(send, 413, _too_large(limit))
             return

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, Field, field_validator
 
 from tooldeck.core.context import ToolContext
+from tooldeck.core.dates import Day
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.kinds import Kind, Subject, Terms
 from tooldeck.core.names import closest_names
@@ -257,18 +258,8 @@ class GetQuotes(_BrokerageTool[QuotesRequest, QuotesResponse]):
 class _Window(BaseModel):
     """Date filters shared by get_activity and get_transfers (inclusive, by day, UTC)."""
 
-    since: date | None = Field(None, description="First day included, YYYY-MM-DD (UTC).")
-    until: date | None = Field(None, description="Last day included, YYYY-MM-DD (UTC).")
-
-    @field_validator("since", "until", mode="before")
-    @classmethod
-    def _iso_day(cls, value: Any) -> Any:
-        """A day as YYYY-MM-DD only (pydantic would read ``0`` as 1970-01-01)."""
-        if isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
-            raise ValueError(f"expected a day as YYYY-MM-DD, got {value!r}")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            raise ValueError(f"expected a day as YYYY-MM-DD, got {value!r}")
-        return value.strip() if isinstance(value, str) else value
+    since: Day | None = Field(None, description="First day included, YYYY-MM-DD (UTC).")
+    until: Day | None = Field(None, description="Last day included, YYYY-MM-DD (UTC).")
 
     def check_order(self) -> None:
         """Raise ``InvalidArgumentsError`` when ``since`` is after ``until``.

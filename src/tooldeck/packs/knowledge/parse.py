@@ -41,7 +41,13 @@ class Block:
     section: str = ""
     """Heading path of HTML and Markdown ("Install > Linux")."""
     image_url: str | None = None
+    """Where the image is: the page's own address for HTML and Markdown; for an image
+    the document carries (PDF), the store sets ``/api/documents/<id>/images/<n>``."""
     image_caption: str | None = None
+    image_data: bytes | None = field(default=None, repr=False)
+    """The bytes of an image the document carries (PDF), stored with it."""
+    image_media_type: str | None = None
+    """Its media type, e.g. ``image/png``."""
 
 
 @dataclass(slots=True)
@@ -231,6 +237,39 @@ def _html(text: str, stem: str) -> ParsedDocument:
     )
 
 
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                ".gif": "image/gif", ".webp": "image/webp", ".tif": "image/tiff",
+                ".tiff": "image/tiff", ".bmp": "image/bmp", ".jp2": "image/jp2"}  # fmt: skip
+
+_MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""Larger images in a PDF are left out (their page's text still counts)."""
+
+
+def _pdf_images(page: Any, number: int) -> list[Block]:
+    """The images of a PDF page as ``image`` blocks carrying their bytes.
+
+    PDFs have no alt text: the caption says where the image is. An image pypdf cannot
+    decode (an unusual filter, a broken stream) is skipped, not the document.
+    """
+    out = []
+    try:
+        images = list(page.images)
+    except Exception:  # pypdf raises many kinds for odd image streams
+        return []
+    for index, image in enumerate(images, start=1):
+        try:
+            data, name = image.data, image.name
+        except Exception:
+            continue
+        media = _IMAGE_TYPES.get(Path(name).suffix.lower())
+        if media is None or not data or len(data) > _MAX_IMAGE_BYTES:
+            continue
+        caption = f"Image {index} on page {number}"
+        out.append(Block("image", caption, page_number=number, image_caption=caption,
+                         image_data=data, image_media_type=media))  # fmt: skip
+    return out
+
+
 def _pdf(data: bytes, stem: str) -> ParsedDocument:
     import io
 
@@ -248,11 +287,10 @@ def _pdf(data: bytes, stem: str) -> ParsedDocument:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise DocumentError(f"the PDF is corrupt: {exc}") from None
-    blocks = [
-        Block("text", para, page_number=number)
-        for number, text in enumerate(pages, start=1)
-        for para in _paragraphs(text)
-    ]
+    blocks = []
+    for number, text in enumerate(pages, start=1):
+        blocks += [Block("text", para, page_number=number) for para in _paragraphs(text)]
+        blocks += _pdf_images(reader.pages[number - 1], number)
     created = info.get("/CreationDate")
     created_day = None
     if isinstance(created, str):

@@ -35,6 +35,7 @@ from tooldeck.packs.knowledge.store import (
     document_id_for,
     extractive_summary,
     fuse,
+    image_url,
     query_words,
 )
 
@@ -55,6 +56,9 @@ create table if not exists knowledge_blocks(
         setweight(to_tsvector('english', content_text), 'A')
         || setweight(to_tsvector('english', document_title), 'B')
         || setweight(to_tsvector('english', section), 'C')) stored);
+create table if not exists knowledge_images(
+    block_id text primary key references knowledge_blocks(block_id) on delete cascade,
+    media_type text not null, data bytea not null);
 create index if not exists knowledge_blocks_document
     on knowledge_blocks(document_id, version);
 create index if not exists knowledge_blocks_tsv on knowledge_blocks using gin(tsv) where active;
@@ -221,11 +225,20 @@ class PostgresStore:
                     "values (%s,%s,%s,true,%s,%s,%s,%s,%s,%s,%s,%s)",
                     [
                         (f"{document_id}@v{version}#{n}", document_id, version, n, b.block_type,
-                         _text(b.content_text), b.page_number, b.section, b.image_url,
-                         b.image_caption, parsed.title)
+                         _text(b.content_text), b.page_number, b.section,
+                         image_url(b, document_id, version, n, source), b.image_caption,
+                         parsed.title)
                         for n, b in enumerate(parsed.blocks, start=1)
                     ],
                 )  # fmt: skip
+                cursor.executemany(
+                    "insert into knowledge_images values (%s, %s, %s)",
+                    [
+                        (f"{document_id}@v{version}#{n}", b.image_media_type, b.image_data)
+                        for n, b in enumerate(parsed.blocks, start=1)
+                        if b.image_data is not None
+                    ],
+                )
             if vectors is not None and self.embedder is not None:
                 ids = [
                     r["id"]
@@ -366,6 +379,14 @@ class PostgresStore:
             [vector, self.embedder.model_id, *args, vector, depth],
         ).fetchall()
         return list(rows)
+
+    def image(self, block_id: str) -> tuple[str, bytes] | None:
+        """(media type, bytes) of an image block that carries its image, or None."""
+        with self._conn() as db:
+            row = db.execute(
+                "select media_type, data from knowledge_images where block_id = %s", (block_id,)
+            ).fetchone()
+        return None if row is None else (row["media_type"], bytes(row["data"]))
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""

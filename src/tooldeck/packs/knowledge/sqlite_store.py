@@ -29,6 +29,7 @@ from tooldeck.packs.knowledge.store import (
     document_id_for,
     extractive_summary,
     fuse,
+    image_url,
     query_words,
 )
 
@@ -50,6 +51,8 @@ create table if not exists blocks(
 create index if not exists blocks_document on blocks(document_id, version);
 create table if not exists vectors(
     rowid integer primary key, model text not null, vector blob not null);
+create table if not exists images(
+    block_id text primary key, media_type text not null, data blob not null);
 drop trigger if exists blocks_ai;
 drop trigger if exists blocks_ad;
 drop trigger if exists blocks_au;
@@ -179,11 +182,19 @@ class SqliteStore:
                 "document_title) values (?,?,?,1,?,?,?,?,?,?,?,?)",
                 [
                     (f"{document_id}@v{version}#{n}", document_id, version, n, b.block_type,
-                     b.content_text, b.page_number, b.section, b.image_url, b.image_caption,
-                     parsed.title)
+                     b.content_text, b.page_number, b.section,
+                     image_url(b, document_id, version, n, source), b.image_caption, parsed.title)
                     for n, b in enumerate(parsed.blocks, start=1)
                 ],
             )  # fmt: skip
+            db.executemany(
+                "insert or replace into images values (?,?,?)",
+                [
+                    (f"{document_id}@v{version}#{n}", b.image_media_type, b.image_data)
+                    for n, b in enumerate(parsed.blocks, start=1)
+                    if b.image_data is not None
+                ],
+            )
             if vectors is not None and self.embedder is not None:
                 rowids = [
                     r[0]
@@ -208,6 +219,11 @@ class SqliteStore:
         with self._tx() as db:
             db.execute(
                 "delete from vectors where rowid in (select rowid from blocks where document_id = ?)",
+                (document_id,),
+            )
+            db.execute(
+                "delete from images where block_id in "
+                "(select block_id from blocks where document_id = ?)",
                 (document_id,),
             )
             db.execute("delete from blocks where document_id = ?", (document_id,))
@@ -379,6 +395,14 @@ class SqliteStore:
             )
             self._matrix = (self._generation, rowids, matrix)
             return rowids, matrix
+
+    def image(self, block_id: str) -> tuple[str, bytes] | None:
+        """(media type, bytes) of an image block that carries its image, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "select media_type, data from images where block_id = ?", (block_id,)
+            ).fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""

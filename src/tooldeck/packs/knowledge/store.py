@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from tooldeck.packs.knowledge.parse import ParsedDocument
+from tooldeck.packs.knowledge.parse import Block, ParsedDocument
 
 __all__ = [
     "BLOCK_FIELDS",
@@ -29,6 +29,7 @@ __all__ = [
     "document_id_for",
     "extractive_summary",
     "fuse",
+    "image_url",
     "query_words",
 ]
 
@@ -230,6 +231,10 @@ class KnowledgeStore(Protocol):
         """
         ...
 
+    def image(self, block_id: str) -> tuple[str, bytes] | None:
+        """(media type, bytes) of an image block that carries its image, or None."""
+        ...
+
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""
         ...
@@ -254,6 +259,22 @@ def fuse(rankings: Iterable[Sequence[Mapping[str, Any]]], top_k: int) -> list[Hi
             blocks[key] = block
     best = sorted(scores, key=lambda key: -scores[key])[:top_k]
     return [Hit({k: blocks[key][k] for k in BLOCK_FIELDS}, round(scores[key], 6)) for key in best]
+
+
+def image_url(block: Block, document_id: str, version: int, n: int, source: str) -> str | None:
+    """Where block ``n``'s image is served from.
+
+    An image the document carries: ``/api/documents/<id>/images/<version>/<n>`` (the
+    server's route). A link in a page read from a URL is made absolute against it; other
+    links are kept as written.
+    """
+    if block.image_data is not None:
+        return f"/api/documents/{document_id}/images/{version}/{n}"
+    if block.image_url and source.startswith(("http://", "https://")):
+        from urllib.parse import urljoin
+
+        return urljoin(source, block.image_url)
+    return block.image_url
 
 
 def check_mode(mode: SearchMode | None, default: SearchMode, has_embedder: bool) -> SearchMode:

@@ -11,12 +11,12 @@ version (``doc:<document_id>@v<version>``); ``get_document`` answers with that s
 from __future__ import annotations
 
 import re
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tooldeck.core.context import ToolContext
+from tooldeck.core.dates import Day
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.kinds import Cite, Subject
 from tooldeck.core.result import ToolResult
@@ -47,8 +47,8 @@ class SearchFilters(BaseModel):
     document_type: Literal["pdf", "html", "markdown", "text", "note"] | None = None
     author: str | None = Field(None, max_length=200)
     document_id: str | None = Field(None, max_length=64)
-    since: date | None = Field(None, description="Documents created (or added) on or after.")
-    until: date | None = Field(None, description="Documents created (or added) on or before.")
+    since: Day | None = Field(None, description="Documents created (or added) on or after.")
+    until: Day | None = Field(None, description="Documents created (or added) on or before.")
 
 
 class SearchRequest(BaseModel):
@@ -176,8 +176,8 @@ class ListDocumentsRequest(BaseModel):
     keywords: list[Annotated[str, Field(max_length=100)]] = Field(
         default_factory=list, max_length=20, description="Documents having all of these."
     )
-    since: date | None = Field(None, description="Created (or added) on or after.")
-    until: date | None = Field(None, description="Created (or added) on or before.")
+    since: Day | None = Field(None, description="Created (or added) on or after.")
+    until: Day | None = Field(None, description="Created (or added) on or before.")
     limit: int = Field(50, ge=1, le=500)
 
 
@@ -215,13 +215,29 @@ class GetDocumentRequest(BaseModel):
     """Arguments of get_document."""
 
     document_id: str = Field(min_length=1, max_length=64, description="From list_documents.")
+    blocks: int = Field(
+        0, ge=0, le=1000, description="Also return the document's first N blocks, in order."
+    )
+
+
+class DocumentBlock(BaseModel):
+    """One block of a document, in reading order."""
+
+    block_id: str
+    block_type: str
+    content_text: str
+    image_url: str | None
+    image_caption: str | None
+    page_number: int | None
+    section: str
 
 
 class GetDocumentResponse(BaseModel):
-    """A document's metadata and an extractive summary (its first sentences)."""
+    """A document's metadata, its extractive summary, and the blocks asked for."""
 
     document: DocumentSummary
     summary: str
+    blocks: list[DocumentBlock] = Field(default_factory=list)
 
 
 class GetDocumentTool(_KnowledgeTool):
@@ -248,7 +264,12 @@ class GetDocumentTool(_KnowledgeTool):
                 f"{', '.join(known) or 'none yet (tooldeck docs add PATH)'}.",
                 details={"field": "document_id", "allowed": known},
             )
-        return GetDocumentResponse(document=_summary(doc), summary=doc.summary)
+        blocks = self.store.blocks(doc.document_id)[: request.blocks] if request.blocks else []
+        return GetDocumentResponse(
+            document=_summary(doc),
+            summary=doc.summary,
+            blocks=[DocumentBlock(**{k: b[k] for k in DocumentBlock.model_fields}) for b in blocks],
+        )
 
     def format_output(self, response: GetDocumentResponse) -> ToolResult:
         """The response, citing the document version it read, as of its ingestion."""
