@@ -308,3 +308,55 @@ def test_docs_cli_fetches_urls_through_the_address_guard(tmp_path: Path) -> None
     assert "127.0.0.1" in added.stderr and "elsewhere" in added.stderr  # the redirect, refused
     assert "524 MB is over the 50 MB limit" in added.stderr
     assert "1 added, 0 updated, 0 unchanged, 2 failed" in added.stderr
+
+
+def docx_bytes() -> bytes:
+    """A real Word file (python-docx): title, headings, a paragraph, a table, a picture."""
+    import docx
+    from docx.shared import Inches
+
+    png = io.BytesIO()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure(figsize=(1, 1))
+    figure.savefig(png, format="png")
+    plt.close(figure)
+    document = docx.Document()
+    props = document.core_properties
+    props.title, props.author, props.keywords = "Fee schedule", "Ada Lovelace", "fees; funds"
+    document.add_heading("Fees", level=1)
+    document.add_paragraph("Index funds charge an expense ratio of 0.03 percent a year.")
+    document.add_heading("Trading", level=2)
+    table = document.add_table(rows=2, cols=2)
+    for (r, c), text in {(0, 0): "Trade", (0, 1): "Fee", (1, 0): "Stock", (1, 1): "$0"}.items():
+        table.cell(r, c).text = text
+    document.add_picture(io.BytesIO(png.getvalue()), width=Inches(1))
+    document.inline_shapes[0]._inline.docPr.set("descr", "Fee chart")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_a_word_document_keeps_its_headings_tables_pictures_and_properties() -> None:
+    parsed = parse_bytes(docx_bytes(), "fees.docx")
+    assert (parsed.title, parsed.author, parsed.document_type, parsed.keywords) == (
+        "Fee schedule",
+        "Ada Lovelace",
+        "docx",
+        ["fees", "funds"],
+    )
+    assert parsed.created is not None and len(parsed.created) == 10
+    assert [(b.block_type, b.section, b.content_text) for b in parsed.blocks[:4]] == [
+        ("heading", "Fees", "Fees"),
+        ("text", "Fees", "Index funds charge an expense ratio of 0.03 percent a year."),
+        ("heading", "Fees > Trading", "Trading"),
+        ("table", "Fees > Trading", "Trade | Fee\nStock | $0"),
+    ]
+    (image,) = [b for b in parsed.blocks if b.block_type == "image"]
+    assert (image.image_caption, image.image_media_type) == ("Fee chart", "image/png")
+    assert image.image_data is not None and image.image_data.startswith(b"\x89PNG")
+    with pytest.raises(DocumentError, match="the DOCX is corrupt"):
+        parse_bytes(b"PK\x03\x04 not really a zip", "broken.docx")

@@ -23,11 +23,11 @@ __all__ = ["docs_app"]
 
 docs_app = typer.Typer(
     rich_markup_mode=None,
-    help="Documents the knowledge tools search and cite (PDF, HTML, Markdown, text).",
+    help="Documents the knowledge tools search and cite (PDF, DOCX, HTML, Markdown, text).",
     no_args_is_help=True,
 )
 
-SUFFIXES = (".pdf", ".html", ".htm", ".md", ".markdown", ".txt")
+SUFFIXES = (".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt")
 """What a folder contributes: files with these suffixes, at any depth."""
 
 

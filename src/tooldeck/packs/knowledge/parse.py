@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["MAX_BYTES", "Block", "DocumentError", "ParsedDocument", "parse_bytes"]
+__all__ = ["MAX_BYTES", "Block", "DocumentError", "DocumentType", "ParsedDocument", "parse_bytes"]
 
 MAX_BYTES = 50 * 1024 * 1024
 """Largest document read (50 MiB); a larger one is refused before it is read."""
 
 BlockType = Literal["text", "heading", "table", "code", "image"]
+
+DocumentType = Literal["pdf", "docx", "html", "markdown", "text", "note"]
+"""What a document was read from (``note``: stored by the knowledge_store tool)."""
 
 _BLOCK_CHARS = 1200
 """Longest block: a longer paragraph is cut at sentence ends."""
@@ -56,7 +59,7 @@ class ParsedDocument:
 
     title: str
     document_type: str
-    """``pdf``, ``html``, ``markdown``, ``text`` or ``note`` (stored by a tool)."""
+    """A ``DocumentType``: ``pdf``, ``docx``, ``html``, ``markdown``, ``text``, ``note``."""
     blocks: list[Block]
     content_hash: str
     """SHA-256 of the bytes: an unchanged file is not ingested again."""
@@ -82,6 +85,8 @@ def parse_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES) -> Parsed
     stem = Path(name).stem or name
     if suffix == ".pdf" or data.startswith(b"%PDF-"):
         document = _pdf(data, stem)
+    elif suffix == ".docx":
+        document = _docx(data, stem)
     elif suffix in (".html", ".htm") or re.match(rb"\s*<(?:!doctype html|html)", data[:200], re.I):
         document = _html(_text(data, name), stem)
     elif suffix in (".md", ".markdown"):
@@ -89,14 +94,17 @@ def parse_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES) -> Parsed
     elif suffix in (".txt", ".text", "") or suffix not in _BINARY:
         document = _plain(_text(data, name), stem)
     else:
-        raise DocumentError(f"{suffix} files are not read; formats: PDF, HTML, Markdown, text")
+        raise DocumentError(
+            f"{suffix} files are not read; formats: PDF, DOCX, HTML, Markdown, text"
+        )
     if not any(b.content_text.strip() for b in document.blocks):
         raise DocumentError("no readable text in the document")
     document.content_hash = digest
     return document
 
 
-_BINARY = frozenset({".png", ".jpg", ".jpeg", ".gif", ".zip", ".gz", ".exe", ".so", ".bin"})
+_BINARY = frozenset({".png", ".jpg", ".jpeg", ".gif", ".zip", ".gz", ".exe", ".so", ".bin",
+                     ".doc", ".xls", ".xlsx", ".ppt", ".pptx", ".odt"})  # fmt: skip
 
 
 def _text(data: bytes, name: str) -> str:
@@ -267,6 +275,77 @@ def _pdf_images(page: Any, number: int) -> list[Block]:
         caption = f"Image {index} on page {number}"
         out.append(Block("image", caption, page_number=number, image_caption=caption,
                          image_data=data, image_media_type=media))  # fmt: skip
+    return out
+
+
+def _docx(data: bytes, stem: str) -> ParsedDocument:
+    """A Word document, read with python-docx.
+
+    Paragraphs under their heading path, tables as ``table`` blocks (cells joined by
+    `` | ``, a row a line), pictures as ``image`` blocks with their bytes and alt text,
+    core properties as metadata.
+    """
+    import io
+    import zipfile
+
+    _need("docx")
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise DocumentError(f"the DOCX is corrupt: {exc}") from None
+    blocks: list[Block] = []
+    path: list[str] = []
+    for item in document.iter_inner_content():
+        if isinstance(item, Table):
+            rows = [" | ".join(cell.text.strip() for cell in row.cells) for row in item.rows]
+            text = "\n".join(r for r in rows if r.strip(" |"))
+            if text:
+                blocks.append(Block("table", text, section=" > ".join(path)))
+            continue
+        assert isinstance(item, Paragraph)
+        style = (item.style.name if item.style is not None else "") or ""
+        heading = re.fullmatch(r"Heading (\d)", style)
+        depth = int(heading.group(1)) if heading else 1 if style == "Title" else 0
+        text = item.text.strip()
+        if depth and text:
+            del path[depth - 1 :]
+            path.append(text)
+            blocks.append(Block("heading", text, section=" > ".join(path)))
+        elif text:
+            blocks += [Block("text", p, section=" > ".join(path)) for p in _paragraphs(text)]
+        blocks += _docx_images(document, item, " > ".join(path))
+    core = document.core_properties
+    keywords = [k.strip() for k in re.split(r"[,;]", core.keywords or "") if k.strip()]
+    return ParsedDocument(
+        (core.title or "").strip() or stem,
+        "docx",
+        blocks,
+        "",
+        (core.author or "").strip() or None,
+        core.created.date().isoformat() if core.created else None,
+        keywords,
+    )
+
+
+def _docx_images(document: Any, paragraph: Any, section: str) -> list[Block]:
+    """The pictures in a paragraph (``w:drawing`` with an embedded blip)."""
+    out = []
+    for drawing in paragraph._p.xpath(".//w:drawing"):
+        described = drawing.xpath(".//wp:docPr/@descr") or drawing.xpath(".//wp:docPr/@name")
+        for rid in drawing.xpath(".//a:blip/@r:embed"):
+            part = document.part.related_parts.get(rid)
+            media = getattr(part, "content_type", "")
+            blob = getattr(part, "blob", b"")
+            if not media.startswith("image/") or not blob or len(blob) > _MAX_IMAGE_BYTES:
+                continue
+            caption = str(described[0]).strip() if described else "Image"
+            out.append(Block("image", caption, section=section, image_caption=caption,
+                             image_data=blob, image_media_type=media))  # fmt: skip
     return out
 
 

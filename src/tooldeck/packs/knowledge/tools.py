@@ -22,7 +22,7 @@ from tooldeck.core.kinds import Cite, Subject
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import InvalidArgumentsError
-from tooldeck.packs.knowledge.parse import Block, ParsedDocument
+from tooldeck.packs.knowledge.parse import Block, DocumentType, ParsedDocument
 from tooldeck.packs.knowledge.store import Document, KnowledgeStore
 
 __all__ = [
@@ -44,7 +44,7 @@ class SearchFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    document_type: Literal["pdf", "html", "markdown", "text", "note"] | None = None
+    document_type: DocumentType | None = None
     author: str | None = Field(None, max_length=200)
     document_id: str | None = Field(None, max_length=64)
     since: Day | None = Field(None, description="Documents created (or added) on or after.")
@@ -171,7 +171,7 @@ def _summary(d: Document) -> DocumentSummary:
 class ListDocumentsRequest(BaseModel):
     """Arguments of list_documents."""
 
-    document_type: Literal["pdf", "html", "markdown", "text", "note"] | None = None
+    document_type: DocumentType | None = None
     author: str | None = Field(None, max_length=200)
     keywords: list[Annotated[str, Field(max_length=100)]] = Field(
         default_factory=list, max_length=20, description="Documents having all of these."

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from tooldeck.config import Settings
-from tooldeck.packs.knowledge.parse import DocumentError, parse_bytes
+from tooldeck.packs.knowledge.parse import DocumentError, DocumentType, parse_bytes
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.server.http import (
     PROFILE,
@@ -51,7 +51,7 @@ def _store(request: Request) -> KnowledgeStore:
 
 _LIST_PARAMETERS: list[dict[str, Any]] = [
     {"name": "document_type", "in": "query", "required": False,
-     "schema": {"enum": ["pdf", "html", "markdown", "text", "note"]}},
+     "schema": {"enum": list(get_args(DocumentType))}},
     {"name": "author", "in": "query", "required": False,
      "schema": {"type": "string", "maxLength": 200}},
     {"name": "keywords", "in": "query", "required": False, "style": "form", "explode": True,

@@ -91,13 +91,13 @@ export async function documentsPage(app, ctx) {
     history.replaceState(null, "", `${location.pathname}${next.size ? `?${next}` : ""}`);
     load();
   } },
-    h("label", {}, "type ", h("select", { name: "document_type" }, ...["", "pdf", "html", "markdown", "text", "note"].map((t) => h("option", { value: t, selected: filters.document_type === t }, t || "any")))),
+    h("label", {}, "type ", h("select", { name: "document_type" }, ...["", "pdf", "docx", "html", "markdown", "text", "note"].map((t) => h("option", { value: t, selected: filters.document_type === t }, t || "any")))),
     h("label", {}, "author ", h("input", { name: "author", value: filters.author, placeholder: "any" })));
 
   app.replaceChildren(
     h("div", { class: "panel" }, h("h2", {}, "Add documents"),
       h("form", { id: "upload", onsubmit: upload },
-        h("input", { type: "file", multiple: true, required: true, accept: ".pdf,.html,.htm,.md,.markdown,.txt", "aria-label": "Files" }), " ",
+        h("input", { type: "file", multiple: true, required: true, accept: ".pdf,.docx,.html,.htm,.md,.markdown,.txt", "aria-label": "Files" }), " ",
         h("button", { class: "primary" }, "Upload")), note),
     h("div", { class: "panel" }, h("h2", {}, "Search"),
       h("form", { id: "search", onsubmit: search }, h("input", { type: "search", required: true, placeholder: "What are you looking for?", "aria-label": "Search documents" }), " ", h("button", {}, "Search")),
