@@ -35,7 +35,7 @@ from tooldeck.config import (
 )
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
-from tooldeck.core.intents import IntentPack
+from tooldeck.core.intents import IntentPack, IntentPacks
 from tooldeck.core.names import closest_names
 from tooldeck.core.pack import Pack, PackEnvironment
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
@@ -365,15 +365,16 @@ def build_runtime(
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
     if settings.agent.model is not None:
         runtime._model_client = _model_client(settings.agent)
+    answers = packs.answers
     runtime.runs = RunManager(
         view=runtime.view,
         context=runtime.context,
-        agent=_agent_factory(settings.agent, packs.answers, runtime._model_client),
+        agent=_agent_factory(settings.agent, answers, runtime._model_client),
         store=RunStore(audit.engine) if audit is not None else None,
         confirm_timeout_s=settings.approvals.ttl_s,
         keep=settings.agent.max_runs_in_memory,
         tracer=tracer.tracer if tracer is not None else None,
-        subjects=packs.answers.subjects if packs.answers is not None else None,
+        subjects=answers.subjects if answers is not None else None,
     )
     return runtime
 
@@ -421,8 +422,8 @@ def _agent_factory(
 
 def _no_agent(view: ToolsProvider) -> Agent:
     raise ConfigError(
-        "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or the "
-        "brokerage pack ([brokerage] enabled = true) for its intent router"
+        "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or a pack "
+        "with intents (brokerage, knowledge) for its intent router"
     )
 
 
@@ -434,7 +435,7 @@ class _PackSetup:
         self.services = services
         self.names: list[str] = []
         self.tools: list[Tool] = []
-        self.answers: IntentPack | None = None
+        self.intent_packs: list[IntentPack] = []
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
         self.profiles: dict[str, Mapping[str, Any]] = {}
 
@@ -459,12 +460,22 @@ class _PackSetup:
             errors.append(LoadError(f"pack {pack.name}", f"{type(exc).__name__}: {exc}"))
             return
         self.tools.extend(parts.tools)
-        if self.answers is None:  # the first pack with intents answers chat questions
-            self.answers = parts.answers
+        if parts.answers is not None:
+            self.intent_packs.append(parts.answers)
         for name, fields in parts.policy_defaults.items():
             self.policy_defaults.setdefault(name, fields)
         for name, profile in parts.profiles.items():
             self.profiles.setdefault(name, profile)
+
+    @property
+    def answers(self) -> IntentPack | None:
+        """What answers chat questions without a model, or None.
+
+        The packs' intents together: each question goes to the pack that claims it most.
+        """
+        if len(self.intent_packs) <= 1:
+            return self.intent_packs[0] if self.intent_packs else None
+        return IntentPacks(self.intent_packs)
 
     def check_tables(self) -> None:
         """Every ``[packs.<name>]`` table names a loaded pack.

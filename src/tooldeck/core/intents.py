@@ -26,12 +26,14 @@ from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import ToolExecutor
 
 __all__ = [
+    "CLARIFYING_SCORE",
     "ClarifyingQuestion",
     "ComposedAnswer",
     "Figure",
     "Intent",
     "IntentOutcome",
     "IntentPack",
+    "IntentPacks",
     "IntentRouter",
     "IntentStep",
     "Route",
@@ -258,3 +260,66 @@ class IntentPack(Protocol):
         The grounding validator reads them to know whose figure a sentence states.
         """
         ...
+
+
+CLARIFYING_SCORE = 0.5
+"""How strongly a pack's clarifying question claims a question, against other packs'
+routes: above a pack's fallback (a document search, a polite "out of scope"), below a
+clear match."""
+
+
+class IntentPacks:
+    """Several packs' intents as one ``IntentPack``.
+
+    Each question goes to the pack whose route claims it most.
+
+    Semantics:
+        ``route`` asks every pack; an intent route scores its confidence, a clarifying
+        question ``CLARIFYING_SCORE``; the highest wins, the earlier pack on a tie. An
+        answer to a clarifying question (``given``) goes back to the pack that asked
+        (the one whose intents or parameters it names). ``compose`` is the routed
+        intent's pack's; ``figures`` and ``subjects`` are every pack's together.
+
+    Raises:
+        ValueError: two packs declare an intent of the same name.
+    """
+
+    def __init__(self, packs: Sequence[IntentPack]) -> None:
+        self.packs = list(packs)
+        self._owner: dict[str, IntentPack] = {}
+        for pack in self.packs:
+            for intent in pack.intents:
+                if intent.name in self._owner:
+                    raise ValueError(f"two packs declare the intent {intent.name!r}")
+                self._owner[intent.name] = pack
+        self.intents: Sequence[Intent] = [i for pack in self.packs for i in pack.intents]
+
+    def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
+        """The best of the packs' routes (see the class docstring)."""
+        best: Route | None = None
+        best_score = -1.0
+        for pack in self.packs:
+            route = pack.route(question, given)
+            score = CLARIFYING_SCORE if route.intent is None else route.confidence
+            if given and route.intent is not None and given.get("intent") == route.intent:
+                score = 2.0  # the answer to this pack's own question
+            if score > best_score:
+                best, best_score = route, score
+        assert best is not None, "IntentPacks needs at least one pack"
+        return best
+
+    def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
+        """The answer, written by the pack whose intent ``route`` names."""
+        assert route.intent is not None
+        return self._owner[route.intent].compose(route, outcome)
+
+    def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
+        """Every pack's figures of ``results``."""
+        return [f for pack in self.packs for f in pack.figures(results)]
+
+    def subjects(self) -> Mapping[str, tuple[str, str]]:
+        """Every pack's subjects (an earlier pack's name wins)."""
+        merged: dict[str, tuple[str, str]] = {}
+        for pack in reversed(self.packs):
+            merged.update(pack.subjects())
+        return merged

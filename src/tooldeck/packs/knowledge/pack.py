@@ -7,6 +7,7 @@ from pathlib import Path
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackEnvironment, PackParts
 from tooldeck.exceptions import ConfigError
+from tooldeck.packs.knowledge.answers import KnowledgeAnswers
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.packs.knowledge.embed import Embedder, OpenAIEmbedder, local_embedder
 from tooldeck.packs.knowledge.store import KnowledgeStore
@@ -58,7 +59,10 @@ def open_store(config: KnowledgeConfig, data_dir: Path) -> KnowledgeStore:
 
 
 class KnowledgePack:
-    """semantic_search, list_documents, get_document, knowledge_search, knowledge_store.
+    """The knowledge tools, and chat answers quoted from the documents.
+
+    Tools: semantic_search, list_documents, get_document, knowledge_search,
+    knowledge_store; answers: ``KnowledgeAnswers``.
 
     ``setup`` registers the ``KnowledgeStore`` service (``knowledge.db`` in the data dir
     unless ``path`` or ``url`` is set); nothing is created until first use.
@@ -73,7 +77,11 @@ class KnowledgePack:
             return PackParts()
         store = open_store(config, services.get(PackEnvironment).data_dir)
         services.register(KnowledgeStore, store)  # type: ignore[type-abstract]  # a protocol is the key
-        return PackParts(tools=knowledge_tools(store), profiles={"rag": RAG_PROFILE})
+        return PackParts(
+            tools=knowledge_tools(store),
+            answers=KnowledgeAnswers(store),
+            profiles={"rag": RAG_PROFILE},
+        )
 
 
 pack = KnowledgePack()

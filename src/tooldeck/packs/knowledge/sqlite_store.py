@@ -258,7 +258,12 @@ class SqliteStore:
         until: str | None = None,
         limit: int = 50,
     ) -> list[Document]:
-        """Documents matching every filter given, newest ingestion first."""
+        """Documents matching every filter given, newest ingestion first.
+
+        Before the file exists: none, and the file is not made.
+        """
+        if self._conn is None and not self.path.exists():
+            return []
         where, args = _where(document_type=document_type, author=author, since=since, until=until)
         with self._lock:
             rows = self._db.execute(

@@ -1,0 +1,116 @@
+"""Chat answers from the documents, without a model: the knowledge pack's ``IntentPack``.
+
+One intent, ``documents``: search (``semantic_search``) and quote the best blocks, each
+cited by its document version. A question claims it clearly when it speaks of documents
+("according to the guide", "what do my notes say") or names a stored document's title
+of two words or more;
+otherwise weakly, and only when a word of it is found in some document (so that another
+pack's clear match, or its clarifying question, wins).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, IntentStep, Route
+from tooldeck.core.result import ToolResult
+from tooldeck.packs.knowledge.store import KnowledgeStore
+
+__all__ = ["DOCUMENTS_INTENT", "KnowledgeAnswers"]
+
+DOCUMENTS_INTENT = Intent(
+    "documents",
+    (IntentStep("semantic_search", params=("query",), fixed={"top_k": 3}),),
+    required=("query",),
+    description="What the ingested documents say about the question, quoted and cited.",
+)
+
+_SPEAKS_OF_DOCUMENTS = re.compile(
+    r"\b(?:documents?|docs?|files?|pdfs?|my notes|the notes|guides?|handbook|manual|"
+    r"according to|what (?:does|do) [\w' ]{1,40}? say|in (?:the|my) (?:notes|files))\b",
+    re.IGNORECASE,
+)
+CLEAR, TITLED, WEAK = 0.96, 0.92, 0.31
+"""Confidence of a question that speaks of documents, names one (both above the
+brokerage pack's clearest match, 0.95: the user asked for their documents), or merely
+matches a word in one (just above another pack's polite "out of scope", 0.3)."""
+
+_QUOTE_CHARS = 320
+
+
+class KnowledgeAnswers:
+    """The ``documents`` intent over ``store`` (see the module docstring)."""
+
+    intents: Sequence[Intent] = (DOCUMENTS_INTENT,)
+
+    def __init__(self, store: KnowledgeStore) -> None:
+        self.store = store
+
+    def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
+        """``documents`` with the question as the query, and how clearly it asks for them.
+
+        Confidence 0 (no claim) when no document could answer: the store is empty, or
+        the question is weak and shares no word with any document.
+        """
+        query = str((given or {}).get("query") or question).strip()
+        try:
+            titles = [d.title.lower() for d in self.store.documents(limit=500)]
+        except Exception:  # an unreachable store claims nothing
+            return Route("documents", {"query": query}, 0.0)
+        if not titles or not re.search(r"\w", query):
+            return Route("documents", {"query": query}, 0.0)
+        lowered = query.lower()
+        if _SPEAKS_OF_DOCUMENTS.search(query):
+            confidence = CLEAR
+        elif any(" " in t and t in lowered for t in titles):  # one word names too much
+            confidence = TITLED
+        else:
+            found = self.store.search(query, 1, mode="lexical")
+            confidence = WEAK if found else 0.0
+        return Route("documents", {"query": query}, confidence)
+
+    def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
+        """The best block quoted with its document and page.
+
+        A second document's best block too when it scores close. Nothing found is said so.
+        """
+        blocks = outcome.results[0].data.get("blocks", []) if outcome.results else []
+        if not blocks:
+            return ComposedAnswer("I found nothing about that in your documents.", ())
+        chosen = [blocks[0]]
+        for block in blocks[1:]:
+            if (
+                block["document_id"] != blocks[0]["document_id"]
+                and block["score"] >= 0.8 * blocks[0]["score"]
+            ):
+                chosen.append(block)
+                break
+        lines = [f"According to *{b['document_title']}*{_where(b)}: “{_quote(b)}”" for b in chosen]
+        return ComposedAnswer(
+            "\n\n".join(lines), tuple(dict.fromkeys(b["source_id"] for b in chosen))
+        )
+
+    def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
+        """None: an answer quotes the documents' own numbers, which grounding checks."""
+        return []
+
+    def subjects(self) -> Mapping[str, tuple[str, str]]:
+        """None: documents are cited, not named as subjects."""
+        return {}
+
+
+def _where(block: Mapping[str, Any]) -> str:
+    parts = [f"page {block['page_number']}" if block.get("page_number") else "", block["section"]]
+    where = ", ".join(p for p in parts if p)
+    return f" ({where})" if where else ""
+
+
+def _quote(block: Mapping[str, Any]) -> str:
+    """The block's text, cut at a sentence end near ``_QUOTE_CHARS`` (then "…")."""
+    text = " ".join(str(block["content_text"]).split())
+    if len(text) <= _QUOTE_CHARS:
+        return text
+    cut = text.rfind(". ", 0, _QUOTE_CHARS)
+    return text[: cut + 1] if cut > 80 else text[:_QUOTE_CHARS].rsplit(" ", 1)[0] + "…"

@@ -1,0 +1,92 @@
+"""Chat answers from documents (no model): routed beside the brokerage pack, quoted,
+cited by document version, and grounded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from router_questions import QUESTIONS
+from test_knowledge import HTML, MARKDOWN, pdf_bytes
+
+from tooldeck.agent.contracts import ChatRequest
+from tooldeck.config import load_settings
+from tooldeck.core.intents import IntentPacks
+from tooldeck.packs.brokerage import BrokerageDataSource
+from tooldeck.packs.brokerage.answers import BrokerageAnswers
+from tooldeck.packs.knowledge.answers import KnowledgeAnswers
+from tooldeck.packs.knowledge.parse import parse_bytes
+from tooldeck.packs.knowledge.sqlite_store import SqliteStore
+from tooldeck.packs.knowledge.store import KnowledgeStore
+from tooldeck.runtime import Runtime, build_runtime
+
+pytestmark = pytest.mark.anyio
+
+
+def store_with_documents(path: Path) -> SqliteStore:
+    store = SqliteStore(path)
+    store.add(parse_bytes(pdf_bytes(), "guide.pdf"), "/docs/guide.pdf")
+    store.add(parse_bytes(HTML, "bonds.html"), "/docs/bonds.html")
+    store.add(parse_bytes(MARKDOWN.encode(), "settlement.md"), "/docs/settlement.md")
+    return store
+
+
+def test_documents_do_not_take_the_brokerage_questions(tmp_path: Path) -> None:
+    """Every labelled brokerage question routes as it did alone, with documents stored
+    whose words overlap (fees, bonds, settlement)."""
+    brokerage = BrokerageAnswers(BrokerageDataSource())
+    combined = IntentPacks([brokerage, KnowledgeAnswers(store_with_documents(tmp_path / "k.db"))])
+    moved = []
+    for question, _, _ in QUESTIONS:
+        alone, together = brokerage.route(question), combined.route(question)
+        if alone.intent != "out_of_scope" and together != alone:
+            moved.append(f"{question!r}: {alone.intent} → {together.intent}")
+    assert moved == []
+
+
+def test_a_question_about_the_documents_goes_to_them(tmp_path: Path) -> None:
+    knowledge = KnowledgeAnswers(store_with_documents(tmp_path / "k.db"))
+    combined = IntentPacks([BrokerageAnswers(BrokerageDataSource()), knowledge])
+    for question, confidence in [
+        ("According to the guide, what drives drift?", 0.96),  # speaks of documents
+        ("what does bond basics say about duration", 0.96),
+        ("Bond basics: how is duration measured?", 0.92),  # names a document
+    ]:
+        route = combined.route(question)
+        assert (route.intent, route.confidence) == ("documents", confidence), question
+    assert combined.route("what's the weather on mars?").intent == "out_of_scope"
+    # alone (no brokerage pack), a question that only shares a word is still tried
+    assert knowledge.route("can unsettled cash be withdrawn?").confidence == 0.31
+    assert knowledge.route("what's the weather on mars?").confidence == 0.0
+    empty = KnowledgeAnswers(SqliteStore(tmp_path / "none.db"))
+    assert empty.route("what does the guide say?").confidence == 0.0
+    assert not (tmp_path / "none.db").exists()  # asking made no file
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> Any:
+    rt = build_runtime(load_settings(builtin={"enabled": False}, data_dir=tmp_path / "data"))
+    await rt.start()
+    store: Any = rt.services.get(KnowledgeStore)  # type: ignore[type-abstract]
+    store.add(parse_bytes(pdf_bytes(), "guide.pdf"), "/docs/guide.pdf")
+    store.add(parse_bytes(MARKDOWN.encode(), "settlement.md"), "/docs/settlement.md")
+    yield rt
+    await rt.aclose()
+
+
+async def test_a_chat_answer_quotes_the_document_and_is_grounded(runtime: Runtime) -> None:
+    run = await runtime.runs.start(
+        ChatRequest(question="What does the guide say about expense ratios?"), user="t"
+    )
+    done = await runtime.runs.wait(run.run_id)
+    answer = done.answer
+    assert answer is not None
+    assert answer.answer_markdown.startswith("According to *Rebalancing guide* (page 2): “Expense")
+    assert "0.03 percent" in answer.answer_markdown
+    assert answer.citations and answer.citations[0].startswith("doc:")
+    assert answer.grounding is not None and answer.grounding.verdict == "grounded"
+    # a brokerage question beside it still answers from the data file
+    run = await runtime.runs.start(ChatRequest(question="What is AAPL trading at?"), user="t")
+    done = await runtime.runs.wait(run.run_id)
+    assert done.answer is not None and "tool:quotes:v1" in done.answer.citations
