@@ -122,6 +122,12 @@ class LLMTool(BaseTool[LLMRequest, LLMResponse]):
                 raise ToolUnavailableError(str(exc), retryable=False) from None
         return self._client
 
+    async def aclose(self) -> None:
+        """Close the HTTP client (the runtime calls it on exit)."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
     async def execute_internal(self, request: LLMRequest, ctx: ToolContext) -> LLMResponse:
         """Ask the model (see the class docstring)."""
         config = self.config

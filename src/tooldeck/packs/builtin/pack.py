@@ -50,6 +50,9 @@ class BuiltinPack:
         sandbox = make_sandbox(config.python, os.environ, config.roots)
         services.register(Sandbox, sandbox)
         tools = builtin_tools(config, environ=os.environ, sandbox=sandbox)
+        for tool in tools:  # a tool that holds a client is closed with the runtime
+            if hasattr(tool, "aclose"):
+                services.register(type(tool), tool)
         no_breaker = {"breaker_enabled": False}
         return PackParts(tools=tools, policy_defaults=dict.fromkeys(CALLER_CODE_TOOLS, no_breaker))
 

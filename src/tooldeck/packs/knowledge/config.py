@@ -57,6 +57,9 @@ class KnowledgeConfig(BaseModel):
     the ``[knowledge]`` extra missing for ``local``: BM25 only."""
     embeddings: EmbeddingsConfig | None = None
     """The endpoint for ``embedder = "openai"``."""
+    summary: Literal["extractive", "llm"] = "extractive"
+    """What ``get_document`` summarises with: the document's first sentences, or the
+    ``llm`` tool's model (``[builtin.llm]``), falling back to the first sentences."""
 
     @field_validator("url")
     @classmethod

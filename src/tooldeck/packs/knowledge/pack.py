@@ -78,7 +78,7 @@ class KnowledgePack:
         store = open_store(config, services.get(PackEnvironment).data_dir)
         services.register(KnowledgeStore, store)  # type: ignore[type-abstract]  # a protocol is the key
         return PackParts(
-            tools=knowledge_tools(store),
+            tools=knowledge_tools(store, config.summary),
             answers=KnowledgeAnswers(store),
             profiles={"rag": RAG_PROFILE},
         )

@@ -170,11 +170,14 @@ class PostgresStore:
             ) from None
 
     def close(self) -> None:
-        """Close the pool (it reopens on next use)."""
+        """Close the pool and the embedder's client (both reopen on next use)."""
         with self._lock:
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
+        close_embedder = getattr(self.embedder, "close", None)
+        if close_embedder is not None:
+            close_embedder()
 
     async def aclose(self) -> None:
         """``close`` for the runtime, which closes its services on exit."""

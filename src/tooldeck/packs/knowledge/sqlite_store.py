@@ -125,11 +125,14 @@ class SqliteStore:
         return self._conn
 
     def close(self) -> None:
-        """Close the database (it reopens on next use)."""
+        """Close the database and the embedder's client (both reopen on next use)."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        close_embedder = getattr(self.embedder, "close", None)
+        if close_embedder is not None:
+            close_embedder()
 
     async def aclose(self) -> None:
         """``close`` for the runtime, which closes its services on exit."""

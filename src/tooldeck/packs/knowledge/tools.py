@@ -10,6 +10,8 @@ version (``doc:<document_id>@v<version>``); ``get_document`` answers with that s
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from typing import Annotated, Any, Literal
 
@@ -20,7 +22,7 @@ from tooldeck.core.dates import Day
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.kinds import Cite, Subject
 from tooldeck.core.result import ToolResult
-from tooldeck.core.tool import BaseTool
+from tooldeck.core.tool import BaseTool, ToolViews
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.knowledge.parse import Block, DocumentType, ParsedDocument
 from tooldeck.packs.knowledge.store import Document, KnowledgeStore
@@ -33,6 +35,8 @@ __all__ = [
     "SemanticSearchTool",
     "knowledge_tools",
 ]
+
+log = logging.getLogger("tooldeck.knowledge")
 
 _READ = ToolAnnotations(read_only=True, idempotent=True, open_world=False, destructive=False)
 
@@ -233,22 +237,49 @@ class DocumentBlock(BaseModel):
 
 
 class GetDocumentResponse(BaseModel):
-    """A document's metadata, its extractive summary, and the blocks asked for."""
+    """A document's metadata, its summary, and the blocks asked for."""
 
     document: DocumentSummary
     summary: str
+    summary_method: Literal["extractive", "llm"] = Field(
+        "extractive",
+        description="extractive: the document's first sentences; llm: written by the llm "
+        "tool's model from the document's text.",
+    )
     blocks: list[DocumentBlock] = Field(default_factory=list)
 
 
+_SUMMARY_PROMPT = (
+    "Summarize the document in the context in at most three sentences, in its own terms. "
+    "Keep every number exactly as written; add nothing that is not in it."
+)
+_SUMMARY_CHARS = 12_000
+"""How much of a document's text the llm summary reads (its first blocks)."""
+
+
 class GetDocumentTool(_KnowledgeTool):
-    """A document's metadata and summary, by id; cite its source_id."""
+    """A document's metadata and summary, by id; cite its source_id.
+
+    Args:
+        store: The documents.
+        summary: ``extractive`` (the first sentences, made at ingestion) or ``llm`` (the
+            ``llm`` tool of the caller's view writes it, through the same provider stack;
+            when that call fails, the extractive summary is returned).
+    """
 
     name = "get_document"
     annotations = _READ
+    blocking = False  # awaits the store in a thread, and maybe the llm tool
     RequestModel = GetDocumentRequest
     ResponseModel = GetDocumentResponse
 
-    def execute_internal(
+    def __init__(
+        self, store: KnowledgeStore, summary: Literal["extractive", "llm"] = "extractive"
+    ) -> None:
+        super().__init__(store)
+        self.summary = summary
+
+    async def execute_internal(
         self, request: GetDocumentRequest, ctx: ToolContext
     ) -> GetDocumentResponse:
         """The document.
@@ -256,19 +287,30 @@ class GetDocumentTool(_KnowledgeTool):
         Raises:
             InvalidArgumentsError: no document has this id; the message lists some.
         """
-        doc = self.store.get(request.document_id.strip())
+        doc = await asyncio.to_thread(self.store.get, request.document_id.strip())
         if doc is None:
-            known = [d.document_id for d in self.store.documents(limit=10)]
+            documents = await asyncio.to_thread(self.store.documents, limit=10)
+            known = [d.document_id for d in documents]
             raise InvalidArgumentsError(
                 f"Unknown document {request.document_id!r}. Documents: "
                 f"{', '.join(known) or 'none yet (tooldeck docs add PATH)'}.",
                 details={"field": "document_id", "allowed": known},
             )
-        blocks = self.store.blocks(doc.document_id)[: request.blocks] if request.blocks else []
+        needed = self.summary == "llm" or request.blocks
+        blocks = await asyncio.to_thread(self.store.blocks, doc.document_id) if needed else []
+        summary, method = doc.summary, "extractive"
+        if self.summary == "llm":
+            written = await _llm_summary(blocks, ctx)
+            if written is not None:
+                summary, method = written, "llm"
         return GetDocumentResponse(
             document=_summary(doc),
-            summary=doc.summary,
-            blocks=[DocumentBlock(**{k: b[k] for k in DocumentBlock.model_fields}) for b in blocks],
+            summary=summary,
+            summary_method=method,
+            blocks=[
+                DocumentBlock(**{k: b[k] for k in DocumentBlock.model_fields})
+                for b in blocks[: request.blocks]
+            ],
         )
 
     def format_output(self, response: GetDocumentResponse) -> ToolResult:
@@ -277,6 +319,29 @@ class GetDocumentTool(_KnowledgeTool):
         return ToolResult.ok(
             response.model_dump(mode="json"), source_id=doc.source_id, as_of=doc.ingested_at
         )
+
+
+async def _llm_summary(blocks: list[dict[str, Any]], ctx: ToolContext) -> str | None:
+    """The ``llm`` tool's summary of ``blocks``, or None when it cannot be had.
+
+    None when no ``llm`` tool is in the caller's view, it is not configured, or it
+    failed; the reason is logged.
+    """
+    views = ctx.services.get_optional(ToolViews)  # type: ignore[type-abstract]
+    if views is None or not blocks:
+        return None
+    text, used = [], 0
+    for block in blocks:
+        if used > _SUMMARY_CHARS:
+            break
+        text.append(block["content_text"])
+        used += len(block["content_text"])
+    arguments = {"prompt": _SUMMARY_PROMPT, "context": {"document": "\n\n".join(text)}}
+    result = await views.view(ctx.profile).execute("llm", arguments, ctx.derive(request_id=None))
+    if not result.success:
+        log.warning("get_document: llm summary failed, extractive used: %s", result.error)
+        return None
+    return str(result.data.get("text", "")).strip() or None
 
 
 class StoreRequest(BaseModel):
@@ -325,12 +390,14 @@ class KnowledgeStoreTool(_KnowledgeTool):
         return StoreResponse(document=_summary(doc), status=status)
 
 
-def knowledge_tools(store: KnowledgeStore) -> list[BaseTool[Any, Any]]:
-    """One of each knowledge tool over ``store``."""
+def knowledge_tools(
+    store: KnowledgeStore, summary: Literal["extractive", "llm"] = "extractive"
+) -> list[BaseTool[Any, Any]]:
+    """One of each knowledge tool over ``store``; ``summary``: get_document's method."""
     return [
         SemanticSearchTool(store),
         ListDocumentsTool(store),
-        GetDocumentTool(store),
+        GetDocumentTool(store, summary),
         KnowledgeSearchTool(store),
         KnowledgeStoreTool(store),
     ]
