@@ -274,3 +274,16 @@ def test_the_knowledge_table_is_checked_as_a_whole() -> None:
         with pytest.raises(ConfigError) as caught:
             load_settings(knowledge=table)
         assert says in str(caught.value), str(caught.value)
+
+
+def test_vectors_written_by_another_process_are_searched(
+    make_store: MakeStore, embedder: Embedder
+) -> None:
+    """The server's store finds what `tooldeck docs add` (another process) wrote after
+    the server's first search."""
+    server, cli = make_store(embedder), make_store(embedder)
+    server.add(parse_bytes(b"The office cat is Milo.", "cat.txt"), "/cat.txt")
+    assert server.search("pets at work", 1, mode="dense")  # the vectors are loaded now
+    cli.add(parse_bytes(b"Payroll arrives on the last working day.", "pay.txt"), "/pay.txt")
+    (hit,) = server.search("when do I get my salary?", 1, mode="dense")
+    assert hit.block["content_text"].startswith("Payroll")

@@ -73,15 +73,21 @@ class LocalEmbedder:
         self._tokenizer = tokenizer
 
     def embed(self, texts: Sequence[str]) -> Any:
-        """The vectors of ``texts`` (``numpy`` float32, shape ``(n, 384)``)."""
+        """The vectors of ``texts`` (``numpy`` float32, shape ``(n, 384)``), in order.
+
+        Texts are batched by length (each batch is padded to its longest text, so
+        mixing short and long ones would waste most of the work).
+        """
         import numpy as np
 
         with self._lock:
             if self._session is None:
                 self._load()
-        rows = []
-        for start in range(0, len(texts), self.batch):
-            encoded = self._tokenizer.encode_batch(list(texts[start : start + self.batch]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch):
+            chosen = order[start : start + self.batch]
+            encoded = self._tokenizer.encode_batch([texts[i] for i in chosen])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
@@ -89,8 +95,8 @@ class LocalEmbedder:
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            rows.append((pooled / np.maximum(norms, 1e-12)).astype(np.float32))
-        return np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+            out[chosen] = pooled / np.maximum(norms, 1e-12)
+        return out
 
 
 def local_embedder() -> LocalEmbedder | None:

@@ -8,10 +8,12 @@ matrix cached until the next write: about 8 ms for 100,000 blocks of 384 dimensi
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,10 @@ from tooldeck.packs.knowledge.store import (
 )
 
 __all__ = ["SqliteStore"]
+
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tooldeck-dense")
+"""Runs a hybrid search's dense side (embedding the query, the matrix product: both
+release the GIL) while the calling thread runs the lexical side."""
 
 _VERSION = 2
 """``pragma user_version`` of the schema below. 1 indexed every version's blocks in FTS5."""
@@ -92,9 +98,16 @@ class SqliteStore:
         self.path = path
         self.embedder = embedder
         self._lock = threading.RLock()
+        """Held by writes (and to open or close connections)."""
         self._conn: sqlite3.Connection | None = None
-        self._matrix: tuple[int, Any, Any] | None = None
-        """(generation, rowids, vectors) of the current blocks, for dense search."""
+        """The writer's connection; it also makes the schema."""
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._epoch = 0
+        """Bumped by ``close``: each thread then opens a new reader."""
+        self._matrix: tuple[tuple[int, int], Any, Any] | None = None
+        """(version, rowids, vectors) of the current blocks, for dense search."""
+        self._matrix_lock = threading.Lock()
         self._generation = 0
 
     @property
@@ -124,12 +137,32 @@ class SqliteStore:
                     self._conn = db
         return self._conn
 
+    @property
+    def _read(self) -> sqlite3.Connection:
+        """This thread's own reading connection.
+
+        With WAL, readers wait neither for each other nor for a write.
+        """
+        local = self._local
+        if getattr(local, "epoch", None) != self._epoch or local.conn is None:
+            self._db  # noqa: B018  # the schema exists before anyone reads
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            with self._lock:
+                self._readers.append(conn)
+            local.conn, local.epoch = conn, self._epoch
+        return local.conn  # type: ignore[no-any-return]
+
     def close(self) -> None:
         """Close the database and the embedder's client (both reopen on next use)."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
+            self._epoch += 1
         close_embedder = getattr(self.embedder, "close", None)
         if close_embedder is not None:
             close_embedder()
@@ -236,19 +269,17 @@ class SqliteStore:
 
     def get(self, document_id: str) -> Document | None:
         """The document, or None."""
-        with self._lock:
-            return self._document(self._db, document_id)
+        return self._document(self._read, document_id)
 
     def blocks(self, document_id: str, version: int | None = None) -> list[dict[str, Any]]:
         """A document's blocks (the current version's, or ``version``'s), in order."""
-        with self._lock:
-            doc = self._document(self._db, document_id)
-            if doc is None:
-                return []
-            rows = self._db.execute(
-                "select * from blocks where document_id = ? and version = ? order by position",
-                (document_id, version or doc.version),
-            ).fetchall()
+        doc = self._document(self._read, document_id)
+        if doc is None:
+            return []
+        rows = self._read.execute(
+            "select * from blocks where document_id = ? and version = ? order by position",
+            (document_id, version or doc.version),
+        ).fetchall()
         return [_block(r) for r in rows]
 
     def documents(
@@ -268,14 +299,13 @@ class SqliteStore:
         if self._conn is None and not self.path.exists():
             return []
         where, args = _where(document_type=document_type, author=author, since=since, until=until)
-        with self._lock:
-            rows = self._db.execute(
-                "select document_id from documents d "
-                + (f"where {where} " if where else "")
-                + "order by ingested_at desc, title",
-                args,
-            ).fetchall()
-            docs = [self._document(self._db, r["document_id"]) for r in rows]
+        rows = self._read.execute(
+            "select document_id from documents d "
+            + (f"where {where} " if where else "")
+            + "order by ingested_at desc, title",
+            args,
+        ).fetchall()
+        docs = [self._document(self._read, r["document_id"]) for r in rows]
         wanted = {k.lower() for k in keywords}
         out = [d for d in docs if d and wanted <= {k.lower() for k in d.keywords}]
         return out[:limit]
@@ -317,15 +347,24 @@ class SqliteStore:
             nearest = self._dense(query, top_k, where, args)
             return [Hit(_block(r), round(score, 4)) for r, score in nearest]
         depth = max(50, top_k * 4)  # candidates for the fusion
+        pending = _POOL.submit(self._dense, query, depth, where, args)  # embeds meanwhile
         lexical = self._lexical(query, depth, where, args)
-        dense = [r for r, _ in self._dense(query, depth, where, args)]
+        dense = [r for r, _ in pending.result()]
         return fuse(([_block(r) for r in lexical], [_block(r) for r in dense]), top_k)
 
     def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
+        """BM25's best ``depth`` blocks, looked for among few blocks first.
+
+        First among the blocks that have all the query's words but one (all of up to
+        three), then, when that finds fewer than ``depth``, any of them.
+
+        Ranking every block that has any word costs time in proportion to how many there
+        are; the stricter match ranks far fewer, and its best blocks are BM25's best ones
+        too in most cases (Elasticsearch's ``minimum_should_match`` reasoning).
+        """
         words = query_words(query)
         if not words:
             return []
-        match = " OR ".join(f'"{w}"' for w in words)
         if where:  # documents' fields: join first, then rank what is left
             sql = (
                 "select b.*, blocks_fts.rank as rank from blocks_fts "
@@ -339,9 +378,13 @@ class SqliteStore:
                 "where blocks_fts match ? order by rank limit ?) top "
                 "join blocks b on b.rowid = top.rowid order by top.rank"
             )
-        params = [match, *args, depth] if where else [match, depth]
-        with self._lock:
-            return list(self._db.execute(sql, params).fetchall())
+        rows: list[sqlite3.Row] = []
+        for match in _matches(words):
+            params = [match, *args, depth] if where else [match, depth]
+            rows = list(self._read.execute(sql, params).fetchall())
+            if len(rows) >= depth:
+                break
+        return rows
 
     def _dense(
         self, query: str, depth: int, where: str, args: list[Any]
@@ -354,15 +397,14 @@ class SqliteStore:
         if not len(rowids):
             return []
         if where:  # keep the rows of the documents the filters allow
-            with self._lock:
-                allowed = [
-                    r[0]
-                    for r in self._db.execute(
-                        "select b.rowid from blocks b join documents d "
-                        f"on d.document_id = b.document_id where b.active = 1 and {where}",
-                        args,
-                    )
-                ]
+            allowed = [
+                r[0]
+                for r in self._read.execute(
+                    "select b.rowid from blocks b join documents d "
+                    f"on d.document_id = b.document_id where b.active = 1 and {where}",
+                    args,
+                )
+            ]
             keep = np.isin(rowids, np.array(allowed, dtype=np.int64))
             rowids, matrix = rowids[keep], matrix[keep]
             if not len(rowids):
@@ -373,24 +415,29 @@ class SqliteStore:
         top = top[np.argsort(-scores[top])]
         chosen = [int(rowids[i]) for i in top]
         marks = ",".join("?" * len(chosen))
-        with self._lock:
-            found = {
-                r["rowid"]: r
-                for r in self._db.execute(f"select * from blocks where rowid in ({marks})", chosen)
-            }
+        found = {
+            r["rowid"]: r
+            for r in self._read.execute(f"select * from blocks where rowid in ({marks})", chosen)
+        }
         return [
             (found[r], float(scores[i])) for i, r in zip(top, chosen, strict=True) if r in found
         ]
 
     def _vectors(self) -> tuple[Any, Any]:
-        """(rowids, matrix) of the current blocks' vectors, cached until the next write."""
+        """(rowids, matrix) of the current blocks' vectors, cached until the next write.
+
+        Writes of this store bump its generation; writes of other processes (``tooldeck
+        docs add`` beside a server) change the writer connection's ``data_version``.
+        """
         import numpy as np
 
         with self._lock:
+            version = (self._generation, self._db.execute("pragma data_version").fetchone()[0])
+        with self._matrix_lock:
             cached = self._matrix
-            if cached is not None and cached[0] == self._generation:
+            if cached is not None and cached[0] == version:
                 return cached[1], cached[2]
-            rows = self._db.execute(
+            rows = self._read.execute(
                 "select v.rowid, v.vector from vectors v join blocks b on b.rowid = v.rowid "
                 "where b.active = 1 and v.model = ?",
                 (self.embedder.model_id if self.embedder else "",),
@@ -401,22 +448,20 @@ class SqliteStore:
                 if rows
                 else np.zeros((0, 1), dtype=np.float32)
             )
-            self._matrix = (self._generation, rowids, matrix)
+            self._matrix = (version, rowids, matrix)
             return rowids, matrix
 
     def image(self, block_id: str) -> tuple[str, bytes] | None:
         """(media type, bytes) of an image block that carries its image, or None."""
-        with self._lock:
-            row = self._db.execute(
-                "select media_type, data from images where block_id = ?", (block_id,)
-            ).fetchone()
+        row = self._read.execute(
+            "select media_type, data from images where block_id = ?", (block_id,)
+        ).fetchone()
         return None if row is None else (row[0], bytes(row[1]))
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""
-        with self._lock:
-            docs = self._db.execute("select count(*) from documents").fetchone()[0]
-            blocks = self._db.execute("select count(*) from blocks where active = 1").fetchone()[0]
+        docs = self._read.execute("select count(*) from documents").fetchone()[0]
+        blocks = self._read.execute("select count(*) from blocks where active = 1").fetchone()[0]
         return int(docs), int(blocks)
 
     def _stored(self, db: sqlite3.Connection, document_id: str) -> Document:
@@ -434,6 +479,23 @@ class SqliteStore:
         fields = dict(row)
         fields["keywords"] = json.loads(fields["keywords"])
         return Document(**fields, blocks=int(count))
+
+
+def _matches(words: list[str]) -> list[str]:
+    """FTS5 queries from strict to loose.
+
+    All words but one (all, for two or three words), then any; for one word, or more
+    than eight: any.
+    """
+    quoted = [f'"{w}"' for w in words]
+    loose = " OR ".join(quoted)
+    if len(words) < 2 or len(words) > 8:
+        return [loose]
+    need = len(words) if len(words) <= 3 else len(words) - 1
+    strict = " OR ".join(
+        "(" + " AND ".join(group) + ")" for group in itertools.combinations(quoted, need)
+    )
+    return [strict, loose]
 
 
 def _where(**filters: str | None) -> tuple[str, list[Any]]:
