@@ -37,6 +37,7 @@ from tooldeck.packs.knowledge.store import (
     fuse,
     image_url,
     query_words,
+    strict_then_loose,
 )
 
 __all__ = ["PostgresStore"]
@@ -356,15 +357,19 @@ class PostgresStore:
         words = query_words(query)
         if not words:
             return []
-        return list(
-            db.execute(
+        rows: list[dict[str, Any]] = []
+        for groups in strict_then_loose(words):  # few blocks to rank first
+            tsquery = " | ".join("(" + " & ".join(g) + ")" for g in groups)
+            rows = db.execute(
                 "select b.*, ts_rank(b.tsv, q, 1) as score "
                 "from knowledge_blocks b join knowledge_documents d using (document_id), "
                 "to_tsquery('english', %s) q "
                 f"where b.active and b.tsv @@ q {_and(where)} order by score desc limit %s",
-                [" | ".join(words), *args, depth],
+                [tsquery, *args, depth],
             ).fetchall()
-        )
+            if len(rows) >= depth:
+                break
+        return rows
 
     def _dense(
         self, db: Any, query: str, depth: int, where: list[str], args: list[Any]

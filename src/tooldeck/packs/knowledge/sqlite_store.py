@@ -8,7 +8,6 @@ matrix cached until the next write: about 8 ms for 100,000 blocks of 384 dimensi
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import threading
@@ -33,6 +32,7 @@ from tooldeck.packs.knowledge.store import (
     fuse,
     image_url,
     query_words,
+    strict_then_loose,
 )
 
 __all__ = ["SqliteStore"]
@@ -355,12 +355,7 @@ class SqliteStore:
     def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
         """BM25's best ``depth`` blocks, looked for among few blocks first.
 
-        First among the blocks that have all the query's words but one (all of up to
-        three), then, when that finds fewer than ``depth``, any of them.
-
-        Ranking every block that has any word costs time in proportion to how many there
-        are; the stricter match ranks far fewer, and its best blocks are BM25's best ones
-        too in most cases (Elasticsearch's ``minimum_should_match`` reasoning).
+        The queries of ``strict_then_loose``, in turn, until one finds ``depth`` blocks.
         """
         words = query_words(query)
         if not words:
@@ -379,7 +374,8 @@ class SqliteStore:
                 "join blocks b on b.rowid = top.rowid order by top.rank"
             )
         rows: list[sqlite3.Row] = []
-        for match in _matches(words):
+        for groups in strict_then_loose(words):
+            match = " OR ".join("(" + " AND ".join(f'"{w}"' for w in g) + ")" for g in groups)
             params = [match, *args, depth] if where else [match, depth]
             rows = list(self._read.execute(sql, params).fetchall())
             if len(rows) >= depth:
@@ -479,23 +475,6 @@ class SqliteStore:
         fields = dict(row)
         fields["keywords"] = json.loads(fields["keywords"])
         return Document(**fields, blocks=int(count))
-
-
-def _matches(words: list[str]) -> list[str]:
-    """FTS5 queries from strict to loose.
-
-    All words but one (all, for two or three words), then any; for one word, or more
-    than eight: any.
-    """
-    quoted = [f'"{w}"' for w in words]
-    loose = " OR ".join(quoted)
-    if len(words) < 2 or len(words) > 8:
-        return [loose]
-    need = len(words) if len(words) <= 3 else len(words) - 1
-    strict = " OR ".join(
-        "(" + " AND ".join(group) + ")" for group in itertools.combinations(quoted, need)
-    )
-    return [strict, loose]
 
 
 def _where(**filters: str | None) -> tuple[str, list[Any]]:

@@ -12,6 +12,7 @@ vectors, fused by reciprocal rank (k = 60).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ __all__ = [
     "fuse",
     "image_url",
     "query_words",
+    "strict_then_loose",
 ]
 
 SearchMode = Literal["lexical", "dense", "hybrid"]
@@ -110,6 +112,23 @@ STOPWORDS = frozenset(
     ]
 )
 """Words too common to rank by; dropped from a lexical query that has other words."""
+
+
+def strict_then_loose(words: Sequence[str]) -> list[list[tuple[str, ...]]]:
+    """Lexical queries to try in turn, each an OR of ANDed word groups.
+
+    First the blocks having all the query's words but one (all, for up to three words),
+    then any word: ranking every block that has any word costs time in proportion to
+    how many there are, and the stricter match's best blocks are the ranking's best
+    ones in most cases (Elasticsearch's ``minimum_should_match`` reasoning). A store
+    moves to the next query when one finds fewer blocks than it needs. One word, or
+    more than eight: any word at once.
+    """
+    loose: list[tuple[str, ...]] = [(w,) for w in words]
+    if len(words) < 2 or len(words) > 8:
+        return [loose]
+    need = len(words) if len(words) <= 3 else len(words) - 1
+    return [list(itertools.combinations(words, need)), loose]
 
 
 def document_id_for(source: str) -> str:
