@@ -472,10 +472,16 @@ class _PackSetup:
         """What answers chat questions without a model, or None.
 
         The packs' intents together: each question goes to the pack that claims it most.
+
+        Raises:
+            ConfigError: two packs declare an intent of the same name.
         """
         if len(self.intent_packs) <= 1:
             return self.intent_packs[0] if self.intent_packs else None
-        return IntentPacks(self.intent_packs)
+        try:
+            return IntentPacks(self.intent_packs)
+        except ValueError as exc:  # two packs declare one intent
+            raise ConfigError(f"packs {', '.join(self.names)}: {exc}") from None
 
     def check_tables(self) -> None:
         """Every ``[packs.<name>]`` table names a loaded pack.

@@ -275,10 +275,10 @@ class IntentPacks:
 
     Semantics:
         ``route`` asks every pack; an intent route scores its confidence, a clarifying
-        question ``CLARIFYING_SCORE``; the highest wins, the earlier pack on a tie. An
-        answer to a clarifying question (``given``) goes back to the pack that asked
-        (the one whose intents or parameters it names). ``compose`` is the routed
-        intent's pack's; ``figures`` and ``subjects`` are every pack's together.
+        question ``CLARIFYING_SCORE``; the highest wins, the earlier pack on a tie. A
+        ``given`` that names an intent (``{"intent": ...}``, the answer to "which do you
+        mean?") goes to the pack with that intent. ``compose`` is the routed intent's
+        pack's; ``figures`` and ``subjects`` are every pack's together.
 
     Raises:
         ValueError: two packs declare an intent of the same name.

@@ -34,6 +34,7 @@ from tooldeck.packs.knowledge.store import (
     check_mode,
     document_id_for,
     extractive_summary,
+    filter_conditions,
     fuse,
     image_url,
     query_words,
@@ -300,7 +301,9 @@ class PostgresStore:
         limit: int = 50,
     ) -> list[Document]:
         """Documents matching every filter given, newest ingestion first."""
-        where, args = _where(document_type=document_type, author=author, since=since, until=until)
+        where, args = filter_conditions(
+            "%s", document_type=document_type, author=author, since=since, until=until
+        )
         if keywords:
             where.append(
                 "(select coalesce(array_agg(lower(k)), '{}') from jsonb_array_elements_text"
@@ -336,7 +339,8 @@ class PostgresStore:
             ToolUnavailableError: the server failed.
         """
         chosen = check_mode(mode, self.mode, self.embedder is not None)
-        where, args = _where(
+        where, args = filter_conditions(
+            "%s",
             document_type=document_type,
             author=author,
             document_id=document_id,
@@ -418,24 +422,6 @@ class PostgresStore:
             (document_id,),
         ).fetchone()
         return None if row is None else _document(row)
-
-
-def _where(**filters: str | None) -> tuple[list[str], list[Any]]:
-    """Conditions over ``knowledge_documents d`` for the filters given, and their args."""
-    clauses, args = [], []
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name == "since":
-            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) >= %s")
-        elif name == "until":
-            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) <= %s")
-        elif name == "author":
-            clauses.append("lower(d.author) = lower(%s)")
-        else:
-            clauses.append(f"d.{name} = %s")
-        args.append(value)
-    return clauses, args
 
 
 def _and(clauses: list[str], word: str = "and") -> str:

@@ -29,6 +29,7 @@ from tooldeck.packs.knowledge.store import (
     check_mode,
     document_id_for,
     extractive_summary,
+    filter_conditions,
     fuse,
     image_url,
     query_words,
@@ -478,21 +479,9 @@ class SqliteStore:
 
 
 def _where(**filters: str | None) -> tuple[str, list[Any]]:
-    """A condition over ``documents d`` for the filters given ("" for none), and its args."""
-    clauses, args = [], []
-    for name, value in filters.items():
-        if value is None:
-            continue
-        if name == "since":
-            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) >= ?")
-        elif name == "until":
-            clauses.append("coalesce(d.created, substr(d.ingested_at, 1, 10)) <= ?")
-        elif name == "author":
-            clauses.append("lower(d.author) = lower(?)")
-        else:
-            clauses.append(f"d.{name} = ?")
-        args.append(value)
-    return " and ".join(clauses), args
+    """``filter_conditions`` joined with ``and`` ("" for none), and their args."""
+    conditions, args = filter_conditions("?", **filters)
+    return " and ".join(conditions), args
 
 
 def _block(row: sqlite3.Row) -> dict[str, Any]:

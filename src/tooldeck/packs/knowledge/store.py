@@ -29,6 +29,7 @@ __all__ = [
     "check_mode",
     "document_id_for",
     "extractive_summary",
+    "filter_conditions",
     "fuse",
     "image_url",
     "query_words",
@@ -294,6 +295,30 @@ def image_url(block: Block, document_id: str, version: int, n: int, source: str)
 
         return urljoin(source, block.image_url)
     return block.image_url
+
+
+def filter_conditions(mark: str, **filters: str | None) -> tuple[list[str], list[Any]]:
+    """SQL conditions over the documents table aliased ``d``, and their args.
+
+    Filters that are None are left out; ``mark`` is the placeholder (``?`` or ``%s``).
+    ``since``/``until`` compare the created date, else the ingestion day; ``author``
+    ignores case; any other name is a column compared for equality.
+    """
+    day = "coalesce(d.created, substr(d.ingested_at, 1, 10))"
+    conditions, args = [], []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "since":
+            conditions.append(f"{day} >= {mark}")
+        elif name == "until":
+            conditions.append(f"{day} <= {mark}")
+        elif name == "author":
+            conditions.append(f"lower(d.author) = lower({mark})")
+        else:
+            conditions.append(f"d.{name} = {mark}")
+        args.append(value)
+    return conditions, args
 
 
 def check_mode(mode: SearchMode | None, default: SearchMode, has_embedder: bool) -> SearchMode:
