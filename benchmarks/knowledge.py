@@ -71,8 +71,11 @@ def documents(count: int, seed: int = 7) -> list[ParsedDocument]:
 
 
 class StoredVectors:
-    """An embedder that answers from the vectors a SqliteStore already holds (by text),
-    and embeds anything else (the questions) with the local model."""
+    """An embedder that answers from the vectors a SqliteStore already holds.
+
+    Texts it holds (by their text) are not embedded again; anything else (the
+    questions) is embedded with the local model.
+    """
 
     def __init__(self, store: SqliteStore, model: Embedder) -> None:
         import numpy as np
@@ -85,6 +88,7 @@ class StoredVectors:
         self.known = {text: np.frombuffer(blob, dtype=np.float32) for text, blob in rows}
 
     def embed(self, texts: Sequence[str]) -> Any:
+        """The stored vectors of ``texts`` when it holds them all, else the model's."""
         import numpy as np
 
         if all(t in self.known for t in texts):
@@ -130,7 +134,9 @@ def sqlite_store(size: int, folder: Path, model: Embedder) -> SqliteStore:
     store = SqliteStore(path, model)
     took = ingest(store, size)
     note.write_text(json.dumps({"seconds": took}))
-    print(f"  sqlite   {size:>7} blocks: ingest {size / took:6.0f} blocks/s ({took:.0f} s, embedding)")
+    print(
+        f"  sqlite   {size:>7} blocks: ingest {size / took:6.0f} blocks/s ({took:.0f} s, embedding)"
+    )
     return store
 
 
@@ -161,7 +167,6 @@ def main() -> None:
 def postgres(size: int, cached: SqliteStore, model: Embedder, count: int) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from integration.postgres import postgres_server
-
     from tooldeck.packs.knowledge.postgres_store import PostgresStore
 
     with postgres_server() as url:

@@ -142,7 +142,6 @@ def main() -> None:
             sys.path.insert(0, str(ROOT / "tests"))
             from integration.postgres import postgres_server
             from knowledge import StoredVectors
-
             from tooldeck.packs.knowledge.postgres_store import PostgresStore
 
             with postgres_server() as url:
