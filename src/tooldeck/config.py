@@ -66,6 +66,7 @@ from pydantic_settings import (
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.brokerage.config import BrokerageConfig
 from tooldeck.packs.builtin.config import BuiltinConfig
+from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
@@ -232,6 +233,7 @@ class Settings(BaseSettings):
     brokerage: BrokerageConfig = Field(default_factory=BrokerageConfig)
     builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     """Documents to search and cite (``tooldeck docs add``)."""
     """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)

@@ -16,7 +16,9 @@ def test_tools_table_and_formats() -> None:
     for fmt in ("json", "openai", "openai-responses", "anthropic", "gemini", "mcp"):
         result = runner.invoke(app, ["tools", "--format", fmt])
         assert result.exit_code == 0, result.output
-        assert len(json.loads(result.output)) == 22  # 8 brokerage + 9 built-in + 5 knowledge
+        assert (
+            len(json.loads(result.output)) == 23
+        )  # 8 brokerage + 9 built-in + 5 knowledge + 1 context
     bad = runner.invoke(app, ["tools", "--format", "yaml"])
     assert bad.exit_code == 2 and "unknown format 'yaml'" in bad.output
 

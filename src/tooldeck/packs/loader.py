@@ -59,6 +59,7 @@ SHIPPED_PACKS = (
     "tooldeck.packs.brokerage.pack:pack",
     "tooldeck.packs.builtin.pack:pack",
     "tooldeck.packs.knowledge.pack:pack",
+    "tooldeck.packs.context.pack:pack",
 )
 """The packs that come with tooldeck, in registration order."""
 

@@ -1,0 +1,359 @@
+"""Finance: bank statements as transactions, and the query over them.
+
+Sources: OFX/QFX statements (``ofxtools``) and bank CSV exports with a column mapping.
+Every transaction becomes ``{id, date (YYYY-MM-DD), amount (negative: money out),
+currency, payee, memo, category, account}``. A payee is given a category by the
+``categories`` map of the configuration (a word of the payee → a category) when the
+source has none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tooldeck.packs.context.adapter import ContextAdapter, SourceError
+
+__all__ = [
+    "CsvAdapter",
+    "CsvColumns",
+    "CsvStatement",
+    "FinanceQuery",
+    "OfxAdapter",
+    "normalize_finance",
+    "query_transactions",
+]
+
+
+def _categorize(payee: str, categories: Mapping[str, str]) -> str:
+    lowered = payee.lower()
+    for word, category in categories.items():
+        if word.lower() in lowered:
+            return category
+    return "uncategorized"
+
+
+class _FinanceAdapter(ContextAdapter):
+    """What finance sources share: the category map, and how transactions are shaped.
+
+    Args:
+        categories: Payee word → category, for transactions the source gives none.
+        alert_over: An expense of this much or more is an alert.
+    """
+
+    category = "finance"
+
+    def __init__(self, categories: Mapping[str, str], alert_over: float) -> None:
+        self.categories = dict(categories)
+        self.alert_over = alert_over
+
+    def normalize_for_tools(
+        self, records: Sequence[Mapping[str, Any]], *, include_alerts: bool = True
+    ) -> dict[str, Any]:
+        """The latest month's money in and out (``normalize_finance``)."""
+        return normalize_finance(records, include_alerts=include_alerts, large=self.alert_over)
+
+
+class OfxAdapter(_FinanceAdapter):
+    """Transactions of OFX or QFX statement files (every statement in each file)."""
+
+    platform = "ofx"
+
+    def __init__(
+        self, paths: Sequence[Path], categories: Mapping[str, str], alert_over: float = 500.0
+    ) -> None:
+        super().__init__(categories, alert_over)
+        self.paths = list(paths)
+
+    async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        """Every statement's transactions.
+
+        Raises:
+            SourceError: a file is missing or is not OFX.
+        """
+        return await asyncio.to_thread(self._read)
+
+    def _read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        from ofxtools.Parser import OFXTree
+
+        records: list[dict[str, Any]] = []
+        accounts = []
+        for path in self.paths:
+            if not path.is_file():
+                raise SourceError(f"statement not found: {path}")
+            tree = OFXTree()
+            try:
+                tree.parse(str(path))
+                ofx = tree.convert()
+            except Exception as exc:  # ofxtools raises many kinds for a broken file
+                raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
+            for statement in ofx.statements:
+                account = str(statement.account.acctid)
+                accounts.append(account)
+                currency = str(statement.curdef or "USD")
+                for tx in statement.transactions:
+                    payee = str(tx.name or tx.memo or tx.trntype or "")
+                    records.append({
+                        "id": str(tx.fitid),
+                        "date": tx.dtposted.date().isoformat(),
+                        "amount": float(tx.trnamt),
+                        "currency": str(getattr(tx, "currency", None) or currency),
+                        "payee": payee,
+                        "memo": str(tx.memo or ""),
+                        "category": _categorize(payee, self.categories),
+                        "account": account,
+                    })  # fmt: skip
+        return records, len(records), {"accounts": accounts}
+
+
+class CsvColumns(BaseModel):
+    """Which column of a bank's CSV holds what (header names, as written)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    date: str
+    payee: str
+    amount: str | None = None
+    """One signed amount column; or ``debit`` and ``credit``."""
+    debit: str | None = None
+    """Money out, a positive number (its sign is made negative)."""
+    credit: str | None = None
+    category: str | None = None
+    memo: str | None = None
+
+
+class CsvStatement(BaseModel):
+    """``[[context.finance.csv]]``: one bank CSV export and how to read it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path
+    account: str = Field(min_length=1, description="The account's name in answers.")
+    columns: CsvColumns
+    date_format: str = "%Y-%m-%d"
+    """``strptime`` format of the date column, e.g. ``%m/%d/%Y``."""
+    currency: str = "USD"
+    delimiter: str = Field(",", min_length=1, max_length=1)
+
+
+_MONEY = re.compile(r"^\(?-?[$€£]?\s*-?[\d,]*\.?\d+\)?$")
+
+
+def _amount(text: str) -> Decimal:
+    """A bank's amount: ``1,234.56``, ``-12.00``, ``(12.00)`` (negative), ``$5``."""
+    cleaned = text.strip().replace(" ", "")
+    if not cleaned or not _MONEY.match(cleaned):
+        raise ValueError(f"not an amount: {text!r}")
+    negative = cleaned.startswith("(") or "-" in cleaned
+    digits = re.sub(r"[^\d.]", "", cleaned)
+    value = Decimal(digits)
+    return -value if negative else value
+
+
+class CsvAdapter(_FinanceAdapter):
+    """Transactions of bank CSV exports, each read through its column mapping.
+
+    A row that cannot be read (a bad date or amount) is skipped and counted in
+    ``metadata["skipped"]`` with its line; the rest is read.
+    """
+
+    platform = "csv"
+
+    def __init__(
+        self,
+        statements: Sequence[CsvStatement],
+        categories: Mapping[str, str],
+        alert_over: float = 500.0,
+    ) -> None:
+        super().__init__(categories, alert_over)
+        self.statements = list(statements)
+
+    async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        """Every statement's rows as transactions.
+
+        Raises:
+            SourceError: a file is missing, or a mapped column is not in its header.
+        """
+        return await asyncio.to_thread(self._read)
+
+    def _read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        raw = 0
+        for statement in self.statements:
+            path = statement.path
+            if not path.is_file():
+                raise SourceError(f"statement not found: {path}")
+            text = path.read_bytes().decode("utf-8-sig", errors="replace")
+            reader = csv.DictReader(io.StringIO(text), delimiter=statement.delimiter)
+            mapping = statement.columns
+            wanted = [c for c in mapping.model_dump().values() if c]
+            missing = [c for c in wanted if c not in (reader.fieldnames or [])]
+            if missing:
+                raise SourceError(
+                    f"{path.name}: no column {', '.join(map(repr, missing))}; its columns: "
+                    f"{', '.join(reader.fieldnames or [])}"
+                )
+            for line, row in enumerate(reader, start=2):
+                raw += 1
+                try:
+                    records.append(self._row(row, statement, f"{path.name}:{line}"))
+                except (ValueError, InvalidOperation) as exc:
+                    skipped.append(f"{path.name}:{line}: {exc}")
+        return records, raw, {"skipped": skipped}
+
+    def _row(self, row: Mapping[str, str], statement: CsvStatement, where: str) -> dict[str, Any]:
+        columns = statement.columns
+        day = datetime.strptime(row[columns.date].strip(), statement.date_format).date()
+        if columns.amount:
+            amount = _amount(row[columns.amount])
+        else:
+            out = _amount(row[columns.debit]) if columns.debit and row[columns.debit].strip() else 0
+            into = (
+                _amount(row[columns.credit])
+                if columns.credit and row[columns.credit].strip()
+                else 0
+            )
+            amount = Decimal(into) - abs(Decimal(out))
+        payee = row[columns.payee].strip()
+        given = row[columns.category].strip() if columns.category else ""
+        return {
+            "id": where,
+            "date": day.isoformat(),
+            "amount": float(amount),
+            "currency": statement.currency,
+            "payee": payee,
+            "memo": row[columns.memo].strip() if columns.memo else "",
+            "category": given or _categorize(payee, self.categories),
+            "account": statement.account,
+        }
+
+
+def normalize_finance(
+    records: Sequence[Mapping[str, Any]], *, include_alerts: bool = True, large: float = 500.0
+) -> dict[str, Any]:
+    """The month of the latest transaction: money in and out, by category.
+
+    Also its largest expense; alerts for expenses of ``large`` or more in that month.
+    """
+    if not records:
+        return {"summary": {"transactions": 0}}
+    month = max(r["date"] for r in records)[:7]
+    current = [r for r in records if r["date"].startswith(month)]
+    spent = -sum(r["amount"] for r in current if r["amount"] < 0)
+    received = sum(r["amount"] for r in current if r["amount"] > 0)
+    by_category: dict[str, float] = {}
+    for r in current:
+        if r["amount"] < 0:
+            by_category[r["category"]] = by_category.get(r["category"], 0.0) - r["amount"]
+    top = sorted(by_category.items(), key=lambda kv: -kv[1])[:5]
+    largest = min(current, key=lambda r: r["amount"])
+    summary = {
+        "month": month,
+        "transactions": len(current),
+        "spent": round(spent, 2),
+        "received": round(received, 2),
+        "net": round(received - spent, 2),
+        "top_categories": [{"category": c, "spent": round(v, 2)} for c, v in top],
+        "largest_expense": _brief(largest) if largest["amount"] < 0 else None,
+        "currency": current[0]["currency"],
+    }
+    shaped: dict[str, Any] = {"summary": summary}
+    if include_alerts:
+        shaped["alerts"] = [
+            f"{r['payee']}: {-r['amount']:,.2f} {r['currency']} on {r['date']}"
+            for r in current
+            if r["amount"] <= -large
+        ]
+    return shaped
+
+
+def _brief(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: r[k] for k in ("date", "payee", "amount", "category", "account")}
+
+
+@dataclass(frozen=True, slots=True)
+class FinanceQuery:
+    """A query over transactions (seed 000's ``query_finance`` parameters).
+
+    ``search`` matches payee or memo (any case); ``category`` the transaction's category
+    (any case); dates are inclusive; ``page`` counts from 1.
+    """
+
+    search: str | None = None
+    category: str | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    sort: Literal["date", "amount", "payee"] = "date"
+    sort_dir: Literal["asc", "desc"] = "desc"
+    page: int = 1
+    per_page: int = 10
+    group_by: Literal["category", "payee", "month"] | None = None
+
+
+def query_transactions(records: Sequence[Mapping[str, Any]], query: FinanceQuery) -> dict[str, Any]:
+    """The page of transactions matching ``query``, its totals, and groups.
+
+    Returns:
+        ``{"total": matches, "page", "per_page", "pages", "transactions": [...],
+        "totals": {"spent", "received", "net", "count"}, "groups": [...]}`` where a
+        group is ``{"key", "count", "spent", "received", "net"}``, largest spending
+        first (months in order). Totals cover every match, not only the page.
+    """
+    needle = query.search.lower() if query.search else None
+    wanted = query.category.lower() if query.category else None
+    since = query.date_from.isoformat() if query.date_from else None
+    until = query.date_to.isoformat() if query.date_to else None
+    matches = [
+        r
+        for r in records
+        if (needle is None or needle in r["payee"].lower() or needle in r["memo"].lower())
+        and (wanted is None or r["category"].lower() == wanted)
+        and (since is None or r["date"] >= since)
+        and (until is None or r["date"] <= until)
+    ]
+    key = {"date": "date", "amount": "amount", "payee": "payee"}[query.sort]
+    ordered = sorted(
+        matches,
+        key=(lambda r: r[key].lower()) if key == "payee" else (lambda r: r[key]),
+        reverse=query.sort_dir == "desc",
+    )
+    start = (query.page - 1) * query.per_page
+    pages = max(1, -(-len(matches) // query.per_page))
+    out: dict[str, Any] = {
+        "total": len(matches),
+        "page": query.page,
+        "per_page": query.per_page,
+        "pages": pages,
+        "transactions": [dict(r) for r in ordered[start : start + query.per_page]],
+        "totals": _totals(matches),
+    }
+    if query.group_by is not None:
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for r in matches:
+            group = r["date"][:7] if query.group_by == "month" else r[query.group_by]
+            groups.setdefault(group, []).append(r)
+        rows = [{"key": k, **_totals(v)} for k, v in groups.items()]
+        if query.group_by == "month":
+            rows.sort(key=lambda g: g["key"])
+        else:
+            rows.sort(key=lambda g: (-g["spent"], g["key"]))
+        out["groups"] = rows
+    return out
+
+
+def _totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    spent = round(-sum(r["amount"] for r in records if r["amount"] < 0), 2)
+    received = round(sum(r["amount"] for r in records if r["amount"] > 0), 2)
+    return {"count": len(records), "spent": spent, "received": received,
+            "net": round(received - spent, 2)}  # fmt: skip

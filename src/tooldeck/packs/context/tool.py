@@ -1,0 +1,258 @@
+"""``user_context``: the user's context in one tool (seed 000, decisions 6, 7 and 17).
+
+Actions: ``summary`` (one or more categories), ``briefing`` (every configured
+category: seed 000's daily briefing), ``commute`` (minutes to a ``destination``) and
+``query`` (finance transactions: search, filter, sort, page, group, with totals). A
+category with no source configured answers ``status: "not_configured"`` and how to
+configure it; an unknown category is a validation error listing the configured ones; a
+source that fails is its category's error while the others answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tooldeck.core.context import ToolContext
+from tooldeck.core.dates import Day
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.kinds import Cite
+from tooldeck.core.names import closest_names
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import BaseTool
+from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.context.adapter import AdapterResult
+from tooldeck.packs.context.bridge import ContextBridge
+from tooldeck.packs.context.commute import OsrmAdapter
+from tooldeck.packs.context.config import CATEGORY_HELP
+from tooldeck.packs.context.finance import FinanceQuery, query_transactions
+
+__all__ = ["UserContextRequest", "UserContextResponse", "UserContextTool"]
+
+BUILT_IN = tuple(CATEGORY_HELP)
+"""The categories tooldeck has adapters for (configured or not)."""
+
+
+class UserContextRequest(BaseModel):
+    """Arguments of user_context. The finance query's arguments apply to ``query`` only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["summary", "briefing", "commute", "query"] = Field(
+        "summary",
+        description="summary: the categories asked for; briefing: every configured "
+        "category; commute: travel time to `destination`; query: finance transactions.",
+    )
+    category: str | None = Field(
+        None, max_length=40, description="One category (finance, calendar, weather, commute, "
+        "tasks, or another configured one).",
+    )  # fmt: skip
+    categories: list[Annotated[str, Field(max_length=40)]] | None = Field(
+        None, max_length=20, description="Several categories for summary (default: all)."
+    )
+    include_alerts: bool = Field(True, description="Add alerts worth the user's attention.")
+    destination: str | None = Field(
+        None, max_length=100, description="commute: a place of the address book."
+    )
+    search: str | None = Field(
+        None, max_length=200, description="query: words in the payee or memo (any case)."
+    )
+    finance_category: str | None = Field(
+        None, max_length=100, description="query: transactions of this spending category."
+    )
+    sort: Literal["date", "amount", "payee"] = Field("date", description="query: sort key.")
+    sort_dir: Literal["asc", "desc"] = Field("desc", description="query: sort direction.")
+    page: int = Field(1, ge=1, le=100_000, description="query: page, from 1.")
+    per_page: int = Field(10, ge=1, le=100, description="query: transactions per page.")
+    group_by: Literal["category", "payee", "month"] | None = Field(
+        None, description="query: also total the matches by this."
+    )
+    date_from: Day | None = Field(None, description="query: first day, YYYY-MM-DD.")
+    date_to: Day | None = Field(None, description="query: last day, YYYY-MM-DD.")
+
+
+class SourceStatus(BaseModel):
+    """One source's fetch: where from, when, and whether it worked."""
+
+    platform: str
+    source_id: Annotated[str, Cite()] = Field(description="context:<category>:<platform>")
+    fetched_at: str
+    ok: bool
+    error: str | None = None
+    retryable: bool = False
+    records: int = 0
+    skipped: list[str] = Field(default_factory=list)
+
+
+class CategoryContext(BaseModel):
+    """One category's state and shaped data."""
+
+    category: str
+    status: Literal["ok", "partial", "error", "not_configured"]
+    sources: list[SourceStatus] = Field(default_factory=list)
+    summary: dict[str, Any] = Field(default_factory=dict)
+    alerts: list[str] = Field(default_factory=list)
+    how_to_configure: str | None = None
+
+
+class UserContextResponse(BaseModel):
+    """The categories asked for; the query's or the commute's answer when asked."""
+
+    action: str
+    categories: list[CategoryContext]
+    query: dict[str, Any] | None = None
+    commute: dict[str, Any] | None = None
+
+
+class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
+    """The user's context (finance, calendar, weather, commute, tasks) in one tool."""
+
+    name = "user_context"
+    annotations = ToolAnnotations(read_only=True, idempotent=True, open_world=True)
+    blocking = False  # awaits the bridge, whose sources run concurrently
+    RequestModel = UserContextRequest
+    ResponseModel = UserContextResponse
+    tags = ("context",)
+
+    def __init__(self, bridge: ContextBridge) -> None:
+        self.bridge = bridge
+        configured = ", ".join(bridge.categories) or "none yet"
+        self.description = (
+            "The user's own context: summary of categories, a daily briefing, commute "
+            "time to a destination, or a query of finance transactions (search, sort, "
+            f"page, group by, date range). Configured categories: {configured}."
+        )
+
+    async def execute_internal(
+        self, request: UserContextRequest, ctx: ToolContext
+    ) -> UserContextResponse:
+        """Run the action (see the module docstring).
+
+        Raises:
+            InvalidArgumentsError: an unknown category or destination, a query of
+                another category than finance, ``date_from`` after ``date_to``.
+        """
+        action = request.action
+        if action == "briefing":
+            asked = self.bridge.categories
+        elif action == "query":
+            asked = [self._known(request.category or "finance")]
+            if asked != ["finance"]:
+                raise InvalidArgumentsError.for_field(
+                    "category", "query reads finance transactions; use summary for the others"
+                )
+        elif action == "commute":
+            asked = ["commute"]
+        else:
+            wanted = request.categories or ([request.category] if request.category else [])
+            asked = [self._known(c) for c in wanted] or self.bridge.categories
+        if request.date_from and request.date_to and request.date_from > request.date_to:
+            raise InvalidArgumentsError.for_field(
+                "date_from", f"{request.date_from} is after date_to {request.date_to}"
+            )
+        configured = [c for c in asked if self.bridge.sources(c)]
+        fetched = await self.bridge.fetch(configured)
+        shaped = self.bridge.normalize(fetched, include_alerts=request.include_alerts)
+        response = UserContextResponse(
+            action=action,
+            categories=[self._category(c, fetched.get(c, []), shaped.get(c, {})) for c in asked],
+        )
+        if action == "query" and fetched.get("finance"):
+            records = [r for result in fetched["finance"] if result.success for r in result.data]
+            response.query = query_transactions(records, self._query(request))
+        if action == "commute" and fetched.get("commute"):
+            response.commute = self._commute(request.destination, fetched["commute"])
+        return response
+
+    def _known(self, category: str) -> str:
+        name = category.strip().lower()
+        if name in self.bridge.categories or name in BUILT_IN:
+            return name
+        names = sorted({*self.bridge.categories, *BUILT_IN})
+        near = closest_names(name, names)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise InvalidArgumentsError.for_field(
+            "category",
+            f"unknown category {category!r}{hint}; configured: "
+            f"{', '.join(self.bridge.categories) or 'none'}; built in: {', '.join(BUILT_IN)}",
+            allowed=names,
+        )
+
+    def _category(
+        self, category: str, results: list[AdapterResult], shaped: dict[str, Any]
+    ) -> CategoryContext:
+        if not self.bridge.sources(category):
+            return CategoryContext(
+                category=category,
+                status="not_configured",
+                how_to_configure=CATEGORY_HELP.get(
+                    category, f"install or configure an adapter for {category}"
+                ),
+            )
+        good = sum(r.success for r in results)
+        status = "ok" if good == len(results) else "error" if good == 0 else "partial"
+        return CategoryContext(
+            category=category,
+            status=status,
+            sources=[_status(r) for r in results],
+            summary=shaped.get("summary", {}),
+            alerts=shaped.get("alerts", []),
+        )
+
+    @staticmethod
+    def _query(request: UserContextRequest) -> FinanceQuery:
+        return FinanceQuery(
+            search=request.search, category=request.finance_category,
+            date_from=request.date_from, date_to=request.date_to, sort=request.sort,
+            sort_dir=request.sort_dir, page=request.page, per_page=request.per_page,
+            group_by=request.group_by,
+        )  # fmt: skip
+
+    def _commute(self, destination: str | None, results: list[AdapterResult]) -> dict[str, Any]:
+        trips = [r for result in results if result.success for r in result.data]
+        names = [str(t["destination"]) for t in trips]
+        for adapter in self.bridge.sources("commute"):
+            if isinstance(adapter, OsrmAdapter):
+                names = adapter.destinations
+        if not trips:
+            return {}
+        chosen = destination or names[0]
+        trip = next((t for t in trips if str(t["destination"]).lower() == chosen.lower()), None)
+        if trip is None:
+            near = closest_names(chosen, names)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise InvalidArgumentsError.for_field(
+                "destination",
+                f"{chosen!r} is not in the address book{hint}; places: {', '.join(names)}",
+                allowed=names,
+            )
+        return dict(trip)
+
+    def format_output(self, response: UserContextResponse) -> ToolResult:
+        """The response, citing its source when it has exactly one.
+
+        ``source_id`` is ``context:<category>:<platform>``; ``as_of`` the oldest fetch used.
+        """
+        used = [s for c in response.categories for s in c.sources if s.ok]
+        ids = list(dict.fromkeys(s.source_id for s in used))
+        return ToolResult.ok(
+            response.model_dump(mode="json"),
+            source_id=ids[0] if len(ids) == 1 else None,
+            as_of=min((s.fetched_at for s in used), default=None),
+        )
+
+
+def _status(result: AdapterResult) -> SourceStatus:
+    fetched: datetime = result.fetched_at
+    return SourceStatus(
+        platform=result.platform,
+        source_id=result.source_id,
+        fetched_at=fetched.isoformat(timespec="seconds"),
+        ok=result.success,
+        error=result.error,
+        retryable=result.retryable,
+        records=result.transformed_count,
+        skipped=list(result.metadata.get("skipped", []))[:20],
+    )
