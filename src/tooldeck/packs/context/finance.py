@@ -74,6 +74,7 @@ class OfxAdapter(_FinanceAdapter):
     ) -> None:
         super().__init__(categories, alert_over)
         self.paths = list(paths)
+        self._parsed: dict[Path, tuple[tuple[int, int], list[dict[str, Any]], list[str]]] = {}
 
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every statement's transactions.
@@ -84,36 +85,55 @@ class OfxAdapter(_FinanceAdapter):
         return await asyncio.to_thread(self._read)
 
     def _read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        accounts: list[str] = []
+        for path in self.paths:
+            file_records, file_accounts = self._file(path)
+            records += file_records
+            accounts += file_accounts
+        return records, len(records), {"accounts": accounts}
+
+    def _file(self, path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+        """One file's transactions and accounts, parsed again only when it changed.
+
+        A parse that outlives the bridge's timeout still lands here, so the next fetch
+        of a large statement is immediate.
+        """
         from ofxtools.Parser import OFXTree
 
+        if not path.is_file():
+            raise SourceError(f"statement not found: {path}")
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size)
+        cached = self._parsed.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        tree = OFXTree()
+        try:
+            tree.parse(str(path))
+            ofx = tree.convert()
+        except Exception as exc:  # ofxtools raises many kinds for a broken file
+            raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
         records: list[dict[str, Any]] = []
         accounts = []
-        for path in self.paths:
-            if not path.is_file():
-                raise SourceError(f"statement not found: {path}")
-            tree = OFXTree()
-            try:
-                tree.parse(str(path))
-                ofx = tree.convert()
-            except Exception as exc:  # ofxtools raises many kinds for a broken file
-                raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
-            for statement in ofx.statements:
-                account = str(statement.account.acctid)
-                accounts.append(account)
-                currency = str(statement.curdef or "USD")
-                for tx in statement.transactions:
-                    payee = str(tx.name or tx.memo or tx.trntype or "")
-                    records.append({
-                        "id": str(tx.fitid),
-                        "date": tx.dtposted.date().isoformat(),
-                        "amount": float(tx.trnamt),
-                        "currency": str(getattr(tx, "currency", None) or currency),
-                        "payee": payee,
-                        "memo": str(tx.memo or ""),
-                        "category": _categorize(payee, self.categories),
-                        "account": account,
-                    })  # fmt: skip
-        return records, len(records), {"accounts": accounts}
+        for statement in ofx.statements:
+            account = str(statement.account.acctid)
+            accounts.append(account)
+            currency = str(statement.curdef or "USD")
+            for tx in statement.transactions:
+                payee = str(tx.name or tx.memo or tx.trntype or "")
+                records.append({
+                    "id": str(tx.fitid),
+                    "date": tx.dtposted.date().isoformat(),
+                    "amount": float(tx.trnamt),
+                    "currency": str(getattr(tx, "currency", None) or currency),
+                    "payee": payee,
+                    "memo": str(tx.memo or ""),
+                    "category": _categorize(payee, self.categories),
+                    "account": account,
+                })  # fmt: skip
+        self._parsed[path] = (key, records, accounts)
+        return records, accounts
 
 
 class CsvColumns(BaseModel):
