@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tooldeck.config import load_settings
@@ -155,9 +155,14 @@ def test_no_exception_escapes_and_every_answer_is_an_envelope(
             properties(runtime, name),
         )
 
+    names = {n for d in runtime.registry.list_definitions() for n in (d.name, *d.aliases)}
+
     @FUZZ
     @given(name=st.one_of(st.none(), st.integers(), st.text(max_size=30), values))
     def odd_names(name: Any) -> None:
+        # hypothesis draws text from the code's own string constants too, tool names among
+        # them; a real tool may well succeed with no arguments
+        assume(not (isinstance(name, str) and name in names))
         result = loop.run_until_complete(provider.execute(name, {}, runtime.context()))
         assert isinstance(result, ToolResult)
         assert result.error is not None and result.error.type in ("not_found", "validation")

@@ -232,7 +232,7 @@ async def test_every_action_answers_through_the_tool(runtime: Runtime, sources: 
     tasks = await call(runtime, category="tasks")
     assert tasks.source_id == "context:tasks:todo.txt" and tasks.as_of is not None
     trip = await call(runtime, action="commute", destination="Work")
-    assert trip.data["commute"] == {"destination": "work", "address": "350 5th Ave",
+    assert trip.data["commute"] == {"source_ids": ["context:commute:osrm"], "destination": "work", "address": "350 5th Ave",
                                     "minutes": 21.5, "km": 9.4, "profile": "driving"}  # fmt: skip
     assert trip.source_id == "context:commute:osrm"
     first = (await call(runtime, action="commute")).data["commute"]

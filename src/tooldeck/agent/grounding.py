@@ -221,7 +221,9 @@ class _Evidence:
                 self._walk(result.data, node, (), "value", facts)
                 continue
             for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
-                if part.get(key) in cited:
+                own = part.get(key)
+                ids = own if isinstance(own, list) else [own]
+                if any(isinstance(i, str) and i in cited for i in ids):
                     self._walk(part, part_node, (), "value", facts)
         self.figures = _accepted(figures, cited, [f.value for f in facts])
         for f in self.figures:
@@ -693,7 +695,9 @@ def check_grounding(
     for result in results:  # records that carry their own source id (a document's block)
         if result.success and schemas and result.metadata and result.metadata.tool_name:
             node = _compiled(schemas.get(result.metadata.tool_name))
-            known.update(str(p[k]) for p, _, k in _parts(result.data, node) if p.get(k))
+            for part, _, key in _parts(result.data, node):
+                own = part.get(key)
+                known.update(str(i) for i in (own if isinstance(own, list) else [own]) if i)
     cited = list(dict.fromkeys(citations))
     findings = [
         Finding(

@@ -138,7 +138,8 @@ class Cite:
 
     A search result listing blocks of several documents gives each its
     ``doc:<id>@v<n>``: an answer may cite that id, and the validator then checks the
-    answer against that record only.
+    answer against that record only. A record drawn from several sources lists them
+    (``Annotated[list[str], Cite()]``): citing any of them cites the record.
     """
 
     def __get_pydantic_json_schema__(

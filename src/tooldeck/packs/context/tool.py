@@ -86,15 +86,44 @@ class SourceStatus(BaseModel):
     skipped: list[str] = Field(default_factory=list)
 
 
+Cited = Annotated[list[str], Cite()]
+"""The ``context:<category>:<platform>`` ids of the sources a record was drawn from."""
+
+
 class CategoryContext(BaseModel):
     """One category's state and shaped data."""
 
     category: str
     status: Literal["ok", "partial", "error", "not_configured"]
+    source_ids: Cited = Field(default_factory=list, description="Cite one of these.")
     sources: list[SourceStatus] = Field(default_factory=list)
     summary: dict[str, Any] = Field(default_factory=dict)
     alerts: list[str] = Field(default_factory=list)
     how_to_configure: str | None = None
+
+
+class QueryResult(BaseModel):
+    """A page of matching transactions, totals over every match, and groups if asked."""
+
+    source_ids: Cited
+    total: int
+    page: int
+    per_page: int
+    pages: int
+    transactions: list[dict[str, Any]]
+    totals: dict[str, Any] = Field(description="count, spent, received, net")
+    groups: list[dict[str, Any]] | None = None
+
+
+class Trip(BaseModel):
+    """Travel time from the origin to one place of the address book."""
+
+    source_ids: Cited
+    destination: str
+    address: str
+    minutes: float
+    km: float
+    profile: str
 
 
 class UserContextResponse(BaseModel):
@@ -102,8 +131,8 @@ class UserContextResponse(BaseModel):
 
     action: str
     categories: list[CategoryContext]
-    query: dict[str, Any] | None = None
-    commute: dict[str, Any] | None = None
+    query: QueryResult | None = None
+    commute: Trip | None = None
 
 
 class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
@@ -160,8 +189,10 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             categories=[self._category(c, fetched.get(c, []), shaped.get(c, {})) for c in asked],
         )
         if action == "query" and fetched.get("finance"):
-            records = [r for result in fetched["finance"] if result.success for r in result.data]
-            response.query = query_transactions(records, self._query(request))
+            good = [result for result in fetched["finance"] if result.success]
+            records = [r for result in good for r in result.data]
+            found = query_transactions(records, self._query(request))
+            response.query = QueryResult(source_ids=[r.source_id for r in good], **found)
         if action == "commute" and fetched.get("commute"):
             response.commute = self._commute(request.destination, fetched["commute"])
         return response
@@ -196,6 +227,7 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
         return CategoryContext(
             category=category,
             status=status,
+            source_ids=[r.source_id for r in results if r.success],
             sources=[_status(r) for r in results],
             summary=shaped.get("summary", {}),
             alerts=shaped.get("alerts", []),
@@ -210,14 +242,15 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             group_by=request.group_by,
         )  # fmt: skip
 
-    def _commute(self, destination: str | None, results: list[AdapterResult]) -> dict[str, Any]:
-        trips = [r for result in results if result.success for r in result.data]
+    def _commute(self, destination: str | None, results: list[AdapterResult]) -> Trip | None:
+        good = [result for result in results if result.success]
+        trips = [r for result in good for r in result.data]
         names = [str(t["destination"]) for t in trips]
         for adapter in self.bridge.sources("commute"):
             if isinstance(adapter, OsrmAdapter):
                 names = adapter.destinations
         if not trips:
-            return {}
+            return None
         chosen = destination or names[0]
         trip = next((t for t in trips if str(t["destination"]).lower() == chosen.lower()), None)
         if trip is None:
@@ -228,7 +261,7 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
                 f"{chosen!r} is not in the address book{hint}; places: {', '.join(names)}",
                 allowed=names,
             )
-        return dict(trip)
+        return Trip(source_ids=[r.source_id for r in good], **trip)
 
     def format_output(self, response: UserContextResponse) -> ToolResult:
         """The response, citing its source when it has exactly one.
