@@ -352,3 +352,61 @@ def test_the_context_table_is_checked() -> None:
         with pytest.raises(ConfigError) as caught:
             load_settings(context=table)
         assert says in str(caught.value), str(caught.value)
+
+
+def test_spending_windows_are_read_from_the_question() -> None:
+    from tooldeck.packs.context.answers import spending_window
+
+    today = date(2026, 11, 24)
+    assert spending_window("how much last month", today) == ("2026-10-01", "2026-10-31")
+    assert spending_window("this month", today) == ("2026-11-01", "2026-11-24")
+    assert spending_window("in december", today) == ("2025-12-01", "2025-12-31")
+    assert spending_window("in february", date(2028, 3, 1)) == ("2028-02-01", "2028-02-29")
+    assert spending_window("last week", today) == ("2026-11-16", "2026-11-22")
+    assert spending_window("over the last 30 days", today) == ("2026-10-26", "2026-11-24")
+    assert spending_window("ever", today) == (None, None)
+
+
+def test_context_questions_do_not_take_the_brokerage_questions(tmp_path: Path) -> None:
+    from router_questions import QUESTIONS
+
+    from tooldeck.core.intents import IntentPacks
+    from tooldeck.packs.brokerage import BrokerageDataSource
+    from tooldeck.packs.brokerage.answers import BrokerageAnswers
+    from tooldeck.packs.context.answers import ContextAnswers
+
+    brokerage = BrokerageAnswers(BrokerageDataSource())
+    combined = IntentPacks([brokerage, ContextAnswers(lambda: date(2026, 11, 24))])
+    moved = [
+        f"{q!r}: {brokerage.route(q).intent} → {combined.route(q).intent}"
+        for q, _, _ in QUESTIONS
+        if brokerage.route(q).intent != "out_of_scope" and combined.route(q) != brokerage.route(q)
+    ]
+    assert moved == []
+
+
+@pytest.mark.parametrize(
+    ("question", "says", "cites"),
+    [
+        ("Give me my daily briefing", "**Calendar**", "context:calendar:ical"),
+        ("What's the weather like?", "**Weather**: now overcast, 6.4°", "context:weather:open-meteo"),
+        ("How much did I spend on uber in november?",
+         "You spent $61.65 on uber from 2026-11-01 to 2026-11-30, in 3 transactions",
+         "context:finance:ofx"),
+        ("what's on my todo list", "**Tasks**: 3 open", "context:tasks:todo.txt"),
+        ("how long to get to work?", "To work: 21.5 minutes (9.4 km, driving).",
+         "context:commute:osrm"),
+    ],
+)  # fmt: skip
+async def test_chat_answers_about_the_context_are_grounded(
+    runtime: Runtime, question: str, says: str, cites: str
+) -> None:
+    from tooldeck.agent.contracts import ChatRequest
+
+    run = await runtime.runs.start(ChatRequest(question=question), user="t")
+    done = await runtime.runs.wait(run.run_id)
+    answer = done.answer
+    assert answer is not None, done
+    assert says in answer.answer_markdown, answer.answer_markdown
+    assert cites in answer.citations
+    assert answer.grounding.verdict == "grounded", answer.grounding

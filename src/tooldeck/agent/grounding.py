@@ -57,13 +57,18 @@ __all__ = ["Finding", "Grounding", "GroundingReport", "check_grounding", "find_c
 _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
 )
+_STAMP_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ](\d{2}:\d{2})")
+"""The time of day of a timestamp in the data (what a stated time must be one of)."""
+_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
+"""A time of day in an answer ("at 9:30", "09:30")."""
 _CITATION = re.compile(r"\[([A-Za-z][\w.-]*(?::[\w.@-]+)+)\]")
 _QUOTE = re.compile(r"[“\"]([^”\"\n]{12,400})[”\"]")
 _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(
-    r"(?<![\w.,$€£])(?P<sign>[-+−])?(?P<cur>[$€£]|USD ?)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)"
+    r"(?<![\w.,$€£])(?P<sign>[-+−])?(?P<cur>[$€£]|(?:USD|EUR|GBP|CAD|AUD|CHF|JPY) ?)?"
+    r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)"
     r"(?P<frac>\.\d+)?(?P<unit> ?(?:%|percent\b|k\b|K\b|M\b|B\b|bn\b|million\b|billion\b|thousand\b))?"
-    r"(?P<after> ?(?:dollars?\b|USD\b|shares?\b|units?\b))?"
+    r"(?P<after> ?(?:dollars?\b|euros?\b|(?:USD|EUR|GBP|CAD|AUD|CHF|JPY)\b|shares?\b|units?\b))?"
     r"(?![\w%])"
 )
 _LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
@@ -204,6 +209,8 @@ class _Evidence:
     ) -> None:
         facts: list[_Fact] = []
         self.dates: set[str] = set()
+        self.times: set[str] = set()
+        """Times of day (``HH:MM``) of the timestamps in the cited data."""
         self.labels: dict[str, tuple[str, str]] = {}
         """Display name → (type, id) of the subjects seen in the data."""
         self.ids: set[tuple[str, str]] = set()
@@ -253,6 +260,7 @@ class _Evidence:
                 out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
         elif isinstance(value, str):
             self.dates.update(m.group(1) for m in _DATE.finditer(value))
+            self.times.update(m.group(1) for m in _STAMP_TIME.finditer(value))
             if len(value) > 20:
                 self.texts.append(" ".join(value.lower().split()))
             if not _INSTRUCTION.search(value):  # text that gives orders is not data
@@ -740,6 +748,18 @@ def check_grounding(
                 )
             )
     blank = _DATE.sub(lambda m: " " * len(m.group()), text)  # positions kept
+    for m in _TIME.finditer(blank):
+        checked += 1
+        if f"{int(m.group(1)):02d}:{m.group(2)}" not in evidence.times:
+            findings.append(
+                Finding(
+                    kind="untraced_date",
+                    text=m.group(0),
+                    message=f"The time {m.group(0)} is in no timestamp of the cited results "
+                    f"({sources}).",
+                )
+            )
+    blank = _TIME.sub(lambda m: " " * len(m.group()), blank)
     blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
     for claim in _claims(text, blank, evidence):
         checked += 1

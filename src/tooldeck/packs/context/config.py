@@ -106,7 +106,7 @@ CATEGORY_HELP = {
     "finance": '[context.finance] ofx = ["statement.qfx"] (or [[context.finance.csv]] '
     'path, account and columns = {date = "Date", payee = "Description", amount = "Amount"})',
     "calendar": '[context.calendar] files = ["calendar.ics"] (or urls_env = ["ICS_URL"])',
-    "weather": "[context.weather] latitude = 48.85, longitude = 2.35",
+    "weather": "[context.weather] latitude and longitude (decimal degrees) of your place",
     "commute": '[context.commute] base_url = "http://router.project-osrm.org", origin = '
     '"home", and [context.commute.places.home] / [context.commute.places.work] '
     "latitude, longitude",

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackParts
 from tooldeck.packs.context.adapter import ContextAdapter
+from tooldeck.packs.context.answers import ContextAnswers
 from tooldeck.packs.context.bridge import ContextBridge
 from tooldeck.packs.context.calendar import CalendarAdapter
 from tooldeck.packs.context.commute import OsrmAdapter
@@ -89,7 +90,10 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
 
 
 class ContextPack:
-    """``user_context`` over a ``ContextBridge`` (registered as a service)."""
+    """``user_context`` over a ``ContextBridge``, and chat answers about the context.
+
+    The bridge is registered as a service; the answers are ``ContextAnswers``.
+    """
 
     name = "context"
     config_model = ContextConfig
@@ -104,7 +108,9 @@ class ContextPack:
             return PackParts()
         bridge = ContextBridge(adapters_of(config), ttl_s=config.ttl_s, timeout_s=config.timeout_s)
         services.register(ContextBridge, bridge)
-        return PackParts(tools=[UserContextTool(bridge)])
+        zone = ZoneInfo(config.timezone)
+        answers = ContextAnswers(lambda: datetime.now(zone).date())
+        return PackParts(tools=[UserContextTool(bridge)], answers=answers)
 
 
 pack = ContextPack()

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tooldeck.core.context import ToolContext
 from tooldeck.core.dates import Day
 from tooldeck.core.definition import ToolAnnotations
-from tooldeck.core.kinds import Cite
+from tooldeck.core.kinds import Cite, Money, Terms
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
@@ -102,16 +102,29 @@ class CategoryContext(BaseModel):
     how_to_configure: str | None = None
 
 
+class Totals(BaseModel):
+    """Totals over every matching transaction (not only the page)."""
+
+    count: Annotated[int, Terms("transactions", "purchases", "payments")]
+    spent: Money = Field(description="Money out, as a positive amount.")
+    received: Money
+    net: Money
+
+
 class QueryResult(BaseModel):
     """A page of matching transactions, totals over every match, and groups if asked."""
 
     source_ids: Cited
+    search: str | None = None
+    finance_category: str | None = None
+    date_from: str | None = Field(None, description="The window asked for, as given.")
+    date_to: str | None = None
     total: int
     page: int
     per_page: int
     pages: int
     transactions: list[dict[str, Any]]
-    totals: dict[str, Any] = Field(description="count, spent, received, net")
+    totals: Totals
     groups: list[dict[str, Any]] | None = None
 
 
@@ -192,7 +205,14 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             good = [result for result in fetched["finance"] if result.success]
             records = [r for result in good for r in result.data]
             found = query_transactions(records, self._query(request))
-            response.query = QueryResult(source_ids=[r.source_id for r in good], **found)
+            response.query = QueryResult(
+                source_ids=[r.source_id for r in good],
+                search=request.search,
+                finance_category=request.finance_category,
+                date_from=request.date_from.isoformat() if request.date_from else None,
+                date_to=request.date_to.isoformat() if request.date_to else None,
+                **found,
+            )
         if action == "commute" and fetched.get("commute"):
             response.commute = self._commute(request.destination, fetched["commute"])
         return response
