@@ -279,6 +279,7 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
             "/tools",
             "/tools/chat",
             "/tools/documents",
+            "/tools/sources",
             "/tools/history",
             "/tools/metrics",
         ):
@@ -398,3 +399,30 @@ def test_documents_are_uploaded_searched_and_opened_with_their_images(
     page.set_input_files("#upload input[type=file]", [str(good)])
     page.click("#upload button")
     expect(page.locator("#upload-note")).to_contain_text("fees.pdf: unchanged")
+
+
+def test_the_sources_page_shows_each_source_and_its_last_fetch(tmp_path: Path, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    todo = tmp_path / "todo.txt"
+    todo.write_text("(A) Call the bank due:2026-11-20\nx Done already\n")
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        f'[context.tasks]\ntodo_txt = "{todo}"\n\n'
+        f"[context.weather]\nlatitude = 40.7\nlongitude = -74.0\n"
+        f'base_url = "http://127.0.0.1:{free_port()}"\n'  # nothing listens there
+    )
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    try:
+        page.goto(f"{server.url}/tools/sources")
+        tasks = page.locator('tr[data-source="context:tasks:todo.txt"]')
+        expect(tasks).to_contain_text("not yet")
+        page.click("#refresh-sources")
+        expect(tasks).to_contain_text("ok")
+        expect(tasks).to_contain_text("2")  # records
+        weather = page.locator('tr[data-source="context:weather:open-meteo"]')
+        expect(weather).to_contain_text("error")
+        expect(weather).to_contain_text("Open-Meteo cannot be reached")
+        shot(page, "sources")
+    finally:
+        server.stop()

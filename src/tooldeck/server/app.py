@@ -23,6 +23,7 @@ from tooldeck.server.routes import (
     brokerage,
     catalog,
     chat,
+    context,
     documents,
     metrics,
     tools,
@@ -136,7 +137,7 @@ def create_app(
     )
     app.add_middleware(RequestGuard, rules=rules)  # outermost: runs before anything else
     guarded = [Depends(_require_api_key)]
-    for module in (tools, catalog, approvals, audit, brokerage, chat, documents, metrics):
+    for module in (tools, catalog, approvals, audit, brokerage, chat, context, documents, metrics):
         app.include_router(module.router, dependencies=guarded)
     ui.install(app)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))

@@ -2,9 +2,10 @@
 
 Served from files in this package (``static/``); nothing is fetched from the internet.
 Every path under ``/tools`` answers the same page, which routes on its location
-(``/tools``, ``/tools/t/<name>``, ``/tools/chat``, ``/tools/documents``, ``/tools/history``,
-``/tools/metrics``, ``/tools/approvals``). The page itself holds no data, so it is served without the API
-key; its calls to ``/api/*`` send the key the user enters when one is configured.
+(``/tools``, ``/tools/t/<name>``, ``/tools/chat``, ``/tools/documents``,
+``/tools/sources``, ``/tools/history``, ``/tools/metrics``, ``/tools/approvals``). The
+page itself holds no data, so it is served without the API key; its calls to ``/api/*``
+send the key the user enters when one is configured.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ import { h, spark } from "./dom.js";
 import { buildForm, withCode } from "./form.js";
 import { chatPage } from "./chat.js";
 import { documentsPage } from "./documents.js";
+import { sourcesPage } from "./sources.js";
 
 const app = document.getElementById("app");
 const profileSelect = document.getElementById("profile");
@@ -63,13 +64,14 @@ async function render() {
   const path = location.pathname.replace(/\/+$/, "");
   const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === page));
-  if (page === "metrics" || page === "approvals" || page === "chat" || page === "documents") loadCatalog().catch(() => {}); // fills the profile selector
+  if (page === "metrics" || page === "approvals" || page === "chat" || page === "documents" || page === "sources") loadCatalog().catch(() => {}); // fills the profile selector
   try {
     if (page === "history") await historyPage();
     else if (page === "metrics") await metricsPage();
     else if (page === "approvals") await approvalsPage();
     else if (page === "chat") await chatPage(app, { api, detail, state, authHeaders, refreshPending });
     else if (page === "documents") await documentsPage(app, { api, detail, state });
+    else if (page === "sources") await sourcesPage(app, { api, detail, state });
     else await toolsPage(path.startsWith("/tools/t/") ? decodeURIComponent(path.slice(9)) : null);
   } catch (error) {
     app.replaceChildren(h("div", { class: "panel error-box" }, String(error.message || error)));
