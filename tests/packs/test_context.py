@@ -410,3 +410,44 @@ async def test_chat_answers_about_the_context_are_grounded(
     assert says in answer.answer_markdown, answer.answer_markdown
     assert cites in answer.citations
     assert answer.grounding.verdict == "grounded", answer.grounding
+
+
+async def test_an_installed_adapter_adds_a_category_without_touching_the_pack(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An adapter of another package (the ``tooldeck.context_adapters`` entry-point group)
+    brings its own category and shape; one that fails to load is logged, not fatal."""
+    from importlib.metadata import EntryPoint
+
+    from tooldeck.packs.context import pack as context_pack
+    from tooldeck.packs.context.adapter import ContextAdapter
+
+    class Steps(ContextAdapter):
+        category, platform = "fitness", "pedometer"
+
+        async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+            return [{"day": "2026-11-23", "steps": 8412}], 1, {}
+
+        def normalize_for_tools(
+            self, records: Any, *, include_alerts: bool = True
+        ) -> dict[str, Any]:
+            return {"summary": {"steps_today": records[-1]["steps"]}, "alerts": []}
+
+    def adapters(config: Any) -> list[ContextAdapter]:
+        return [Steps()]
+
+    found = [
+        EntryPoint("steps", f"{__name__}:adapters", "tooldeck.context_adapters"),
+        EntryPoint("broken", "no_such_module:adapters", "tooldeck.context_adapters"),
+    ]
+    monkeypatch.setattr(context_pack, "entry_points", lambda group: found)
+    globals()["adapters"] = adapters  # what the entry point names
+    rt = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    try:
+        got = await call(rt, category="fitness")
+        assert got.data["categories"][0]["summary"] == {"steps_today": 8412}
+        assert got.source_id == "context:fitness:pedometer"
+        wrong = await call(rt, category="fitnes")
+        assert wrong.error is not None and "did you mean 'fitness'" in wrong.error.message
+    finally:
+        await rt.aclose()
