@@ -189,7 +189,7 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             asked = ["commute"]
         else:
             wanted = request.categories or ([request.category] if request.category else [])
-            asked = [self._known(c) for c in wanted] or self.bridge.categories
+            asked = list(dict.fromkeys(self._known(c) for c in wanted)) or self.bridge.categories
         if request.date_from and request.date_to and request.date_from > request.date_to:
             raise InvalidArgumentsError.for_field(
                 "date_from", f"{request.date_from} is after date_to {request.date_to}"
