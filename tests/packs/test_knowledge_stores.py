@@ -287,3 +287,47 @@ def test_vectors_written_by_another_process_are_searched(
     cli.add(parse_bytes(b"Payroll arrives on the last working day.", "pay.txt"), "/pay.txt")
     (hit,) = server.search("when do I get my salary?", 1, mode="dense")
     assert hit.block["content_text"].startswith("Payroll")
+
+
+def test_a_note_is_seen_by_its_owner_alone_and_shared_documents_by_all(
+    make_store: MakeStore,
+) -> None:
+    from tooldeck.packs.knowledge.store import EVERYONE
+
+    store = make_store()
+    shared, _ = store.add(parse_bytes(MARKDOWN.encode(), "s.md"), "/docs/s.md")
+    note = parse_bytes(b"My locker code is 4417.", "note.txt")
+    mine, _ = store.add(note, "note:alice:x", owner="alice")
+    assert [h.block["document_id"] for h in store.search("locker code", 5, viewer="alice")] == [
+        mine.document_id
+    ]
+    for viewer in ("bob", None):  # another user, and a caller with no identity
+        assert store.search("locker code", 5, viewer=viewer) == []
+        assert store.get(mine.document_id, viewer) is None
+        assert store.blocks(mine.document_id, viewer=viewer) == []
+        assert [d.document_id for d in store.documents(viewer=viewer)] == [shared.document_id]
+    assert store.get(mine.document_id, EVERYONE) == store.get(mine.document_id, "alice")
+    assert {d.document_id for d in store.documents()} == {shared.document_id, mine.document_id}
+
+
+async def test_knowledge_store_notes_are_private_to_their_author(tmp_path: Path) -> None:
+    """Through the tools: alice's note is not in bob's search, list or get."""
+    runtime = build_runtime(
+        load_settings(data_dir=tmp_path, builtin={"enabled": False}, audit={"enabled": False})
+    )
+    run = runtime.provider.execute
+    alice, bob = runtime.context(user="alice"), runtime.context(user="bob")
+    try:
+        stored = await run("knowledge_store", {"text": "My locker code is 4417."}, alice)
+        note_id = stored.data["document"]["document_id"]
+        found = await run("knowledge_search", {"query": "locker code"}, alice)
+        assert found.data["blocks"][0]["document_id"] == note_id
+        assert (await run("knowledge_search", {"query": "locker code"}, bob)).data["blocks"] == []
+        assert (await run("list_documents", {}, bob)).data["documents"] == []
+        hidden = await run("get_document", {"document_id": note_id}, bob)
+        assert hidden.error is not None and "Unknown document" in hidden.error.message
+        assert hidden.error.details == {"field": "document_id", "allowed": []}  # none listed
+        again = await run("knowledge_store", {"text": "My locker code is 4417."}, bob)
+        assert again.data["document"]["document_id"] != note_id  # bob's own copy
+    finally:
+        await runtime.aclose()

@@ -27,10 +27,12 @@ from tooldeck.packs.knowledge.embed import Embedder
 from tooldeck.packs.knowledge.parse import ParsedDocument
 from tooldeck.packs.knowledge.store import (
     BLOCK_FIELDS,
+    EVERYONE,
     Document,
     Hit,
     SearchMode,
     Status,
+    Viewer,
     check_mode,
     document_id_for,
     extractive_summary,
@@ -39,6 +41,7 @@ from tooldeck.packs.knowledge.store import (
     image_url,
     query_words,
     strict_then_loose,
+    visible,
 )
 
 __all__ = ["PostgresStore"]
@@ -49,6 +52,7 @@ create table if not exists knowledge_documents(
     document_id text primary key, title text not null, author text, document_type text not null,
     created text, keywords jsonb not null, source text not null, content_hash text not null,
     version integer not null, ingested_at text not null, summary text not null);
+alter table knowledge_documents add column if not exists owner text;
 create table if not exists knowledge_blocks(
     id bigserial primary key, block_id text unique not null, document_id text not null,
     version integer not null, active boolean not null, position integer not null,
@@ -185,7 +189,9 @@ class PostgresStore:
         """``close`` for the runtime, which closes its services on exit."""
         self.close()
 
-    def add(self, parsed: ParsedDocument, source: str) -> tuple[Document, Status]:
+    def add(
+        self, parsed: ParsedDocument, source: str, owner: str | None = None
+    ) -> tuple[Document, Status]:
         """Store a parsed document from ``source`` (see ``KnowledgeStore.add``)."""
         document_id = document_id_for(source)
         current = self.get(document_id)
@@ -211,16 +217,18 @@ class PostgresStore:
                 (document_id,),
             )
             db.execute(
-                "insert into knowledge_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+                "insert into knowledge_documents(document_id, title, author, document_type, "
+                "created, keywords, source, content_hash, version, ingested_at, summary, owner) "
+                "values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
                 "on conflict (document_id) do update set title = excluded.title, "
                 "author = excluded.author, document_type = excluded.document_type, "
                 "created = excluded.created, keywords = excluded.keywords, "
                 "source = excluded.source, content_hash = excluded.content_hash, "
                 "version = excluded.version, ingested_at = excluded.ingested_at, "
-                "summary = excluded.summary",
+                "summary = excluded.summary, owner = excluded.owner",
                 (document_id, parsed.title, parsed.author, parsed.document_type, parsed.created,
                  json.dumps(parsed.keywords), source, parsed.content_hash, version, now,
-                 extractive_summary(parsed)),
+                 extractive_summary(parsed), owner),
             )  # fmt: skip
             with db.cursor() as cursor:
                 cursor.executemany(
@@ -272,16 +280,19 @@ class PostgresStore:
             )
             return bool(gone.rowcount)
 
-    def get(self, document_id: str) -> Document | None:
-        """The document, or None."""
+    def get(self, document_id: str, viewer: Viewer = EVERYONE) -> Document | None:
+        """The document, or None (none has this id, or not in ``viewer``'s view)."""
         with self._conn() as db:
-            return self._document(db, document_id)
+            doc = self._document(db, document_id)
+        return doc if doc is not None and visible(doc.owner, viewer) else None
 
-    def blocks(self, document_id: str, version: int | None = None) -> list[dict[str, Any]]:
+    def blocks(
+        self, document_id: str, version: int | None = None, viewer: Viewer = EVERYONE
+    ) -> list[dict[str, Any]]:
         """A document's blocks (the current version's, or ``version``'s), in order."""
         with self._conn() as db:
             doc = self._document(db, document_id)
-            if doc is None:
+            if doc is None or not visible(doc.owner, viewer):
                 return []
             rows = db.execute(
                 "select * from knowledge_blocks where document_id = %s and version = %s "
@@ -299,10 +310,11 @@ class PostgresStore:
         since: str | None = None,
         until: str | None = None,
         limit: int = 50,
+        viewer: Viewer = EVERYONE,
     ) -> list[Document]:
         """Documents matching every filter given, newest ingestion first."""
         where, args = filter_conditions(
-            "%s", document_type=document_type, author=author, since=since, until=until
+            "%s", viewer, document_type=document_type, author=author, since=since, until=until
         )
         if keywords:
             where.append(
@@ -331,6 +343,7 @@ class PostgresStore:
         document_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        viewer: Viewer = EVERYONE,
     ) -> list[Hit]:
         """The ``top_k`` current blocks best matching ``query`` (see ``KnowledgeStore``).
 
@@ -341,6 +354,7 @@ class PostgresStore:
         chosen = check_mode(mode, self.mode, self.embedder is not None)
         where, args = filter_conditions(
             "%s",
+            viewer,
             document_type=document_type,
             author=author,
             document_id=document_id,

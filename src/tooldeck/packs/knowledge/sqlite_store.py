@@ -22,10 +22,12 @@ from tooldeck.packs.knowledge.embed import Embedder
 from tooldeck.packs.knowledge.parse import ParsedDocument
 from tooldeck.packs.knowledge.store import (
     BLOCK_FIELDS,
+    EVERYONE,
     Document,
     Hit,
     SearchMode,
     Status,
+    Viewer,
     check_mode,
     document_id_for,
     extractive_summary,
@@ -34,6 +36,7 @@ from tooldeck.packs.knowledge.store import (
     image_url,
     query_words,
     strict_then_loose,
+    visible,
 )
 
 __all__ = ["SqliteStore"]
@@ -49,7 +52,7 @@ _SCHEMA = """
 create table if not exists documents(
     document_id text primary key, title text not null, author text, document_type text not null,
     created text, keywords text not null, source text not null, content_hash text not null,
-    version integer not null, ingested_at text not null, summary text not null);
+    version integer not null, ingested_at text not null, summary text not null, owner text);
 create table if not exists blocks(
     rowid integer primary key, block_id text unique not null, document_id text not null,
     version integer not null, active integer not null, position integer not null,
@@ -135,6 +138,9 @@ class SqliteStore:
                         + (_REINDEX if migrate else "")
                         + f"pragma user_version = {_VERSION}; commit;"
                     )
+                    columns = [r[1] for r in db.execute("pragma table_info(documents)")]
+                    if "owner" not in columns:  # a file made before notes had owners
+                        db.execute("alter table documents add column owner text")
                     self._conn = db
         return self._conn
 
@@ -183,7 +189,9 @@ class SqliteStore:
                 raise
             self._db.execute("commit")
 
-    def add(self, parsed: ParsedDocument, source: str) -> tuple[Document, Status]:
+    def add(
+        self, parsed: ParsedDocument, source: str, owner: str | None = None
+    ) -> tuple[Document, Status]:
         """Store a parsed document from ``source`` (see ``KnowledgeStore.add``)."""
         document_id = document_id_for(source)
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -208,10 +216,10 @@ class SqliteStore:
                 (document_id,),
             )
             db.execute(
-                "insert or replace into documents values (?,?,?,?,?,?,?,?,?,?,?)",
+                "insert or replace into documents values (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (document_id, parsed.title, parsed.author, parsed.document_type, parsed.created,
                  json.dumps(parsed.keywords), source, parsed.content_hash, version, now,
-                 extractive_summary(parsed)),
+                 extractive_summary(parsed), owner),
             )  # fmt: skip
             db.executemany(
                 "insert into blocks(block_id, document_id, version, active, position, "
@@ -268,13 +276,16 @@ class SqliteStore:
             gone = db.execute("delete from documents where document_id = ?", (document_id,))
             return gone.rowcount > 0
 
-    def get(self, document_id: str) -> Document | None:
-        """The document, or None."""
-        return self._document(self._read, document_id)
-
-    def blocks(self, document_id: str, version: int | None = None) -> list[dict[str, Any]]:
-        """A document's blocks (the current version's, or ``version``'s), in order."""
+    def get(self, document_id: str, viewer: Viewer = EVERYONE) -> Document | None:
+        """The document, or None (none has this id, or not in ``viewer``'s view)."""
         doc = self._document(self._read, document_id)
+        return doc if doc is not None and visible(doc.owner, viewer) else None
+
+    def blocks(
+        self, document_id: str, version: int | None = None, viewer: Viewer = EVERYONE
+    ) -> list[dict[str, Any]]:
+        """A document's blocks (the current version's, or ``version``'s), in order."""
+        doc = self.get(document_id, viewer)
         if doc is None:
             return []
         rows = self._read.execute(
@@ -292,6 +303,7 @@ class SqliteStore:
         since: str | None = None,
         until: str | None = None,
         limit: int = 50,
+        viewer: Viewer = EVERYONE,
     ) -> list[Document]:
         """Documents matching every filter given, newest ingestion first.
 
@@ -299,7 +311,9 @@ class SqliteStore:
         """
         if self._conn is None and not self.path.exists():
             return []
-        where, args = _where(document_type=document_type, author=author, since=since, until=until)
+        where, args = _where(
+            viewer, document_type=document_type, author=author, since=since, until=until
+        )
         rows = self._read.execute(
             "select document_id from documents d "
             + (f"where {where} " if where else "")
@@ -322,6 +336,7 @@ class SqliteStore:
         document_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        viewer: Viewer = EVERYONE,
     ) -> list[Hit]:
         """The ``top_k`` current blocks best matching ``query``, filtered by document fields.
 
@@ -335,6 +350,7 @@ class SqliteStore:
         """
         chosen = check_mode(mode, self.mode, self.embedder is not None)
         where, args = _where(
+            viewer,
             document_type=document_type,
             author=author,
             document_id=document_id,
@@ -478,9 +494,9 @@ class SqliteStore:
         return Document(**fields, blocks=int(count))
 
 
-def _where(**filters: str | None) -> tuple[str, list[Any]]:
+def _where(viewer: Viewer, **filters: str | None) -> tuple[str, list[Any]]:
     """``filter_conditions`` joined with ``and`` ("" for none), and their args."""
-    conditions, args = filter_conditions("?", **filters)
+    conditions, args = filter_conditions("?", viewer, **filters)
     return " and ".join(conditions), args
 
 

@@ -16,16 +16,18 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from tooldeck.packs.knowledge.parse import Block, ParsedDocument
 
 __all__ = [
     "BLOCK_FIELDS",
+    "EVERYONE",
     "Document",
     "Hit",
     "KnowledgeStore",
     "SearchMode",
+    "Viewer",
     "check_mode",
     "document_id_for",
     "extractive_summary",
@@ -34,6 +36,7 @@ __all__ = [
     "image_url",
     "query_words",
     "strict_then_loose",
+    "visible",
 ]
 
 SearchMode = Literal["lexical", "dense", "hybrid"]
@@ -148,6 +151,19 @@ def query_words(query: str) -> list[str]:
     return meaningful or words
 
 
+class _Everyone:
+    def __repr__(self) -> str:
+        return "EVERYONE"
+
+
+EVERYONE: Final = _Everyone()
+"""The viewer who sees every document: the command line, the server's own use."""
+
+Viewer = str | None | _Everyone
+"""Whose view of the documents: a user sees the shared documents and their own notes;
+None (a caller with no trusted identity) the shared ones; ``EVERYONE`` all of them."""
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """A document's metadata (its current version); ``blocks`` counts its current blocks."""
@@ -163,6 +179,8 @@ class Document:
     version: int
     ingested_at: str
     summary: str
+    owner: str | None = None
+    """The user whose note it is (``knowledge_store``); None: shared with everyone."""
     blocks: int = 0
 
     @property
@@ -194,8 +212,12 @@ class KnowledgeStore(Protocol):
         """How ``search`` ranks by default: ``hybrid`` with an embedder, else ``lexical``."""
         ...
 
-    def add(self, parsed: ParsedDocument, source: str) -> tuple[Document, Status]:
+    def add(
+        self, parsed: ParsedDocument, source: str, owner: str | None = None
+    ) -> tuple[Document, Status]:
         """Store a parsed document read from ``source`` (its id is ``document_id_for``).
+
+        ``owner``: the user whose note it is (seen by them alone), or None (shared).
 
         Returns:
             The document and what happened: ``added`` (new), ``unchanged`` (the same
@@ -208,11 +230,13 @@ class KnowledgeStore(Protocol):
         """Delete a document and every version's blocks; False when it does not exist."""
         ...
 
-    def get(self, document_id: str) -> Document | None:
-        """The document, or None."""
+    def get(self, document_id: str, viewer: Viewer = EVERYONE) -> Document | None:
+        """The document, or None (none has this id, or not in ``viewer``'s view)."""
         ...
 
-    def blocks(self, document_id: str, version: int | None = None) -> list[dict[str, Any]]:
+    def blocks(
+        self, document_id: str, version: int | None = None, viewer: Viewer = EVERYONE
+    ) -> list[dict[str, Any]]:
         """A document's blocks (the current version's, or ``version``'s), in order."""
         ...
 
@@ -225,6 +249,7 @@ class KnowledgeStore(Protocol):
         since: str | None = None,
         until: str | None = None,
         limit: int = 50,
+        viewer: Viewer = EVERYONE,
     ) -> list[Document]:
         """Documents matching every filter given, newest ingestion first, at most ``limit``.
 
@@ -243,6 +268,7 @@ class KnowledgeStore(Protocol):
         document_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        viewer: Viewer = EVERYONE,
     ) -> list[Hit]:
         """The ``top_k`` current blocks best matching ``query``, best first.
 
@@ -297,15 +323,29 @@ def image_url(block: Block, document_id: str, version: int, n: int, source: str)
     return block.image_url
 
 
-def filter_conditions(mark: str, **filters: str | None) -> tuple[list[str], list[Any]]:
+def visible(owner: str | None, viewer: Viewer) -> bool:
+    """Whether a document of ``owner`` (None: shared) is in ``viewer``'s view."""
+    return owner is None or viewer is EVERYONE or owner == viewer
+
+
+def filter_conditions(
+    mark: str, viewer: Viewer = EVERYONE, **filters: str | None
+) -> tuple[list[str], list[Any]]:
     """SQL conditions over the documents table aliased ``d``, and their args.
 
     Filters that are None are left out; ``mark`` is the placeholder (``?`` or ``%s``).
     ``since``/``until`` compare the created date, else the ingestion day; ``author``
-    ignores case; any other name is a column compared for equality.
+    ignores case; any other name is a column compared for equality. ``viewer`` keeps
+    the documents in their view (``visible``).
     """
     day = "coalesce(d.created, substr(d.ingested_at, 1, 10))"
-    conditions, args = [], []
+    conditions: list[str] = []
+    args: list[Any] = []
+    if viewer is None:
+        conditions.append("d.owner is null")
+    elif not isinstance(viewer, _Everyone):
+        conditions.append(f"(d.owner is null or d.owner = {mark})")
+        args.append(viewer)
     for name, value in filters.items():
         if value is None:
             continue

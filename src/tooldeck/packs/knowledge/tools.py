@@ -133,6 +133,7 @@ class SemanticSearchTool(_KnowledgeTool):
         hits = self.store.search(
             request.query,
             request.top_k,
+            viewer=ctx.user,
             document_type=f.document_type,
             author=f.author,
             document_id=f.document_id,
@@ -205,6 +206,7 @@ class ListDocumentsTool(_KnowledgeTool):
     ) -> ListDocumentsResponse:
         """The documents matching every filter given."""
         docs = self.store.documents(
+            viewer=ctx.user,
             document_type=request.document_type,
             author=request.author,
             keywords=request.keywords,
@@ -287,9 +289,9 @@ class GetDocumentTool(_KnowledgeTool):
         Raises:
             InvalidArgumentsError: no document has this id; the message lists some.
         """
-        doc = await asyncio.to_thread(self.store.get, request.document_id.strip())
+        doc = await asyncio.to_thread(self.store.get, request.document_id.strip(), ctx.user)
         if doc is None:
-            documents = await asyncio.to_thread(self.store.documents, limit=10)
+            documents = await asyncio.to_thread(self.store.documents, limit=10, viewer=ctx.user)
             known = [d.document_id for d in documents]
             raise InvalidArgumentsError(
                 f"Unknown document {request.document_id!r}. Documents: "
@@ -386,7 +388,9 @@ class KnowledgeStoreTool(_KnowledgeTool):
             author=meta.get("author"),
             keywords=[k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
         )
-        doc, status = self.store.add(parsed, f"note:{parsed.content_hash}")
+        owner = ctx.user  # a note is its author's alone (shared when there is no identity)
+        source = f"note:{owner}:{parsed.content_hash}" if owner else f"note:{parsed.content_hash}"
+        doc, status = self.store.add(parsed, source, owner)
         return StoreResponse(document=_summary(doc), status=status)
 
 
