@@ -56,7 +56,8 @@ class KnowledgeAnswers:
         """
         query = str((given or {}).get("query") or question).strip()
         try:
-            titles = [d.title.lower() for d in self.store.documents(limit=500)]
+            shared = self.store.documents(limit=500, viewer=None)  # no one's private notes
+            titles = [d.title.lower() for d in shared]
         except Exception:  # an unreachable store claims nothing
             return Route("documents", {"query": query}, 0.0)
         if not titles or not re.search(r"\w", query):
@@ -67,7 +68,7 @@ class KnowledgeAnswers:
         elif any(" " in t and t in lowered for t in titles):  # one word names too much
             confidence = TITLED
         else:
-            found = self.store.search(query, 1, mode="lexical")
+            found = self.store.search(query, 1, mode="lexical", viewer=None)
             confidence = WEAK if found else 0.0
         return Route("documents", {"query": query}, confidence)
 
