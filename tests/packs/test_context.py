@@ -451,3 +451,12 @@ async def test_an_installed_adapter_adds_a_category_without_touching_the_pack(
         assert wrong.error is not None and "did you mean 'fitness'" in wrong.error.message
     finally:
         await rt.aclose()
+
+
+def test_an_ics_url_variable_that_is_not_set_stops_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("WORK_ICS", raising=False)
+    settings = load_settings(context={"calendar": {"urls_env": ["WORK_ICS"]}})
+    with pytest.raises(ConfigError, match="the environment has no WORK_ICS"):
+        build_runtime(settings)

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackParts
+from tooldeck.exceptions import ConfigError
 from tooldeck.packs.context.adapter import ContextAdapter
 from tooldeck.packs.context.answers import ContextAnswers
 from tooldeck.packs.context.bridge import ContextBridge
@@ -39,7 +40,7 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
     its local adapter when there is one (or by a bare one of its kind).
 
     Raises:
-        ValueError: an ICS URL variable named in ``urls_env`` is not set.
+        ConfigError: an ICS URL variable named in ``urls_env`` is not set.
     """
     zone = ZoneInfo(config.timezone)
 
@@ -55,7 +56,9 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
     if (calendar := config.calendar) is not None:
         missing = [name for name in calendar.urls_env if not os.environ.get(name)]
         if missing:
-            raise ValueError(f"[context.calendar] urls_env: {', '.join(missing)} not set")
+            raise ConfigError(
+                f"[context.calendar] urls_env: the environment has no {', '.join(missing)}"
+            )
         sources = [str(p) for p in calendar.files] + [os.environ[n] for n in calendar.urls_env]
         local.append(CalendarAdapter(sources, config.timezone, calendar.days, today))
     if (weather := config.weather) is not None:
@@ -102,7 +105,7 @@ class ContextPack:
         """The tool and its bridge; nothing when ``enabled`` is false.
 
         Raises:
-            ValueError: an ICS URL variable named in the configuration is not set.
+            ConfigError: an ICS URL variable named in the configuration is not set.
         """
         if not config.enabled:
             return PackParts()
