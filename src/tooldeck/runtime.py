@@ -423,7 +423,7 @@ def _agent_factory(
 def _no_agent(view: ToolsProvider) -> Agent:
     raise ConfigError(
         "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or a pack "
-        "with intents (brokerage, knowledge) for its intent router"
+        "with intents (brokerage, knowledge, context) for its intent router"
     )
 
 

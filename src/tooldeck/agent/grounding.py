@@ -228,9 +228,7 @@ class _Evidence:
                 self._walk(result.data, node, (), "value", facts)
                 continue
             for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
-                own = part.get(key)
-                ids = own if isinstance(own, list) else [own]
-                if any(isinstance(i, str) and i in cited for i in ids):
+                if not cited.isdisjoint(_own_ids(part, key)):
                     self._walk(part, part_node, (), "value", facts)
         self.figures = _accepted(figures, cited, [f.value for f in facts])
         for f in self.figures:
@@ -393,6 +391,12 @@ def _parts(value: Any, node: _Node) -> Iterator[tuple[dict[str, Any], _Node, str
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _parts(item, node.items or _EMPTY)
+
+
+def _own_ids(part: Mapping[str, Any], key: str) -> list[str]:
+    """The source ids a record cites as its own (one, or a list: ``x-cite``)."""
+    own = part.get(key)
+    return [str(i) for i in (own if isinstance(own, list) else [own]) if i]
 
 
 def _resolve(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
@@ -704,8 +708,7 @@ def check_grounding(
         if result.success and schemas and result.metadata and result.metadata.tool_name:
             node = _compiled(schemas.get(result.metadata.tool_name))
             for part, _, key in _parts(result.data, node):
-                own = part.get(key)
-                known.update(str(i) for i in (own if isinstance(own, list) else [own]) if i)
+                known.update(_own_ids(part, key))
     cited = list(dict.fromkeys(citations))
     findings = [
         Finding(
@@ -730,8 +733,7 @@ def check_grounding(
                     kind="untraced_quote",
                     text=quote,
                     message=f"The quotation “{quote}” is in none of the cited results "
-                    f"({', '.join(c for c in cited if c in known) or 'no valid source'}): quote "
-                    "their words exactly, or do not use quotation marks.",
+                    f"({sources}): quote their words exactly, or do not use quotation marks.",
                 )
             )
     text = _CITATION.sub(" ", markdown)

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["MAX_BYTES", "Block", "DocumentError", "DocumentType", "ParsedDocument", "parse_bytes"]
+__all__ = [
+    "MAX_BYTES",
+    "Block",
+    "DocumentError",
+    "DocumentType",
+    "ParsedDocument",
+    "paragraphs",
+    "parse_bytes",
+]
 
 MAX_BYTES = 50 * 1024 * 1024
 """Largest document read (50 MiB); a larger one is refused before it is read."""
@@ -131,7 +139,7 @@ def _need(module: str) -> None:
         raise DocumentError(f"reading this needs {module}: pip install 'tooldeck[knowledge]'")
 
 
-def _paragraphs(text: str) -> list[str]:
+def paragraphs(text: str) -> list[str]:
     """Paragraphs of ``text``, long ones cut at sentence ends near ``_BLOCK_CHARS``."""
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
@@ -147,9 +155,9 @@ def _paragraphs(text: str) -> list[str]:
 
 
 def _plain(text: str, stem: str) -> ParsedDocument:
-    paragraphs = _paragraphs(text)
-    title = paragraphs[0][:120] if paragraphs and len(paragraphs[0]) <= 120 else stem
-    return ParsedDocument(title, "text", [Block("text", p) for p in paragraphs], "")
+    parts = paragraphs(text)
+    title = parts[0][:120] if parts and len(parts[0]) <= 120 else stem
+    return ParsedDocument(title, "text", [Block("text", p) for p in parts], "")
 
 
 def _markdown(text: str, stem: str) -> ParsedDocument:
@@ -186,7 +194,7 @@ def _markdown(text: str, stem: str) -> ParsedDocument:
             kind: BlockType = "table" if tokens[i - 1].type in ("th_open", "td_open") else "text"
             words = [c for c in token.children or [] if c.type not in ("image", "softbreak")]
             if words and any(c.content.strip() for c in words):  # not an image alone
-                for para in _paragraphs(token.content):
+                for para in paragraphs(token.content):
                     blocks.append(Block(kind, para, section=_section(path)))
         elif token.type in ("fence", "code_block") and token.content.strip():
             blocks.append(Block("code", token.content.strip(), section=_section(path)))
@@ -237,7 +245,7 @@ def _html(text: str, stem: str) -> ParsedDocument:
             blocks.append(Block("code", el.text_content().strip(), section=_section(path)))
         else:
             kind: BlockType = "table" if el.tag == "td" else "text"
-            blocks.extend(Block(kind, p, section=_section(path)) for p in _paragraphs(content))
+            blocks.extend(Block(kind, p, section=_section(path)) for p in paragraphs(content))
     keywords = [k.strip() for k in meta.get("keywords", "").split(",") if k.strip()]
     created = meta.get("date") or meta.get("dcterms.created") or None
     return ParsedDocument(
@@ -317,7 +325,7 @@ def _docx(data: bytes, stem: str) -> ParsedDocument:
             path.append(text)
             blocks.append(Block("heading", text, section=" > ".join(path)))
         elif text:
-            blocks += [Block("text", p, section=" > ".join(path)) for p in _paragraphs(text)]
+            blocks += [Block("text", p, section=" > ".join(path)) for p in paragraphs(text)]
         blocks += _docx_images(document, item, " > ".join(path))
     core = document.core_properties
     keywords = [k.strip() for k in re.split(r"[,;]", core.keywords or "") if k.strip()]
@@ -368,7 +376,7 @@ def _pdf(data: bytes, stem: str) -> ParsedDocument:
         raise DocumentError(f"the PDF is corrupt: {exc}") from None
     blocks = []
     for number, text in enumerate(pages, start=1):
-        blocks += [Block("text", para, page_number=number) for para in _paragraphs(text)]
+        blocks += [Block("text", para, page_number=number) for para in paragraphs(text)]
         blocks += _pdf_images(reader.pages[number - 1], number)
     created = info.get("/CreationDate")
     created_day = None

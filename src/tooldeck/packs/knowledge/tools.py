@@ -24,7 +24,7 @@ from tooldeck.core.kinds import Cite, Subject
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool, ToolViews
 from tooldeck.exceptions import InvalidArgumentsError
-from tooldeck.packs.knowledge.parse import Block, DocumentType, ParsedDocument
+from tooldeck.packs.knowledge.parse import Block, DocumentType, ParsedDocument, paragraphs
 from tooldeck.packs.knowledge.store import Document, KnowledgeStore
 
 __all__ = [
@@ -383,7 +383,7 @@ class KnowledgeStoreTool(_KnowledgeTool):
         parsed = ParsedDocument(
             title=meta.get("title") or text.split("\n", 1)[0][:80],
             document_type="note",
-            blocks=[Block("text", p) for p in re.split(r"\n\s*\n", text) if p.strip()],
+            blocks=[Block("text", p) for p in paragraphs(text)],
             content_hash=hashlib.sha256(text.encode()).hexdigest(),
             author=meta.get("author"),
             keywords=[k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
