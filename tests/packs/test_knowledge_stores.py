@@ -331,3 +331,33 @@ async def test_knowledge_store_notes_are_private_to_their_author(tmp_path: Path)
         assert again.data["document"]["document_id"] != note_id  # bob's own copy
     finally:
         await runtime.aclose()
+
+
+def test_a_dead_store_is_one_clear_line_at_the_cli_and_a_503_over_rest(tmp_path: Path) -> None:
+    import base64
+    import os
+    import subprocess
+    import sys
+
+    from fastapi.testclient import TestClient
+
+    from integration.postgres import free_port
+    from tooldeck.server.app import create_app
+
+    url = f"postgresql://reader:hunter2@127.0.0.1:{free_port()}/docs"
+    (tmp_path / "tooldeck.toml").write_text(f'[knowledge]\nurl = "{url}"\nembedder = "none"\n')
+    (tmp_path / "a.txt").write_text("hello")
+    for args, code in [(["list"], 2), (["show", "abc"], 2), (["add", "a.txt"], 1)]:
+        done = subprocess.run(
+            [sys.executable, "-m", "tooldeck", "docs", *args],
+            capture_output=True, text=True, cwd=tmp_path, env=os.environ,
+        )  # fmt: skip
+        assert done.returncode == code, done.stderr
+        assert "the document store at postgresql://reader@127.0.0.1" in done.stderr
+        assert "Traceback" not in done.stderr and "hunter2" not in done.stderr
+    runtime = build_runtime(load_settings(tmp_path / "tooldeck.toml", builtin={"enabled": False}))
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as client:
+        sent = {"name": "a.txt", "content_base64": base64.b64encode(b"hello").decode()}
+        answer = client.post("/api/documents/upload", json=sent)
+    assert answer.status_code == 503, answer.text
+    assert "cannot be used" in answer.json()["detail"] and "hunter2" not in answer.text

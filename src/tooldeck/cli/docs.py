@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +16,7 @@ from rich.table import Table
 
 from tooldeck.cli.shared import ConfigOption, err, out, row
 from tooldeck.config import Settings, load_settings
-from tooldeck.exceptions import ToolDeckError
+from tooldeck.exceptions import ToolDeckError, ToolFailure
 from tooldeck.packs.knowledge.pack import open_store
 from tooldeck.packs.knowledge.parse import DocumentError, parse_bytes
 from tooldeck.packs.knowledge.store import Document, KnowledgeStore
@@ -31,13 +33,26 @@ SUFFIXES = (".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt")
 """What a folder contributes: files with these suffixes, at any depth."""
 
 
-def _store(config: Path | None) -> tuple[Settings, KnowledgeStore]:
+@contextmanager
+def _store(config: Path | None) -> Iterator[tuple[Settings, KnowledgeStore]]:
+    """The settings and the store, closed afterwards.
+
+    A bad configuration, or a store that cannot be used (a PostgreSQL server down), is
+    said in one line and the command exits 2.
+    """
     try:
         settings = load_settings(config)
+        store = open_store(settings.knowledge, settings.data_dir)
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    return settings, open_store(settings.knowledge, settings.data_dir)
+    try:
+        yield settings, store
+    except ToolFailure as exc:
+        err.print(f"[red]error:[/red] {escape(exc.message)}")
+        raise typer.Exit(2) from None
+    finally:
+        store.close()
 
 
 _SUFFIX_OF_TYPE = {"application/pdf": ".pdf", "text/html": ".html", "text/markdown": ".md"}
@@ -56,7 +71,6 @@ def _download(url: str, settings: Settings, limit: int) -> tuple[bytes, str]:
 
     import httpx
 
-    from tooldeck.exceptions import ToolFailure
     from tooldeck.packs.builtin.web import Fetch
 
     async def get() -> tuple[httpx.URL, httpx.Response, bytes, bool]:
@@ -107,7 +121,11 @@ def add(
     A file that cannot be read is reported with the reason and the rest goes on; the
     exit code is 1 when any failed.
     """
-    settings, store = _store(config)
+    with _store(config) as (settings, store):
+        _add(paths, settings, store)
+
+
+def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
     urls = [p for p in paths if p.lower().startswith(("http://", "https://"))]
     files, missing = _files([p for p in paths if p not in urls])
     for name in missing:
@@ -134,7 +152,7 @@ def add(
                     data, name = path.read_bytes(), path.name
                 parsed = parse_bytes(data, name, max_bytes=limit)
                 document, status = store.add(parsed, str(path))
-            except (DocumentError, OSError) as exc:
+            except (DocumentError, OSError, ToolFailure) as exc:
                 failed += 1
                 progress.console.print(
                     f"[red]failed:[/red] {escape(str(path))}: {escape(str(exc))}"
@@ -146,7 +164,6 @@ def add(
                     f"v{document.version} ({document.blocks} blocks)"
                 )
             progress.advance(task)
-    store.close()
     summary = ", ".join(f"{n} {k}" for k, n in counts.items())
     err.print(f"{summary}, {failed} failed")
     if failed:
@@ -159,9 +176,8 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
 ) -> None:
     """The documents, newest first."""
-    _, store = _store(config)
-    documents = store.documents(limit=10_000)
-    store.close()
+    with _store(config) as (_, store):
+        documents = store.documents(limit=10_000)
     if as_json:
         for d in documents:
             typer.echo(json.dumps(_json(d)))
@@ -184,27 +200,25 @@ def show(
     blocks: bool = typer.Option(False, "--blocks", help="Print every block too."),
 ) -> None:
     """A document's metadata and summary (exit 2 when no document has this id)."""
-    _, store = _store(config)
-    document = store.get(document_id)
-    if document is None:
-        store.close()
-        err.print(f"[red]error:[/red] no document {escape(document_id)}; see tooldeck docs list")
-        raise typer.Exit(2)
-    out.print_json(data=_json(document))
-    if blocks:
-        for block in store.blocks(document_id):
+    with _store(config) as (_, store):
+        document = store.get(document_id)
+        if document is None:
+            err.print(
+                f"[red]error:[/red] no document {escape(document_id)}; see tooldeck docs list"
+            )
+            raise typer.Exit(2)
+        out.print_json(data=_json(document))
+        for block in store.blocks(document_id) if blocks else []:
             where = f"p. {block['page_number']}" if block["page_number"] else block["section"]
             out.print(f"[{block['block_type']}] {where or ''}", markup=False)
             out.print(block["content_text"], markup=False)
-    store.close()
 
 
 @docs_app.command("rm")
 def rm(document_id: str, config: ConfigOption = None) -> None:
     """Remove a document and all its versions (exit 2 when no document has this id)."""
-    _, store = _store(config)
-    gone = store.remove(document_id)
-    store.close()
+    with _store(config) as (_, store):
+        gone = store.remove(document_id)
     if not gone:
         err.print(f"[red]error:[/red] no document {escape(document_id)}; see tooldeck docs list")
         raise typer.Exit(2)

@@ -77,7 +77,7 @@ def problems(*codes: int, **why: str) -> dict[int | str, dict[str, Any]]:
     return {
         code: {
             "model": Problem,
-            "description": why.get(f"e{code}", _WHY[code]),
+            "description": why.get(f"e{code}") or _WHY[code],
             "content": json_body,
         }
         for code in codes

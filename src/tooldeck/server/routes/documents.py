@@ -17,6 +17,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from tooldeck.config import Settings
+from tooldeck.exceptions import ToolFailure
 from tooldeck.packs.knowledge.parse import DocumentError, DocumentType, parse_bytes
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.server.http import (
@@ -104,11 +105,12 @@ class Uploaded(BaseModel):
     "/upload",
     summary="Upload a document",
     response_model=Uploaded,
-    responses=problems(400, 404, e400="The content is not base64, or the file cannot be read "
-                       "(the detail says why: encrypted, corrupt, empty, binary...)."),
+    responses=problems(400, 404, 503, e400="The content is not base64, or the file cannot be read "
+                       "(the detail says why: encrypted, corrupt, empty, binary...).",
+                       e503="The document store or the embeddings endpoint cannot be used."),
 )  # fmt: skip
 async def upload(request: Request, body: Upload) -> Uploaded:
-    """Parse and store a PDF, HTML, Markdown or text file (``source`` = ``upload:<name>``).
+    """Parse and store a PDF, DOCX, HTML, Markdown or text file (``source`` = ``upload:<name>``).
 
     The same bytes again change nothing; other bytes under the same name are a new
     version. The body limit is ``[knowledge] max_file_mb`` (as base64).
@@ -130,6 +132,8 @@ async def upload(request: Request, body: Upload) -> Uploaded:
         return await asyncio.to_thread(ingest)
     except DocumentError as exc:
         raise HTTPException(400, str(exc)) from None
+    except ToolFailure as exc:  # the store or the embeddings endpoint is down
+        raise HTTPException(503, exc.message) from None
 
 
 @router.get(
