@@ -10,6 +10,7 @@ source that fails is its category's error while the others answer.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -196,7 +197,10 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             )
         configured = [c for c in asked if self.bridge.sources(c)]
         fetched = await self.bridge.fetch(configured)
-        shaped = self.bridge.normalize(fetched, include_alerts=request.include_alerts)
+        # shaping and querying tens of thousands of records is CPU work: off the event loop
+        shaped = await asyncio.to_thread(
+            self.bridge.normalize, fetched, include_alerts=request.include_alerts
+        )
         response = UserContextResponse(
             action=action,
             categories=[self._category(c, fetched.get(c, []), shaped.get(c, {})) for c in asked],
@@ -204,7 +208,7 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
         if action == "query" and fetched.get("finance"):
             good = [result for result in fetched["finance"] if result.success]
             records = [r for result in good for r in result.data]
-            found = query_transactions(records, self._query(request))
+            found = await asyncio.to_thread(query_transactions, records, self._query(request))
             response.query = QueryResult(
                 source_ids=[r.source_id for r in good],
                 search=request.search,
