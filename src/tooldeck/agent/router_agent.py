@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tooldeck.agent.base import Draft, could_not_answer
@@ -33,7 +34,8 @@ class RouterAgent:
         A question in several parts (``Route.also``) gets each part's answer, in order;
         a part that fails is said so, and the confidence drops to at most 0.5.
         """
-        route = self.pack.route(question, params)
+        # a pack may read its store to route (the knowledge pack's titles): not on the loop
+        route = await asyncio.to_thread(self.pack.route, question, params)
         if route.intent is None:
             assert route.clarification is not None
             return Draft(
