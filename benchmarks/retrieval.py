@@ -111,6 +111,13 @@ def evaluate(store: KnowledgeStore, queries: list[tuple[str, set[str]]]) -> None
         )
 
 
+def ingest(store: KnowledgeStore, documents: dict[str, str]) -> None:
+    """Each function doc as a one-block document (its source is its text)."""
+    for text, name in documents.items():
+        doc = ParsedDocument(name, "text", [Block("text", text)], document_id_for(text))
+        store.add(doc, f"bfcl:{text}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", nargs="+", default=["sqlite"], choices=["sqlite", "postgres"])
@@ -131,9 +138,7 @@ def main() -> None:
         print(f"bfcl-eval {VERSION}: {len(documents)} function docs, {len(queries)} queries")
         store = SqliteStore(Path(tmp) / "retrieval.db", embedder)
         begin = time.perf_counter()
-        for text, name in documents.items():
-            doc = ParsedDocument(name, "text", [Block("text", text)], document_id_for(text))
-            store.add(doc, f"bfcl:{text}")
+        ingest(store, documents)
         print(f"ingested in {time.perf_counter() - begin:.0f} s")
         if "sqlite" in args.store:
             print("sqlite (FTS5 BM25, numpy cosine):")
@@ -146,9 +151,7 @@ def main() -> None:
 
             with postgres_server() as url:
                 shared = PostgresStore(url, StoredVectors(store, embedder))
-                for text, name in documents.items():
-                    doc = ParsedDocument(name, "text", [Block("text", text)], document_id_for(text))
-                    shared.add(doc, f"bfcl:{text}")
+                ingest(shared, documents)
                 print("postgres (ts_rank, pgvector HNSW cosine):")
                 evaluate(shared, queries)
                 shared.close()
