@@ -371,6 +371,7 @@ def build_runtime(
         context=runtime.context,
         agent=_agent_factory(settings.agent, answers, runtime._model_client),
         store=RunStore(audit.engine) if audit is not None else None,
+        approvals=approvals,
         confirm_timeout_s=settings.approvals.ttl_s,
         keep=settings.agent.max_runs_in_memory,
         tracer=tracer.tracer if tracer is not None else None,

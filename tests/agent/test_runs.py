@@ -104,14 +104,14 @@ async def test_a_confirmation_pauses_the_run_until_approved(runtime: Runtime) ->
     assert run.pending.tool == "get_quotes" and run.pending.arguments == {"symbol": "MSFT"}
     assert await runtime.runs.wait(run.run_id) == run  # still waiting
     with pytest.raises(RunNotFoundError):
-        await runtime.runs.confirm(run.run_id + "x", ConfirmRequest(approve=True), approver=None)
-    done = await runtime.runs.confirm(run.run_id, ConfirmRequest(approve=True), approver="boss")
+        await runtime.runs.confirm(run.run_id + "x", ConfirmRequest(approve=True), user="tester")
+    done = await runtime.runs.confirm(run.run_id, ConfirmRequest(approve=True), user="tester")
     done = await runtime.runs.wait(run.run_id)
     assert done.state == "completed" and done.pending is None
     assert "$431.18" in done.answer.answer_markdown
     assert done.answer.grounding.verdict == "grounded"
     with pytest.raises(RunStateError, match="it is completed; confirm is allowed only"):
-        await runtime.runs.confirm(run.run_id, ConfirmRequest(approve=True), approver=None)
+        await runtime.runs.confirm(run.run_id, ConfirmRequest(approve=True), user="tester")
     assert await types(runtime, run.run_id) == [
         "run.created",
         "run.started",
@@ -126,7 +126,7 @@ async def test_a_confirmation_pauses_the_run_until_approved(runtime: Runtime) ->
 async def test_a_denied_call_gives_the_graceful_answer_with_the_reason(runtime: Runtime) -> None:
     run = await ask(runtime, "What's the price of MSFT?", profile="careful")
     await runtime.runs.confirm(
-        run.run_id, ConfirmRequest(approve=False, message="not now"), approver="boss"
+        run.run_id, ConfirmRequest(approve=False, message="not now"), user="tester"
     )
     done = await runtime.runs.wait(run.run_id)
     assert done.state == "completed"

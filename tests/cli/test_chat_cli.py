@@ -41,7 +41,7 @@ def test_json_output_is_the_run() -> None:
     result = runner.invoke(app, ["chat", "What's my cash balance in the joint account?", "--json"])
     assert result.exit_code == 0, result.output
     run = json.loads(result.output)
-    assert run["state"] == "completed" and run["user"] == "cli"
+    assert run["state"] == "completed" and run["user"] is None  # the local user
     assert run["answer"]["params"] == {"account": "joint"}
     assert "$8,420.00" in run["answer"]["answer_markdown"]
 

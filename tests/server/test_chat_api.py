@@ -60,8 +60,10 @@ def test_chat_answers_in_one_response(client: TestClient) -> None:
     assert answer["citations"] == ["tool:positions:v1", "tool:quotes:v1"]
     assert answer["grounding"]["verdict"] == "grounded"
     assert [c["name"] for c in answer["tool_calls"]] == ["get_positions", "get_quotes"]
-    assert client.get(f"/api/runs/{run['run_id']}").json() == run
-    assert client.get("/api/runs").json()[0]["run_id"] == run["run_id"]
+    ana = {"X-User": "ana"}
+    assert client.get(f"/api/runs/{run['run_id']}", headers=ana).json() == run
+    assert client.get("/api/runs", headers=ana).json()[0]["run_id"] == run["run_id"]
+    assert client.get("/api/runs").json() == []  # ana's runs are hers
 
 
 def test_the_stream_shows_every_event_in_order(client: TestClient) -> None:
@@ -139,7 +141,11 @@ def test_chat_returns_202_while_waiting_and_illegal_transitions_are_409(
     )
     assert client.post(f"/api/runs/{run_id}/cancel").status_code == 409
 
-    waiting = client.post("/api/chat", json={"question": "Quote for TSLA", "profile": "careful"})
+    waiting = client.post(
+        "/api/chat",
+        json={"question": "Quote for TSLA", "profile": "careful"},
+        headers={"X-User": "ana"},
+    )
     cancelled = client.post(
         f"/api/runs/{waiting.json()['run_id']}/cancel", headers={"X-User": "ana"}
     )

@@ -97,7 +97,7 @@ confirm it with ``POST /api/runs/{id}/confirm``, then read ``GET /api/runs/{id}`
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown.",
+                                "description": "No run has this id (among the caller's runs), or the profile is unknown.",
                                 "content": {
                                     "application/json": {
                                         "schema": {"$ref": "#/components/schemas/Problem"}
@@ -180,7 +180,7 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown.",
+                                "description": "No run has this id (among the caller's runs), or the profile is unknown.",
                                 "content": {
                                     "application/json": {
                                         "schema": {"$ref": "#/components/schemas/Problem"}
@@ -218,7 +218,11 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                     "get": {
                         "tags": ["chat"],
                         "summary": "Recent runs",
-                        "description": "The newest runs first (this process's, and with the audit database on, all).",
+                        "description": """\
+The caller's newest runs first (an approver's: everyone's).
+
+This process's runs, and with the audit database on, all.\
+""",
                         "operationId": "list_runs_api_runs_get",
                         "parameters": [
                             {
@@ -284,7 +288,7 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown.",
+                                "description": "No run has this id (among the caller's runs), or the profile is unknown.",
                                 "content": {
                                     "application/json": {
                                         "schema": {"$ref": "#/components/schemas/Problem"}
@@ -370,7 +374,7 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown.",
+                                "description": "No run has this id (among the caller's runs), or the profile is unknown.",
                                 "content": {
                                     "application/json": {
                                         "schema": {"$ref": "#/components/schemas/Problem"}
@@ -408,7 +412,11 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                     "post": {
                         "tags": ["chat"],
                         "summary": "Approve or deny the call a run waits on",
-                        "description": "Decide the pending confirmation; the run resumes (409 unless ``waiting_input``).",
+                        "description": """\
+Decide the pending confirmation; the run resumes (409 unless ``waiting_input``).
+
+Only the run's own user, or an approver in ``[approvals] approvers``, decides it.\
+""",
                         "operationId": "confirm_run_api_runs__run_id__confirm_post",
                         "parameters": [
                             {
@@ -444,7 +452,7 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown.",
+                                "description": "No run has this id (among the caller's runs), or the profile is unknown.",
                                 "content": {
                                     "application/json": {
                                         "schema": {"$ref": "#/components/schemas/Problem"}
@@ -476,7 +484,7 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                     "post": {
                         "tags": ["chat"],
                         "summary": "Cancel a run",
-                        "description": "Cancel a run that has not finished (409 once it has).",
+                        "description": "Cancel a run of the caller's that has not finished (409 once it has).",
                         "operationId": "cancel_run_api_runs__run_id__cancel_post",
                         "parameters": [
                             {
@@ -496,7 +504,7 @@ The stream ends after ``run.completed``, ``run.failed`` or ``run.cancelled``. Wi
                                 },
                             },
                             "404": {
-                                "description": "No run has this id, or the profile is unknown.",
+                                "description": "No run has this id (among the caller's runs), or the profile is unknown.",
                                 "content": {
                                     "application/json": {
                                         "schema": {"$ref": "#/components/schemas/Problem"}

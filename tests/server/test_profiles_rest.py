@@ -57,8 +57,9 @@ def test_confirmation_round_trip_with_edited_arguments(client: TestClient) -> No
     assert pending.status_code == 409
     details = pending.json()["error"]["details"]
     assert details["principal"] == "ana" and details["arguments"] == {"account": "joint"}
-    listed = client.get("/api/approvals").json()
+    listed = client.get("/api/approvals", headers=headers).json()
     assert [a["approval_id"] for a in listed] == [details["approval_id"]]
+    assert client.get("/api/approvals", headers={"X-User": "eve"}).json() == []
 
     for intruder in ({}, {"X-User": "eve"}):  # neither the caller nor an approver
         refused = client.post(

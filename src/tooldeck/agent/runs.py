@@ -45,6 +45,7 @@ from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
 from tooldeck.exceptions import RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
+from tooldeck.providers.approvals import ApprovalStore, Decider
 from tooldeck.providers.base import ToolsProvider
 
 __all__ = ["RunManager"]
@@ -64,7 +65,6 @@ class _Live:
     events: list[RunEvent] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    decision: asyncio.Future[ConfirmationDecision] | None = None
     span: Any = None
     """The run's ``invoke_agent`` span while it runs (with tracing on)."""
 
@@ -78,6 +78,9 @@ class RunManager:
         context: Makes the run's ``ToolContext`` (``Runtime.context``: services).
         agent: Makes the agent of one run, given the profile's view.
         store: Persists records and events; None keeps runs in memory only.
+        approvals: Where a run's pending calls wait and are decided (the runtime's
+            store, shared with REST, MCP and the CLI); a run's call is decided only by
+            the run's own user or a privileged approver (``confirm``).
         confirm_timeout_s: How long a run waits for a confirmation before the call
             is denied.
         keep: Finished runs kept in memory (older ones are read from ``store``).
@@ -93,6 +96,7 @@ class RunManager:
         context: Callable[..., ToolContext],
         agent: Callable[[ToolsProvider], Agent],
         store: RunStore | None = None,
+        approvals: ApprovalStore | None = None,
         confirm_timeout_s: float = 600.0,
         keep: int = 256,
         tracer: Any = None,
@@ -103,6 +107,7 @@ class RunManager:
         self.context = context
         self.agent = agent
         self.store = store
+        self.approvals = approvals or ApprovalStore(ttl_s=confirm_timeout_s)
         self.confirm_timeout_s = confirm_timeout_s
         self.keep = keep
         self.tracer = tracer
@@ -254,11 +259,21 @@ class RunManager:
             raise RunNotFoundError(f"no run {run_id!r}")
         return ChatRun.model_validate(record)
 
-    def recent(self, limit: int = 50) -> list[ChatRun]:
-        """The newest runs first: those in memory, and the store's."""
-        runs = {run_id: live.run for run_id, live in self._live.items()}
+    def recent(self, limit: int = 50, *, user: str | None = None) -> list[ChatRun]:
+        """The newest runs first: those in memory, and the store's.
+
+        Args:
+            limit: At most this many.
+            user: Only this user's runs (``anonymous``: those made without a user);
+                None: everyone's.
+        """
+        runs = {
+            run_id: live.run
+            for run_id, live in self._live.items()
+            if user is None or (live.run.user or "anonymous") == user
+        }
         if self.store is not None:
-            for record in self.store.recent(limit):
+            for record in self.store.recent(limit, user=user):
                 runs.setdefault(record["run_id"], ChatRun.model_validate(record))
         return sorted(runs.values(), key=lambda r: r.created_at, reverse=True)[:limit]
 
@@ -275,27 +290,39 @@ class RunManager:
             await live.changed.wait()
         return live.run
 
-    async def confirm(self, run_id: str, body: ConfirmRequest, *, approver: str | None) -> ChatRun:
+    async def confirm(
+        self, run_id: str, body: ConfirmRequest, *, user: str | None, privileged: bool = False
+    ) -> ChatRun:
         """Answer the pending confirmation of a ``waiting_input`` run; it resumes.
 
-        Returns once the run is final or waits for input again (as ``wait``).
+        The decision goes through ``ApprovalStore.decide`` like every other: only the
+        run's own user (``anonymous`` for both when the entry point knows no identity)
+        or a ``privileged`` approver may make it. Returns once the run is final or
+        waits for input again (as ``wait``).
+
+        Args:
+            run_id: The run.
+            body: Approve (maybe with edited arguments) or deny with a message.
+            user: Who decides (the verified caller), or None.
+            privileged: ``user`` is an approver of anyone's calls.
 
         Raises:
             RunNotFoundError: no run has this id.
             RunStateError: the run is not waiting for input (HTTP 409).
+            PermissionError: ``user`` may not decide this run's call (HTTP 403).
         """
         run = self.get(run_id)
         live = self._live.get(run_id)
-        if live is None or live.decision is None or live.decision.done():
+        if live is None or run.state != "waiting_input" or run.pending is None:
             raise RunStateError(run_id, run.state, "confirm", ["waiting_input"])
-        live.decision.set_result(
-            ConfirmationDecision(
-                approved=body.approve,
-                arguments=body.arguments,
-                message=body.message,
-                approver=approver,
-            )
+        by = Decider(principal=user or "anonymous", channel=_channel(run_id), privileged=privileged)
+        decision = ConfirmationDecision(
+            approved=body.approve, arguments=body.arguments, message=body.message, approver=user
         )
+        try:
+            self.approvals.decide(run.pending.approval_id, decision, by)
+        except (KeyError, ValueError):  # expired, or decided a moment ago
+            raise RunStateError(run_id, run.state, "confirm", ["waiting_input"]) from None
         while live.run.state == "waiting_input":
             await live.changed.wait()
         return await self.wait(run_id)
@@ -360,7 +387,7 @@ class RunManager:
             run_id=run.run_id,
             session_id=request.session_id,
             user=run.user,
-            channel=f"run:{run.run_id}",
+            channel=_channel(run.run_id),
             profile=run.profile,
             confirm=lambda req: self._ask(live, req),
         )
@@ -502,21 +529,24 @@ class RunManager:
             description=request.description,
             expires_at=request.expires_at,
         )
-        live.decision = asyncio.get_running_loop().create_future()
         data = {"pending": pending.model_dump(mode="json")}
         await self._move(live, "waiting_input", "run.waiting_input", data, pending=pending)
         try:
-            decision = await asyncio.wait_for(
-                asyncio.shield(live.decision), timeout=self.confirm_timeout_s
+            approval = await self.approvals.decided(request.approval_id, self.confirm_timeout_s)
+            decision = approval.decision or ConfirmationDecision(
+                approved=False, message=f"the approval {approval.status}"
             )
-        except TimeoutError:
+        except (TimeoutError, KeyError):
             decision = ConfirmationDecision(
                 approved=False, message=f"no decision within {self.confirm_timeout_s:g} s"
             )
-        finally:
-            live.decision = None
         await self._move(live, "running", pending=None)
         return decision
+
+
+def _channel(run_id: str) -> str:
+    """The channel of a run's calls: its confirmations are decided through its route only."""
+    return f"run:{run_id}"
 
 
 def _chunks(text: str, size: int = 200) -> list[str]:

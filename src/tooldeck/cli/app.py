@@ -271,7 +271,7 @@ def chat(
 
     async def body() -> ChatRun:
         runs = runtime.runs
-        run = await runs.start(request, user="cli")
+        run = await runs.start(request)  # the local user, as for `tooldeck call`
         with err.status("thinking…") as status:
             async for event in runs.events(run.run_id):
                 if event.type == "tool_call.started":
@@ -296,7 +296,7 @@ def chat(
                     status.start()
                     # returns once the run settles; its events wait in the stream
                     decision = ConfirmRequest(approve=approved, message=reason)
-                    await runs.confirm(run.run_id, decision, approver="cli")
+                    await runs.confirm(run.run_id, decision, user=None)
         return runs.get(run.run_id)
 
     run = session(runtime, body)

@@ -16,13 +16,21 @@ from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
 from tooldeck.core.json_schema_tool import JsonSchemaTool
 from tooldeck.core.pack import Pack, PackEnvironment, PackParts
-from tooldeck.core.result import Artifact, ErrorType, ResultMetadata, ToolError, ToolResult
+from tooldeck.core.result import (
+    ArgumentsEdit,
+    Artifact,
+    ErrorType,
+    ResultMetadata,
+    ToolError,
+    ToolResult,
+)
 from tooldeck.core.tool import Arguments, BaseTool, Tool, ToolExecutor, ToolViews
 
 __all__ = [
     "EMPTY_CONTEXT",
     "ActionStrategy",
     "Arguments",
+    "ArgumentsEdit",
     "Artifact",
     "BaseTool",
     "CompositeTool",

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validat
 
 __all__ = [
     "DEFAULT_MAX_LLM_CHARS",
+    "ArgumentsEdit",
     "Artifact",
     "ErrorType",
     "ResultMetadata",
@@ -79,6 +80,21 @@ class Artifact(BaseModel):
     """Display name."""
 
 
+class ArgumentsEdit(BaseModel):
+    """Arguments an approver put in place of the ones a caller asked for.
+
+    The confirming provider sets it on the result of a call it ran with edited
+    arguments, so the caller (a model) and the audit log know what really ran.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    arguments: dict[str, Any]
+    """The arguments the call ran with."""
+    by: str | None = None
+    """Who edited them (the approver), when known."""
+
+
 class ResultMetadata(BaseModel):
     """How a call ran: which tool, how long, how many attempts."""
 
@@ -96,6 +112,9 @@ class ResultMetadata(BaseModel):
     """Attempts made, retries included."""
     provider: str | None = None
     """Id of the provider that served the call (``local``, an MCP server id, ...)."""
+    edited: ArgumentsEdit | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Set when an approver edited the arguments: the call ran with ``edited.arguments``,
+    not with the ones asked (left out of a dump when None)."""
 
 
 class ToolResult(BaseModel):
@@ -209,7 +228,8 @@ class ToolResult(BaseModel):
 
         Success: the tool's ``output`` if any, else compact JSON of ``data``; followed by
         a provenance line when ``source_id`` or ``as_of`` is set, so the model can cite
-        it. Error: ``Error (<type>): <message>`` and a retry hint when retryable.
+        it, and a line with the arguments that ran when an approver edited them. Error:
+        ``Error (<type>): <message>`` and a retry hint when retryable.
 
         Args:
             max_chars: Cap on the body, in characters. Past it the body is cut and a
@@ -233,6 +253,12 @@ class ToolResult(BaseModel):
             )
         if self.source_id or self.as_of:
             body += f"\n[source_id: {self.source_id or '-'} | as_of: {self.as_of or '-'}]"
+        edited = self.metadata.edited
+        if edited is not None:
+            body += (
+                f"\n[ran with arguments edited by {edited.by or 'the approver'}: "
+                f"{_compact_json(edited.arguments)}]"
+            )
         return body
 
 
@@ -282,6 +308,7 @@ def trusted_metadata(
             "duration_ms": duration_ms,
             "attempts": attempts,
             "provider": provider,
+            "edited": None,
         },
         _META_SET,
     )
@@ -309,6 +336,7 @@ def trusted_call_success(
             "duration_ms": duration_ms,
             "attempts": 1,
             "provider": provider,
+            "edited": None,
         },
     )
     _set(meta, "__pydantic_fields_set__", _META_SET)

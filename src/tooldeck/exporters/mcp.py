@@ -117,6 +117,8 @@ def to_mcp_result(result: ToolResult) -> dict[str, Any]:
         "tool_name": meta.tool_name,
         "provider": meta.provider,
     }
+    if meta.edited is not None:
+        extra["edited"] = meta.edited.model_dump(mode="json")
     if result.error is not None:
         extra["error_type"] = result.error.type.value
         extra["error"] = result.error.model_dump(mode="json")

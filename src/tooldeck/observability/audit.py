@@ -48,6 +48,7 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
+    or_,
     select,
 )
 from sqlalchemy.engine import Engine
@@ -112,7 +113,7 @@ class AuditRecord(BaseModel):
     error_message: str | None
     error_details: Any = None
     arguments: Any = None
-    """The call's arguments (redacted); None in summaries."""
+    """The arguments the call ran with (redacted); None in summaries."""
     data: Any = None
     """The result's data; None in summaries."""
     duration_ms: float | None
@@ -125,8 +126,13 @@ class AuditRecord(BaseModel):
     user: str | None
     profile: str | None
     provider: str | None
+    asked_arguments: Any = None
+    """When an approver edited the arguments: the ones the caller asked for (redacted);
+    ``arguments`` holds the ones that ran. None otherwise and in summaries."""
+    edited_by: str | None = None
+    """Who edited the arguments (the approver), when they were edited."""
 
-    @field_validator("arguments", "data", "error_details", mode="before")
+    @field_validator("arguments", "data", "error_details", "asked_arguments", mode="before")
     @classmethod
     def _parse_json_text(cls, value: Any) -> Any:
         return json.loads(value) if isinstance(value, str) else value
@@ -288,6 +294,11 @@ class AuditStore:
         """One record as a tuple in ``_COLUMNS`` order, bound as the dialect needs."""
         ts, name, arguments, ctx, result, _ = item
         error, meta = result.error, result.metadata
+        edited = meta.edited
+        asked = None
+        if edited is not None:  # the record shows what ran, and what was asked
+            asked = _arguments_json(arguments, check_syntax=True)
+            arguments = edited.arguments
         created_at: Any = datetime.fromtimestamp(ts, UTC)
         if self._bind_time is not None:
             created_at = self._bind_time(created_at)
@@ -310,6 +321,8 @@ class AuditStore:
             ctx.user if ctx else None,
             ctx.profile if ctx else None,
             meta.provider,
+            asked,
+            redact_text(edited.by) if edited and edited.by else None,
         )
 
     def flush(self) -> int:
@@ -413,6 +426,7 @@ class AuditStore:
         until: datetime | None = None,
         before_id: int | None = None,
         summary: bool = False,
+        user: str | None = None,
     ) -> list[AuditRecord]:
         """Recent records, newest first.
 
@@ -426,6 +440,8 @@ class AuditStore:
             until: Only calls before this time.
             before_id: Only records with a smaller id (the next page after ``before_id``).
             summary: Leave out arguments, data and error details (a listing's rows).
+            user: Only this user's calls (``anonymous``: also calls made without a
+                user); None: everyone's.
         """
         self.flush()
         c = tool_calls.c
@@ -439,14 +455,19 @@ class AuditStore:
         stmt = _in_window(stmt, since, until)
         if before_id is not None:
             stmt = stmt.where(c.id < before_id)
+        if user is not None:
+            stmt = stmt.where(_of_user(user))
         with self.engine.connect() as conn:
             return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
 
-    def get(self, record_id: int) -> AuditRecord | None:
-        """The record with id ``record_id``, or None."""
+    def get(self, record_id: int, *, user: str | None = None) -> AuditRecord | None:
+        """The record with id ``record_id`` (of ``user``'s calls, as ``query``), or None."""
         self.flush()
+        stmt = select(tool_calls).where(tool_calls.c.id == record_id)
+        if user is not None:
+            stmt = stmt.where(_of_user(user))
         with self.engine.connect() as conn:
-            row = conn.execute(select(tool_calls).where(tool_calls.c.id == record_id)).first()
+            row = conn.execute(stmt).first()
         return None if row is None else AuditRecord.model_validate(dict(row._mapping))
 
     def export(
@@ -599,10 +620,18 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 
 _SUMMARY_COLUMNS = [
-    c for c in tool_calls.columns if c.name not in ("arguments", "data", "error_details")
+    c
+    for c in tool_calls.columns
+    if c.name not in ("arguments", "data", "error_details", "asked_arguments")
 ]
 _TOTALS_FIELDS = tuple(_COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
 _DURATION_FIELD = _COLUMNS.index("duration_ms")
+
+
+def _of_user(user: str) -> Any:
+    """The condition "a call of ``user``" (``anonymous`` owns the calls made without one)."""
+    column = tool_calls.c.user
+    return or_(column.is_(None), column == user) if user == "anonymous" else column == user
 
 
 def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None) -> Select[Any]:
@@ -632,9 +661,21 @@ def _batch_totals(rows: list[tuple[Any, ...]]) -> dict[TotalsKey, Totals]:
 
 def _create_schema(engine: Engine) -> None:
     """Create missing tables and indexes; fill the totals of a database from before them."""
-    had_totals = inspect(engine).has_table(tool_call_totals.name)
+    inspector = inspect(engine)
+    had_totals = inspector.has_table(tool_call_totals.name)
+    had = (
+        {c["name"] for c in inspector.get_columns(tool_calls.name)}
+        if inspector.has_table(tool_calls.name)
+        else set()
+    )
     metadata.create_all(engine)
     with engine.begin() as conn:
+        for column in tool_calls.columns:
+            if had and column.name not in had:  # a database from before the column
+                kind = column.type.compile(dialect=engine.dialect)
+                conn.exec_driver_sql(
+                    f"ALTER TABLE {tool_calls.name} ADD COLUMN {column.name} {kind}"
+                )
         for index in tool_calls.indexes:
             index.create(conn, checkfirst=True)
         if not had_totals:

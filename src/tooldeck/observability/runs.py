@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, or_, select, update
 from sqlalchemy.engine import Engine
 
 from tooldeck.observability.redact import redact, redact_text
@@ -81,9 +81,19 @@ class RunStore:
         with self.engine.connect() as conn:
             return [json.loads(text) for text in conn.execute(stmt).scalars()]
 
-    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The newest run records first."""
+    def recent(self, limit: int = 50, *, user: str | None = None) -> list[dict[str, Any]]:
+        """The newest run records first.
+
+        Args:
+            limit: At most this many.
+            user: Only this user's runs (``anonymous``: also those made without a user);
+                None: everyone's.
+        """
         stmt = select(runs.c.record).order_by(runs.c.created_at.desc()).limit(max(1, limit))
+        if user == "anonymous":
+            stmt = stmt.where(or_(runs.c.user.is_(None), runs.c.user == user))
+        elif user is not None:
+            stmt = stmt.where(runs.c.user == user)
         with self.engine.connect() as conn:
             return [json.loads(text) for text in conn.execute(stmt).scalars()]
 

@@ -48,7 +48,7 @@ tool_calls = Table(
     Column("error_type", String(32)),
     Column("error_message", Text),
     Column("error_details", Text),  # JSON text, serialised once by the writer
-    Column("arguments", Text),  # JSON text, redacted
+    Column("arguments", Text),  # JSON text, redacted: the arguments the call ran with
     Column("data", Text),  # JSON text
     Column("duration_ms", Float),
     Column("attempts", Integer),
@@ -60,6 +60,9 @@ tool_calls = Table(
     Column("user", String(128)),
     Column("profile", String(64)),
     Column("provider", String(128)),
+    # When an approver edited the arguments: the ones asked (JSON text, redacted) and who
+    Column("asked_arguments", Text),
+    Column("edited_by", String(128)),
     # History filters: each index ends in the rowid, so "filter, newest first" is a scan.
     Index("ix_tool_calls_status", "status"),
     Index("ix_tool_calls_profile", "profile"),

@@ -10,6 +10,7 @@ to the store's listeners (the audit log).
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
 from tooldeck.core.context import ToolContext
 
-__all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider"]
+__all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider", "visible_to"]
 
 ApprovalStatus = Literal["pending", "approved", "denied", "used", "expired"]
 
@@ -76,6 +77,17 @@ class Decider:
         )
 
 
+def visible_to(principal: str | None, owner: str | None, *, privileged: bool = False) -> bool:
+    """Whether ``principal`` may see a record (an approval, a run, an audit row) of ``owner``.
+
+    A principal sees its own records only; a privileged one (``[approvals] approvers``)
+    sees everyone's. None and ``anonymous`` are the same principal: the caller of a
+    server that knows no identities (``server.trust_user_header`` off), which owns every
+    record made without one.
+    """
+    return privileged or (principal or "anonymous") == (owner or "anonymous")
+
+
 class ApprovalStore:
     """In-memory approvals, shared by every profile's confirming provider.
 
@@ -96,6 +108,7 @@ class ApprovalStore:
         self.clock = clock
         self._items: dict[str, Approval] = {}
         self._listeners: list[DecisionListener] = []
+        self._waiters: dict[str, list[asyncio.Future[Approval]]] = {}
 
     def on_decision(self, listener: DecisionListener) -> None:
         """Call ``listener(approval)`` after each decision (approve, deny, callback answer)."""
@@ -122,10 +135,18 @@ class ApprovalStore:
         )
 
     def request(self, request: ConfirmationRequest) -> Approval:
-        """Store ``request`` as pending, or return the pending approval of the same call."""
+        """Store ``request`` as pending, or return the pending approval of the same call.
+
+        The same call is the same tool, arguments and principal, asked on the same
+        channel (a call asked again in a chat run is not folded into a REST one).
+        """
         self._expire()
         for item in self._items.values():
-            if item.status == "pending" and _same_call(item.request, request):
+            if (
+                item.status == "pending"
+                and _same_call(item.request, request)
+                and item.request.channel == request.channel
+            ):
                 return item
         approval = Approval(request=request)
         self._items[request.approval_id] = approval
@@ -136,10 +157,47 @@ class ApprovalStore:
         self._expire()
         return self._items.get(approval_id)
 
-    def pending(self) -> list[Approval]:
-        """Approvals waiting for a decision, oldest first."""
+    def pending(self, principal: str | None = None, *, privileged: bool = True) -> list[Approval]:
+        """Approvals waiting for a decision, oldest first.
+
+        Args:
+            principal: Whose approvals (see ``visible_to``).
+            privileged: Every principal's (the default, for trusted in-process code).
+        """
         self._expire()
-        return [a for a in self._items.values() if a.status == "pending"]
+        return [
+            a
+            for a in self._items.values()
+            if a.status == "pending"
+            and visible_to(principal, a.request.principal, privileged=privileged)
+        ]
+
+    async def decided(self, approval_id: str, timeout_s: float | None = None) -> Approval:
+        """Wait until the approval ``approval_id`` is decided (by any channel); return it.
+
+        Args:
+            approval_id: A stored approval.
+            timeout_s: Seconds to wait at most; None: until it is decided.
+
+        Raises:
+            KeyError: no approval has this id.
+            TimeoutError: not decided within ``timeout_s`` (it stays pending).
+        """
+        approval = self.get(approval_id)
+        if approval is None:
+            raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
+        if approval.status != "pending":
+            return approval
+        waiter: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(approval_id, []).append(waiter)
+        try:
+            return await asyncio.wait_for(waiter, timeout_s)
+        finally:
+            waiters = self._waiters.get(approval_id)
+            if waiters is not None and waiter in waiters:
+                waiters.remove(waiter)
+                if not waiters:
+                    del self._waiters[approval_id]
 
     def decide(
         self, approval_id: str, decision: ConfirmationDecision, by: Decider | None = None
@@ -179,6 +237,8 @@ class ApprovalStore:
         )
         self._items[approval_id] = decided
         self.record(decided)
+        for waiter in self._waiters.pop(approval_id, ()):
+            waiter.get_loop().call_soon_threadsafe(_resolve, waiter, decided)
         return decided
 
     def approve(
@@ -235,6 +295,11 @@ class ApprovalStore:
                 del self._items[approval_id]
             elif item.status in ("pending", "approved", "denied"):
                 self._items[approval_id] = replace(item, status="expired")
+
+
+def _resolve(waiter: asyncio.Future[Approval], approval: Approval) -> None:
+    if not waiter.done():
+        waiter.set_result(approval)
 
 
 def _principal(ctx: ToolContext | None) -> str:

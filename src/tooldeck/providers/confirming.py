@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
-from tooldeck.core.result import ToolResult, trusted_metadata
+from tooldeck.core.result import ArgumentsEdit, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.core.validation import parse_arguments
 from tooldeck.exceptions import InvalidArgumentsError
@@ -37,15 +38,20 @@ class ConfirmingToolsProvider(WrapperProvider):
         1. a decision already made for the same call (tool, canonical arguments,
            principal; see ``ApprovalStore``) is consumed: approved runs the call with
            the approver's arguments, denied returns ``denied`` with their message;
-        2. else, with a ``ctx.confirm`` callback, the callback is asked and its answer
-           applied the same way (a callback that raises counts as a denial);
+        2. else, with a ``ctx.confirm`` callback, the call is stored as pending and the
+           callback asked; its answer is recorded through ``ApprovalStore.decide``
+           (unless the approval was decided meanwhile through the store, as a chat
+           run's confirm route does) and applied the same way (a callback that raises
+           counts as a denial, an approval that expired as no decision);
         3. else the call is stored as pending and ``confirmation_required`` is
            returned; its ``details`` carry the ``approval_id``, tool, arguments, their
            hash, the principal and the expiry, which is what approving it later needs.
 
         Arguments that are not a JSON object are passed through, so the tool itself
         reports them as a validation error. Every decision goes to the store's
-        listeners (the audit log).
+        listeners (the audit log). A call run with arguments the approver edited
+        carries them in ``metadata.edited``, so the layers above (the audit) and the
+        caller know what ran.
 
     Args:
         wrapped: The provider whose tools are guarded.
@@ -134,23 +140,17 @@ class ConfirmingToolsProvider(WrapperProvider):
             return await self.wrapped.execute(name, arguments, ctx)
         request = self.approvals.new_request(definition.name, parsed, ctx, definition.description)
         approval = self.approvals.take(request)
-        if approval is not None:
-            decision = approval.decision
-        elif ctx is not None and ctx.confirm is not None:
-            decision = await self._ask(ctx, request)
-            self.approvals.record(
-                Approval(
-                    request=request,
-                    status="approved" if decision.approved else "denied",
-                    decision=decision,
-                    decided_at=self.approvals.clock(),
-                )
-            )
-        else:
-            pending = self.approvals.request(request)
-            return self._required(pending.request, ctx)
+        if approval is None:
+            if ctx is None or ctx.confirm is None:
+                pending = self.approvals.request(request)
+                return self._required(pending.request, ctx)
+            approval = await self._ask(ctx, self.approvals.request(request).request)
+        decision = approval.decision if approval is not None else None
         if decision is None or not decision.approved:
-            reason = decision.message if decision and decision.message else "no reason given"
+            if decision is not None and decision.message:
+                reason = decision.message
+            else:
+                reason = "no reason given" if approval else "the approval expired undecided"
             return error_result(
                 "denied",
                 f"The call to {definition.name} was denied by "
@@ -158,29 +158,44 @@ class ConfirmingToolsProvider(WrapperProvider):
                 "retry it as is; ask the user how to proceed.",
                 trusted_metadata(definition.name, None, _request_id(ctx), 0.0),
                 details={
-                    "approval_id": request.approval_id,
+                    "approval_id": (approval.request if approval else request).approval_id,
                     "message": reason,
                     "approver": decision.approver if decision else None,
                     "tool": definition.name,
                 },
             )
-        run_with = decision.arguments if decision.arguments is not None else parsed
-        return await self.wrapped.execute(name, run_with, ctx)
+        if decision.arguments is None or dict(decision.arguments) == dict(parsed):
+            return await self.wrapped.execute(name, arguments, ctx)
+        edit = ArgumentsEdit(arguments=dict(decision.arguments), by=decision.approver)
+        result = await self.wrapped.execute(name, edit.arguments, ctx)
+        return result.model_copy(
+            update={"metadata": result.metadata.model_copy(update={"edited": edit})}
+        )
 
-    @staticmethod
-    async def _ask(ctx: ToolContext, request: ConfirmationRequest) -> ConfirmationDecision:
+    async def _ask(self, ctx: ToolContext, request: ConfirmationRequest) -> Approval | None:
+        """Ask ``ctx.confirm`` about the pending ``request``; the decided approval, taken.
+
+        Every decision goes through ``ApprovalStore.decide``: a callback that decided
+        the approval itself (a chat run, through its confirm route) is taken as decided;
+        otherwise its answer is recorded as the decision of the entry point that gave
+        the callback. None when the approval expired before it was decided.
+        """
         assert ctx.confirm is not None
         try:
             answer = ctx.confirm(request)
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:  # a broken prompt is a denial, never a silent approval
-            return ConfirmationDecision(
+            answer = ConfirmationDecision(
                 approved=False, message=f"confirmation failed: {type(exc).__name__}: {exc}"
             )
-        if isinstance(answer, ConfirmationDecision):
-            return answer
-        return ConfirmationDecision(approved=bool(answer))
+        if not isinstance(answer, ConfirmationDecision):
+            answer = ConfirmationDecision(approved=bool(answer))
+        current = self.approvals.get(request.approval_id)
+        if current is not None and current.status == "pending":
+            with contextlib.suppress(KeyError, ValueError):  # expired meanwhile
+                self.approvals.decide(request.approval_id, answer)
+        return self.approvals.take(request)
 
     @staticmethod
     def _required(request: ConfirmationRequest, ctx: ToolContext | None) -> ToolResult:

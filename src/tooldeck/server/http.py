@@ -33,6 +33,7 @@ __all__ = [
     "audit_of",
     "call_context",
     "caller_of",
+    "is_approver",
     "problems",
     "result_response",
     "runtime_of",
@@ -189,6 +190,15 @@ def caller_of(request: Request) -> str | None:
     if not runtime_of(request).settings.server.trust_user_header:
         return None
     return request.headers.get("x-user")
+
+
+def is_approver(request: Request) -> bool:
+    """Whether the caller is in ``[approvals] approvers``.
+
+    An approver sees and decides every user's approvals and runs and reads every
+    user's audit records; everyone else only their own (``providers.approvals.visible_to``).
+    """
+    return (caller_of(request) or "anonymous") in runtime_of(request).settings.approvals.approvers
 
 
 def call_context(request: Request) -> ToolContext:

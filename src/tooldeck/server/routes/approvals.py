@@ -7,8 +7,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
+from tooldeck.observability.redact import redact
 from tooldeck.providers.approvals import Approval, Decider
-from tooldeck.server.http import Problem, caller_of, problems, runtime_of
+from tooldeck.server.http import Problem, caller_of, is_approver, problems, runtime_of
 
 __all__ = ["router"]
 
@@ -39,8 +40,14 @@ class DenyBody(BaseModel):
 
 @router.get("", summary="Pending approvals")
 async def pending(request: Request) -> list[dict[str, Any]]:
-    """Calls waiting for a decision, oldest first."""
-    return [a.as_dict() for a in runtime_of(request).approvals.pending()]
+    """The caller's calls waiting for a decision (an approver's: everyone's), oldest first.
+
+    Arguments are redacted as in the audit log: a key in them is not shown in clear.
+    """
+    approvals = runtime_of(request).approvals.pending(
+        caller_of(request), privileged=is_approver(request)
+    )
+    return [redact(a.as_dict()) for a in approvals]
 
 
 @router.post(
@@ -77,8 +84,7 @@ async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, 
 
 def _decider(request: Request) -> Decider:
     principal = caller_of(request) or "anonymous"
-    approvers = runtime_of(request).settings.approvals.approvers
-    return Decider(principal=principal, channel="rest", privileged=principal in approvers)
+    return Decider(principal=principal, channel="rest", privileged=is_approver(request))
 
 
 def _name(by: Decider, body: ApproveBody | DenyBody) -> str | None:
@@ -95,4 +101,4 @@ def _decided(decide: Any) -> dict[str, Any]:
         raise HTTPException(status_code=403, detail=str(exc)) from None
     except ValueError as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None
-    return approval.as_dict()
+    return redact(approval.as_dict())  # type: ignore[no-any-return]

@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 
 from tooldeck.observability.audit import AuditRecord
 from tooldeck.observability.metering import CallStats, parse_since
-from tooldeck.server.http import TIME_SCHEMA, audit_of, problems
+from tooldeck.server.http import TIME_SCHEMA, audit_of, caller_of, is_approver, problems
 
 __all__ = ["router"]
 
@@ -51,7 +51,9 @@ def history(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
-    """Recent calls, newest first, without arguments and data (``/api/audit/{id}`` has them).
+    """The caller's recent calls (an approver's: everyone's), newest first.
+
+    Without arguments and data (``/api/audit/{id}`` has them).
 
     Returns ``{"records": [...], "next_before_id": <id or null>}``; pass
     ``next_before_id`` as ``before_id`` for the next page.
@@ -66,11 +68,14 @@ def history(
         until=_time(until, "until"),
         before_id=before_id,
         summary=True,
+        user=_owner(request),
     )
     next_id = records[-1].id if len(records) == limit else None
     return {
         "records": [
-            r.model_dump(mode="json", exclude={"arguments", "data", "error_details"})
+            r.model_dump(
+                mode="json", exclude={"arguments", "data", "error_details", "asked_arguments"}
+            )
             for r in records
         ],
         "next_before_id": next_id,
@@ -79,15 +84,21 @@ def history(
 
 @router.get("/audit/{record_id}", summary="One call", responses=problems(404))
 def record(record_id: Annotated[int, Path(ge=1, le=ROW_ID_MAX)], request: Request) -> AuditRecord:
-    """One call with its arguments (redacted), result data and error details.
+    """One of the caller's calls with its arguments (redacted), result data and error details.
 
     Raises:
-        HTTPException: 404 when there is no such record (or it was pruned).
+        HTTPException: 404 when there is no such record (or it was pruned, or it is
+            another user's and the caller is not an approver).
     """
-    found = audit_of(request).get(record_id)
+    found = audit_of(request).get(record_id, user=_owner(request))
     if found is None:
         raise HTTPException(status_code=404, detail=f"no audit record {record_id}")
     return found
+
+
+def _owner(request: Request) -> str | None:
+    """Whose records the caller reads: its own, or (None) everyone's for an approver."""
+    return None if is_approver(request) else (caller_of(request) or "anonymous")
 
 
 @router.get(

@@ -19,14 +19,15 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.agent.runs import RunManager
 from tooldeck.exceptions import ConfigError, RunNotFoundError, RunStateError
-from tooldeck.server.http import caller_of, problems, runtime_of
+from tooldeck.providers.approvals import visible_to
+from tooldeck.server.http import caller_of, is_approver, problems, runtime_of
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["chat"])
 
 _WHY = {
-    "e404": "No run has this id, or the profile is unknown.",
+    "e404": "No run has this id (among the caller's runs), or the profile is unknown.",
     "e409": "The run's state does not allow this (an illegal transition), or "
     "Last-Event-ID names an event of another run.",
 }
@@ -62,11 +63,20 @@ def _run_errors() -> Iterator[None]:
         raise HTTPException(status_code=404, detail=str(exc)) from None
     except RunStateError as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None
+    except PermissionError as exc:
+        raise HTTPException(status_code=403, detail=str(exc)) from None
 
 
-def _get(runs: RunManager, run_id: str) -> ChatRun:
+def _get(request: Request, run_id: str) -> ChatRun:
+    """The run, if the caller may see it (its own, or any for an approver); else 404.
+
+    Another user's run answers as an unknown one: its existence is not disclosed.
+    """
     with _run_errors():
-        return runs.get(run_id)
+        run = _runs(request).get(run_id)
+        if not visible_to(caller_of(request), run.user, privileged=is_approver(request)):
+            raise RunNotFoundError(f"no run {run_id!r}")
+        return run
 
 
 def _after(last_event_id: str, run_id: str | None = None) -> tuple[str | None, int]:
@@ -125,7 +135,7 @@ async def _stream_target(
     run_id, after = _after(last_event_id)
     if run_id is None:
         return (await _start(request, body)).run_id, 0
-    _get(_runs(request), run_id)
+    _get(request, run_id)
     return run_id, after
 
 
@@ -136,7 +146,7 @@ async def _replay_target(
     last_event_id: LastEventId = "",
 ) -> tuple[str, int]:
     """(run id, seq to stream after) of ``GET /api/runs/{id}/events``."""
-    _get(_runs(request), run_id)
+    _get(request, run_id)
     _, seq = _after(last_event_id, run_id)
     return run_id, max(seq, after)
 
@@ -163,14 +173,18 @@ async def chat_stream(
 async def list_runs(
     request: Request, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> list[ChatRun]:
-    """The newest runs first (this process's, and with the audit database on, all)."""
-    return _runs(request).recent(limit)
+    """The caller's newest runs first (an approver's: everyone's).
+
+    This process's runs, and with the audit database on, all.
+    """
+    user = None if is_approver(request) else (caller_of(request) or "anonymous")
+    return _runs(request).recent(limit, user=user)
 
 
 @router.get("/api/runs/{run_id}", response_model=ChatRun, responses=_ERRORS, summary="A run")
 async def get_run(run_id: str, request: Request) -> ChatRun:
     """The run's state, answer or pending confirmation."""
-    return _get(_runs(request), run_id)
+    return _get(request, run_id)
 
 
 @router.get(
@@ -194,15 +208,22 @@ async def run_events(
     summary="Approve or deny the call a run waits on",
 )
 async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> ChatRun:
-    """Decide the pending confirmation; the run resumes (409 unless ``waiting_input``)."""
+    """Decide the pending confirmation; the run resumes (409 unless ``waiting_input``).
+
+    Only the run's own user, or an approver in ``[approvals] approvers``, decides it.
+    """
+    _get(request, run_id)
     with _run_errors():
-        return await _runs(request).confirm(run_id, body, approver=caller_of(request))
+        return await _runs(request).confirm(
+            run_id, body, user=caller_of(request), privileged=is_approver(request)
+        )
 
 
 @router.post(
     "/api/runs/{run_id}/cancel", response_model=ChatRun, responses=_ERRORS, summary="Cancel a run"
 )
 async def cancel_run(run_id: str, request: Request) -> ChatRun:
-    """Cancel a run that has not finished (409 once it has)."""
+    """Cancel a run of the caller's that has not finished (409 once it has)."""
+    _get(request, run_id)
     with _run_errors():
         return await _runs(request).cancel(run_id, by=caller_of(request))
