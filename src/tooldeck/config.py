@@ -41,7 +41,9 @@ Example ``tooldeck.toml``::
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -82,6 +84,8 @@ __all__ = [
     "find_config",
     "load_settings",
 ]
+
+log = logging.getLogger("tooldeck.config")
 
 DEFAULT_CONFIG_FILE = Path("tooldeck.toml")
 
@@ -340,12 +344,60 @@ class Settings(BaseSettings):
 
 
 def find_config(start: Path | None = None) -> Path | None:
-    """The nearest ``tooldeck.toml`` in ``start`` (default: the current folder) or above."""
+    """The nearest ``tooldeck.toml`` in ``start`` (default: the current folder) or above.
+
+    Semantics:
+        A ``tooldeck.toml`` names code to import and commands to run, so it is read only
+        from places the user controls (git's ``safe.directory`` reasoning): the search
+        stops at the first folder, and skips a file, that is owned by another user
+        than the current one or root, or that others may write (``/tmp``,
+        ``/var/tmp``); and it never looks above the home folder when it starts inside
+        it. What it stopped at is logged (``tooldeck.config``); a file named with
+        ``--config`` or ``$TOOLDECK_CONFIG`` is the user's explicit choice and is read.
+    """
     folder = (start or Path.cwd()).resolve()
+    home = _home()
     for candidate in (folder, *folder.parents):
+        unsafe = _unsafe(candidate)
+        if unsafe:
+            log.warning(
+                "config: not looking for tooldeck.toml in %s or above: %s", candidate, unsafe
+            )
+            return None
         path = candidate / DEFAULT_CONFIG_FILE.name
         if path.is_file():
+            unsafe = _unsafe(path)
+            if unsafe:
+                log.warning(
+                    "config: ignored %s: %s (name it with --config to use it)", path, unsafe
+                )
+                return None
             return path
+        if candidate == home:
+            return None
+    return None
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry
+        return None
+
+
+def _unsafe(path: Path) -> str | None:
+    """Why ``path`` (a folder or a file) may hold what another user wrote, or None."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror})"
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX owners (Windows)
+        return None
+    if info.st_uid not in (getuid(), 0):
+        return f"owned by another user (uid {info.st_uid})"
+    if info.st_mode & stat.S_IWOTH:
+        return "writable by every user"
     return None
 
 

@@ -302,9 +302,9 @@ def build_runtime(
     registry = ToolRegistry()
     services = ServiceContainer()
     services.register(Settings, settings)
-    services.register(PackEnvironment, PackEnvironment(settings.data_dir))
-    services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     base_dir = settings.config_file.parent if settings.config_file else None
+    services.register(PackEnvironment, PackEnvironment(settings.data_dir, base_dir))
+    services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     shipped = load_tools(SHIPPED_PACKS, entry_points=False)
     user = load_tools(settings.tools, base_dir, entry_points=load_entry_points)
     errors = [*shipped.errors, *user.errors]

@@ -28,6 +28,10 @@ class PackEnvironment:
 
     data_dir: Path
     """The project's data folder (``.tooldeck/`` beside the config, or the user's)."""
+    config_dir: Path | None = None
+    """The folder of the configuration file, None without one: a pack's relative paths
+    and folder defaults are taken from it, not from wherever the process started (a
+    desktop client starts servers in ``/``)."""
 
 
 @dataclass(frozen=True, slots=True)

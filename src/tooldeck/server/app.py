@@ -101,6 +101,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await runtime.start()
+        # the first build of the OpenAPI document takes seconds of CPU: done here, in a
+        # thread, and not by the first GET /openapi.json on the event loop
+        await asyncio.to_thread(app.openapi)
         tools = await runtime.root.all_definitions()
         remote = sum(1 for d in tools if d.server_id is not None)
         logging.getLogger("uvicorn.error").info(

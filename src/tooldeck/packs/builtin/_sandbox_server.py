@@ -119,15 +119,51 @@ def _traversable(path: str) -> bool:
         return False
 
 
-def _cover_of(path: str) -> str | None:
+def _world_writable(depth: int = 3) -> list[str]:
+    """Directories every user may write, down to ``depth`` levels below ``/``.
+
+    ``/tmp``, ``/var/tmp``, ``/run/lock``, ``/dev/shm``, ``/dev/mqueue``...: each is
+    covered by an empty tmpfs in a job's namespace, so nothing a job writes there
+    reaches the host or the next job. Found once, when the server starts (a few
+    thousand ``stat`` calls); ``/proc`` and ``/sys`` are not walked.
+    """
+    found: list[str] = ["/tmp"]
+    level = ["/"]
+    for _ in range(depth):
+        below: list[str] = []
+        for folder in level:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                path = entry.path
+                if path in ("/proc", "/sys") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    writable = entry.stat(follow_symlinks=False).st_mode & 0o002
+                except OSError:
+                    continue
+                if writable:
+                    if path not in found:
+                        found.append(path)
+                else:
+                    below.append(path)
+        level = below
+    return found
+
+
+def _cover_of(path: str, shared: list[str]) -> str | None:
     """The directory to cover so that ``path`` can be bound back reachable, or None.
 
-    That is ``/tmp`` (always covered) for a path under it, else the highest ancestor
-    of ``path`` that others cannot pass; None when every ancestor is passable.
+    That is the world-writable directory (``shared``, always covered) it is under,
+    else the highest ancestor of ``path`` that others cannot pass; None when every
+    ancestor is passable.
     """
+    for folder in shared:
+        if path.startswith(folder + "/"):
+            return folder
     parts = path.strip("/").split("/")
-    if parts[0] == "tmp" and len(parts) > 1:
-        return "/tmp"
     for depth in range(1, len(parts)):
         ancestor = "/" + "/".join(parts[:depth])
         if not _traversable(ancestor):
@@ -135,33 +171,39 @@ def _cover_of(path: str) -> str | None:
     return None
 
 
-def _private_mounts(exposed: list[str]) -> None:
-    """Mounts of a job's namespace: fresh /proc, private /tmp and /dev/shm, ``exposed``.
+def _private_mounts(exposed: list[str], shared: list[str]) -> None:
+    """Mounts of a job's namespace: fresh /proc, every ``shared`` folder private, ``exposed``.
 
-    Each ``exposed`` path (Python's installation, the tools' roots) stays reachable for
-    the job's user even where an ancestor is closed to others (``/root``) or covered
-    (``/tmp``): that ancestor is covered by an empty tmpfs into which only the exposed
-    path is bound back, so its siblings (a home directory's secrets) are out of sight.
+    Each world-writable folder (``shared``: /tmp, /var/tmp, /dev/shm...) is covered by
+    an empty tmpfs of its own. Each ``exposed`` path (Python's installation, the
+    tools' roots) stays reachable for the job's user even where an ancestor is closed
+    to others (``/root``) or covered (``/tmp``): that ancestor is covered by an empty
+    tmpfs into which only the exposed path is bound back, so its siblings (a home
+    directory's secrets) are out of sight.
     """
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE, None)
-    covers: dict[str, list[tuple[str, int]]] = {"/tmp": []}
+    covers: dict[str, list[tuple[str, int]]] = {folder: [] for folder in shared}
     kept: list[str] = []
     for path in sorted({os.path.realpath(p) for p in exposed if p and os.path.isdir(p)}):
         if any(path.startswith(k + "/") for k in kept):
             continue  # inside a path already kept
         kept.append(path)
-        cover = _cover_of(path)
+        cover = _cover_of(path, shared)
         if cover is not None:  # opened now: the cover will hide it
             covers.setdefault(cover, []).append((path, os.open(path, os.O_PATH)))
     for cover in sorted(covers, key=len):
-        mode = "1777" if cover == "/tmp" else "0755"
-        _mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size=256m")
+        mode = "1777" if cover in shared else "0755"
+        size = "256m" if cover == "/tmp" else "64m"
+        try:
+            _mount("tmpfs", cover, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode},size={size}")
+        except OSError:
+            if covers[cover] or cover == "/tmp":
+                raise  # what must be private or bound back: the job cannot run without it
+            continue  # one odd mount (a read-only bind) does not cost every other cover
         for path, fd in covers[cover]:
             os.makedirs(path, mode=0o755, exist_ok=True)
             _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
             os.close(fd)
-    with contextlib.suppress(OSError):
-        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=64m")
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV, None)
 
 
@@ -190,7 +232,7 @@ def _enter_namespaces(config: dict[str, Any]) -> int | None:
     if first:
         _relay(first, status_r)
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    _private_mounts(_exposed(config))
+    _private_mounts(_exposed(config), config["shared"])
     job = os.fork()
     if job:
         _init(job, status_w)
@@ -243,7 +285,7 @@ def _probe(config: dict[str, Any]) -> str | None:
             inner = os.fork()
             if inner == 0:
                 try:
-                    _private_mounts(_exposed(config))
+                    _private_mounts(_exposed(config), config["shared"])
                 except BaseException:
                     os._exit(2)
                 os._exit(0)
@@ -314,6 +356,12 @@ class Tools:
 
 def _apply_limits(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    file_mb = limits.get("max_file_mb")
+    if file_mb:
+        # a write past it fails with EFBIG ("File too large") instead of a SIGXFSZ kill
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        size = file_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     cpu = limits.get("cpu_s")
     if cpu:
         seconds = max(1, _math.ceil(cpu))
@@ -531,6 +579,7 @@ def main() -> None:
     preloaded = _preload(config.get("preload", []))
     isolation = None
     if config.get("namespaces"):
+        config["shared"] = _world_writable()
         isolation = _probe(config)
         config["namespaces"] = isolation is None
     wake_r, wake_w = socket.socketpair()

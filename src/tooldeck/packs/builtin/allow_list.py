@@ -22,7 +22,14 @@ included. A command passes when:
   literal path inside the roots (or ``/dev/null``); ``2>&1`` and other descriptor
   copies are fine.
 
-Arithmetic expansion with numbers only (``$((1+1))``) is allowed. A listed program
+Parameter expansions are read too, since bash runs code hidden in them: only a name
+(``$x``, ``${x}``, ``$1``, ``$?``), its length (``${#x}``) and a default, alternative
+or pattern with literal text (``${x:-none}``, ``${x%.txt}``) pass; subscripts,
+indirection (``${!x}``), substrings (arithmetic) and replacements are refused, as is
+any ``$`` or backtick in them. A here-document whose delimiter is unquoted has its body
+expanded, so a ``$`` or backtick in the body is refused (quote nothing you need
+literally: write it in a file instead). Arithmetic expansion with numbers only
+(``$((1+1))``) is allowed; a line ``bashlex`` cannot parse is refused. A listed program
 that runs other programs (``env``, ``xargs``, ``find -exec``, ``sh``) lets anything
 through: list only what you would let run with any arguments.
 """
@@ -54,6 +61,11 @@ _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _ARITHMETIC = re.compile(r"\$\(\(([0-9\s+\-*/%()<>=!&|^~?:,]*)\)\)")
 _GLOB = re.compile(r"[*?\[]")
+_PARAMETER = re.compile(
+    r"(?:[0-9@*#?$!-]|#?[A-Za-z_][A-Za-z0-9_]*"  # $1 $? ${#x} ${x}
+    r"|[A-Za-z_][A-Za-z0-9_]*(?::?[-+?]|##?|%%?)[^$`\[\]()]*)?"  # ${x:-text} ${x%.txt}
+)
+"""A parameter expansion's text (inside ``${}``) that runs no code (module docstring)."""
 
 
 def unsafe_env_name(name: str) -> bool:
@@ -152,6 +164,20 @@ class _Visitor(bashlex.ast.nodevisitor):  # type: ignore[misc]
     def visitfunction(self, node: Any, name: Any, body: Any, parts: list[Any]) -> None:
         self.allow._deny(f"defining a function ({name.word}) is not allowed")
 
+    def visitparameter(self, node: Any, value: Any) -> None:
+        text = getattr(node, "value", None) or ""
+        if not _PARAMETER.fullmatch(text):
+            self.allow._deny(
+                f"parameter expansion ${{{text}}} is not allowed (only $name, ${{name}}, "
+                "${#name} and ${name:-literal text})"
+            )
+
     def visitredirect(self, node: Any, input: Any, type: str, output: Any, heredoc: Any) -> None:
         if type in _WRITES and not isinstance(output, int):
             self.allow.check_target(output, self.cwd)
+        body = getattr(heredoc, "value", None) or ""
+        if "$" in body or "`" in body:
+            self.allow._deny(
+                "a here-document body with $ or ` is expanded by bash and may run "
+                "commands; write that text to a file instead"
+            )

@@ -67,6 +67,8 @@ class PythonConfig(_Section):
     """Bytes of stdout and of stderr returned; the rest is cut with a marker."""
     max_processes: int | None = Field(64, gt=0)
     """Processes the code may start (``RLIMIT_NPROC``; the kernel ignores it for root)."""
+    max_file_mb: int | None = Field(100, gt=0)
+    """MiB one file the code writes may grow to (``RLIMIT_FSIZE``)."""
     preload: list[str] = Field(default_factory=lambda: [*SEED_MODULES, *OPTIONAL_MODULES])
     """Modules imported once by the fork server; missing ones are skipped."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -194,7 +196,10 @@ class BuiltinConfig(_Section):
     disabled: list[str] = Field(default_factory=list)
     """Tools not to register, by name."""
     roots: list[Path] = Field(default_factory=lambda: [Path.cwd()], min_length=1)
-    """Directories the tools may touch; paths resolving elsewhere are ``denied``."""
+    """Directories the tools may touch; paths resolving elsewhere are ``denied``.
+    Relative ones are taken from the config file's folder. Unset: the config file's
+    folder, else the current folder; a default that is ``/`` or the home folder is
+    refused (set it explicitly to mean it)."""
     python: PythonConfig = Field(default_factory=PythonConfig)
     files: FilesConfig = Field(default_factory=FilesConfig)
     shell: ShellConfig = Field(default_factory=ShellConfig)

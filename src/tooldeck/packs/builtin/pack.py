@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from tooldeck.core.context import ServiceContainer
-from tooldeck.core.pack import PackParts
+from tooldeck.core.pack import PackEnvironment, PackParts
+from tooldeck.exceptions import ConfigError
 from tooldeck.packs.builtin.config import BuiltinConfig
 
 __all__ = ["BuiltinPack", "pack"]
@@ -27,7 +29,8 @@ class BuiltinPack:
         """The enabled tools; nothing when ``enabled`` is false.
 
         Raises:
-            ConfigError: ``disabled`` names a tool that is not built in.
+            ConfigError: ``disabled`` names a tool that is not built in; ``roots`` is
+                unset and its default would be ``/`` or the home folder.
             ValueError: ``python.user`` does not exist.
             ModuleNotFoundError: the ``[builtin]`` extra is not installed (the runtime
                 lists it as a load error, and the rest starts).
@@ -47,6 +50,7 @@ class BuiltinPack:
                 "(or set [builtin] enabled = false)",
                 name=exc.name,
             ) from None
+        config = config.model_copy(update={"roots": allowed_roots(config, services)})
         sandbox = make_sandbox(config.python, os.environ, config.roots)
         services.register(Sandbox, sandbox)
         tools = builtin_tools(config, environ=os.environ, sandbox=sandbox)
@@ -55,6 +59,43 @@ class BuiltinPack:
                 services.register(type(tool), tool)
         no_breaker = {"breaker_enabled": False}
         return PackParts(tools=tools, policy_defaults=dict.fromkeys(CALLER_CODE_TOOLS, no_breaker))
+
+
+def allowed_roots(config: BuiltinConfig, services: ServiceContainer) -> list[Path]:
+    """The roots the tools get: as configured, relative ones from the config's folder.
+
+    Unset, the config file's folder (else the current one), unless that is ``/`` or
+    the home folder: a desktop client launches a server in ``/``, and a default must
+    not hand a model the whole disk (issue 25).
+
+    Raises:
+        ConfigError: the default would be ``/`` or the home folder; says how to set it.
+    """
+    environment = services.get_optional(PackEnvironment)
+    base = (environment.config_dir if environment else None) or Path.cwd()
+    if "roots" in config.model_fields_set:
+        return [base / root.expanduser() for root in config.roots]
+    default = base.resolve()
+    if default == Path(default.anchor) or default == _home():
+        where = (
+            "the config file's folder"
+            if environment and environment.config_dir
+            else ("the current folder")
+        )
+        raise ConfigError(
+            f"[builtin] roots is not set and {where} is {default}: the built-in tools "
+            "(files, git, shell, python) would reach everything under it. Set "
+            '[builtin] roots = ["/path/to/project"] (or TOOLDECK_BUILTIN__ROOTS), start '
+            "from a project folder, or set [builtin] enabled = false"
+        )
+    return [default]
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry
+        return None
 
 
 pack = BuiltinPack()

@@ -130,6 +130,7 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
             memory_mb=config.memory_mb,
             max_output_bytes=config.max_output_bytes,
             max_processes=config.max_processes,
+            max_file_mb=config.max_file_mb,
         )
 
     async def execute_internal(self, request: PythonRequest, ctx: ToolContext) -> ToolResult:

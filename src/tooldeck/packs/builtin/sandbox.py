@@ -97,6 +97,9 @@ class SandboxLimits:
     """Bytes of stdout and of stderr kept; the rest is counted and marked as cut."""
     max_processes: int | None = 64
     """Processes the code may start (``RLIMIT_NPROC``; not enforced for root)."""
+    max_file_mb: int | None = 100
+    """MiB one file written by the code may grow to (``RLIMIT_FSIZE``); a write past it
+    fails with ``OSError: File too large``."""
 
 
 @dataclass(frozen=True, kw_only=True)

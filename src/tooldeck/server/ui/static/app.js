@@ -375,9 +375,13 @@ async function metricsPage() {
 }
 
 // ---- approvals --------------------------------------------------------------------
+// A chat run's pending call is an approval too; it is shown (and decided) with its run.
+const notOfRuns = (approvals) => approvals.filter((a) => !(a.channel || "").startsWith("run:"));
+
 async function approvalsPage() {
-  const { status, data } = await api("/api/approvals");
-  if (status !== 200) throw new Error(detail(data));
+  const { status, data: all } = await api("/api/approvals");
+  if (status !== 200) throw new Error(detail(all));
+  const data = notOfRuns(all);
   const list = h("div", {});
   for (const a of data) {
     const args = h("textarea", { class: "code", rows: 4, "aria-label": "Arguments to approve" }, JSON.stringify(a.arguments, null, 2));
@@ -435,7 +439,7 @@ async function waitingRuns() {
 async function refreshPending() {
   try {
     const [{ status, data }, runs] = await Promise.all([api("/api/approvals"), waitingRuns()]);
-    const count = (status === 200 ? data.length : 0) + runs.length;
+    const count = (status === 200 ? notOfRuns(data).length : 0) + runs.length;
     const badge = document.getElementById("pending-count");
     badge.hidden = !count;
     badge.textContent = String(count);
