@@ -358,20 +358,21 @@ def find_config(start: Path | None = None) -> Path | None:
     folder = (start or Path.cwd()).resolve()
     home = _home()
     for candidate in (folder, *folder.parents):
-        unsafe = _unsafe(candidate)
-        if unsafe:
-            log.warning(
-                "config: not looking for tooldeck.toml in %s or above: %s", candidate, unsafe
-            )
-            return None
         path = candidate / DEFAULT_CONFIG_FILE.name
-        if path.is_file():
-            unsafe = _unsafe(path)
-            if unsafe:
+        where, unsafe = candidate, _unsafe(candidate)
+        if not unsafe and path.is_file():
+            where, unsafe = path, _unsafe(path)
+        if unsafe:
+            skipped = next(
+                (p for c in (candidate, *candidate.parents) if (p := c / path.name).is_file()),
+                None,
+            )
+            if skipped is not None:  # say so only when a file was passed over
                 log.warning(
-                    "config: ignored %s: %s (name it with --config to use it)", path, unsafe
+                    "config: ignored %s: %s is %s (use --config to read it)", skipped, where, unsafe
                 )
-                return None
+            return None
+        if path.is_file():
             return path
         if candidate == home:
             return None
@@ -390,7 +391,7 @@ def _unsafe(path: Path) -> str | None:
     try:
         info = path.stat()
     except OSError as exc:
-        return f"cannot read it ({exc.strerror})"
+        return f"unreadable ({exc.strerror})"
     getuid = getattr(os, "getuid", None)
     if getuid is None:  # no POSIX owners (Windows)
         return None

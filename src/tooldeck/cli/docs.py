@@ -18,7 +18,8 @@ from tooldeck.cli.shared import ConfigOption, err, out, row
 from tooldeck.config import Settings, load_settings
 from tooldeck.exceptions import ToolDeckError, ToolFailure
 from tooldeck.packs.knowledge.pack import open_store
-from tooldeck.packs.knowledge.parse import DocumentError, parse_bytes
+from tooldeck.packs.knowledge.parse import DocumentError
+from tooldeck.packs.knowledge.reader import DocumentReader
 from tooldeck.packs.knowledge.store import Document, KnowledgeStore
 
 __all__ = ["docs_app"]
@@ -130,7 +131,8 @@ def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
     files, missing = _files([p for p in paths if p not in urls])
     for name in missing:
         err.print(f"[red]not found:[/red] {escape(name)}")
-    limit = settings.knowledge.max_file_mb * 1024 * 1024
+    reader = DocumentReader(settings.knowledge)
+    limit = reader.max_bytes
     failed = len(missing)
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
@@ -150,7 +152,7 @@ def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
                             f"{settings.knowledge.max_file_mb} MB limit ([knowledge] max_file_mb)"
                         )
                     data, name = path.read_bytes(), path.name
-                parsed = parse_bytes(data, name, max_bytes=limit)
+                parsed = reader.read(data, name)
                 document, status = store.add(parsed, str(path))
             except (DocumentError, OSError, ToolFailure) as exc:
                 failed += 1

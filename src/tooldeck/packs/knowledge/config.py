@@ -50,7 +50,15 @@ class KnowledgeConfig(BaseModel):
     """A shared store instead: ``postgresql://user@host:5432/db`` (PostgreSQL with
     pgvector; ``tooldeck[postgres]``). The password goes in ``PGPASSWORD``."""
     max_file_mb: int = Field(50, ge=1, le=2048)
-    """Largest file ``tooldeck docs add`` reads, MB."""
+    """Largest file ``tooldeck docs add`` and an upload read, MB."""
+    max_blocks: int = Field(20_000, ge=1)
+    """Most blocks (paragraphs, headings, images) one document may have."""
+    parse_timeout_s: float = Field(60.0, gt=0)
+    """Seconds one document may take to parse (in its own process, killed past them)."""
+    parse_memory_mb: int = Field(1024, ge=64)
+    """MiB of memory one document's parse may use."""
+    parse_workers: int = Field(2, ge=1, le=32)
+    """Documents parsed (and ingested) at once; more wait their turn."""
     embedder: Literal["local", "openai", "none"] = "local"
     """``local``: all-MiniLM-L6-v2 (int8 ONNX) on this machine; ``openai``: the endpoint
     of ``[knowledge.embeddings]``; search is then hybrid (BM25 and vectors). ``none``, or

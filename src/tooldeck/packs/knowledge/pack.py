@@ -10,6 +10,7 @@ from tooldeck.exceptions import ConfigError
 from tooldeck.packs.knowledge.answers import KnowledgeAnswers
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.packs.knowledge.embed import Embedder, OpenAIEmbedder, local_embedder
+from tooldeck.packs.knowledge.reader import DocumentReader
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.packs.knowledge.tools import knowledge_tools
 
@@ -65,7 +66,8 @@ class KnowledgePack:
     knowledge_store; answers: ``KnowledgeAnswers``.
 
     ``setup`` registers the ``KnowledgeStore`` service (``knowledge.db`` in the data dir
-    unless ``path`` or ``url`` is set); nothing is created until first use.
+    unless ``path`` or ``url`` is set) and the ``DocumentReader`` that parses uploads
+    in killable processes; nothing is created until first use.
     """
 
     name = "knowledge"
@@ -77,6 +79,7 @@ class KnowledgePack:
             return PackParts()
         store = open_store(config, services.get(PackEnvironment).data_dir)
         services.register(KnowledgeStore, store)  # type: ignore[type-abstract]  # a protocol is the key
+        services.register(DocumentReader, DocumentReader(config))
         return PackParts(
             tools=knowledge_tools(store, config.summary),
             answers=KnowledgeAnswers(store),

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "MAX_BLOCKS",
     "MAX_BYTES",
+    "MAX_UNPACKED_BYTES",
     "Block",
     "DocumentError",
     "DocumentType",
@@ -27,6 +29,17 @@ __all__ = [
 
 MAX_BYTES = 50 * 1024 * 1024
 """Largest document read (50 MiB); a larger one is refused before it is read."""
+
+MAX_BLOCKS = 20_000
+"""Most blocks one document may have (about 20 MB of prose); more is refused."""
+
+MAX_UNPACKED_BYTES = 200 * 1024 * 1024
+"""Most bytes a DOCX's parts may unpack to (its zip's declared sizes, checked before
+any part is read)."""
+
+_PDF_STREAM_BYTES = 75_000_000
+"""Most bytes one PDF stream may declare or inflate to, whatever its filter (pypdf's
+limits, stated here rather than assumed)."""
 
 BlockType = Literal["text", "heading", "table", "code", "image"]
 
@@ -77,12 +90,19 @@ class ParsedDocument:
     keywords: list[str] = field(default_factory=list)
 
 
-def parse_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES) -> ParsedDocument:
+def parse_bytes(
+    data: bytes, name: str, *, max_bytes: int = MAX_BYTES, max_blocks: int = MAX_BLOCKS
+) -> ParsedDocument:
     """Parse a document's bytes; its kind comes from ``name``'s suffix and the content.
+
+    A stranger's file may be built to exhaust the reader: run this through
+    ``DocumentReader`` (a killable process with a deadline and a memory bound), not
+    in the server's own process.
 
     Raises:
         DocumentError: too large, empty, encrypted or corrupt, binary under a text name,
-            no readable text (an HTML page that is all script), an unknown kind.
+            no readable text (an HTML page that is all script), an unknown kind, more
+            than ``max_blocks`` blocks, a DOCX unpacking past ``MAX_UNPACKED_BYTES``.
     """
     if len(data) > max_bytes:
         raise DocumentError(f"{len(data) / 1e6:.0f} MB is over the {max_bytes / 1e6:.0f} MB limit")
@@ -107,6 +127,11 @@ def parse_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES) -> Parsed
         )
     if not any(b.content_text.strip() for b in document.blocks):
         raise DocumentError("no readable text in the document")
+    if len(document.blocks) > max_blocks:
+        raise DocumentError(
+            f"{name} has {len(document.blocks):,} blocks, over the {max_blocks:,} a document "
+            "may have ([knowledge] max_blocks); split it"
+        )
     document.content_hash = digest
     return document
 
@@ -140,17 +165,22 @@ def _need(module: str) -> None:
 
 
 def paragraphs(text: str) -> list[str]:
-    """Paragraphs of ``text``, long ones cut at sentence ends near ``_BLOCK_CHARS``."""
+    """Paragraphs of ``text``, long ones cut at sentence ends near ``_BLOCK_CHARS``.
+
+    Linear in the length of ``text`` (a 4 MB paragraph is cut by moving an index, not
+    by copying what remains after each cut).
+    """
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         para = " ".join(para.split())
-        while len(para) > _BLOCK_CHARS:
-            cut = para.rfind(". ", 0, _BLOCK_CHARS)
-            cut = cut + 1 if cut > _BLOCK_CHARS // 3 else _BLOCK_CHARS
-            out.append(para[:cut].strip())
-            para = para[cut:].strip()
-        if para:
-            out.append(para)
+        start, end = 0, len(para)
+        while end - start > _BLOCK_CHARS:
+            cut = para.rfind(". ", start, start + _BLOCK_CHARS)
+            cut = cut + 1 if cut - start > _BLOCK_CHARS // 3 else start + _BLOCK_CHARS
+            out.append(para[start:cut].strip())
+            start = cut + 1 if cut < end and para[cut] == " " else cut
+        if start < end:
+            out.append(para[start:].strip())
     return out
 
 
@@ -206,6 +236,25 @@ def _section(path: list[tuple[int, str]]) -> str:
     return " > ".join(h for _, h in path)
 
 
+_HTML_BLOCKS = frozenset(
+    {"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "img", "figcaption"}
+)
+
+
+def _own_text(element: Any) -> str:
+    """An element's text without that of the blocks nested in it (they are blocks too).
+
+    A list item holding a list does not repeat the inner items' text, so each node is
+    read once: nested lists cost linear time, not quadratic.
+    """
+    parts = [element.text or ""]
+    for child in element:
+        if isinstance(child.tag, str) and child.tag not in _HTML_BLOCKS:
+            parts.append(_own_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
 def _html(text: str, stem: str) -> ParsedDocument:
     _need("lxml")
     import lxml.html
@@ -234,7 +283,7 @@ def _html(text: str, stem: str) -> ParsedDocument:
                           image_caption=alt or None)
                 )  # fmt: skip
             continue
-        content = " ".join(el.text_content().split())
+        content = " ".join(_own_text(el).split())
         if not content:
             continue
         if el.tag[0] == "h" and el.tag[1:].isdigit():
@@ -303,8 +352,17 @@ def _docx(data: bytes, stem: str) -> ParsedDocument:
     from docx.text.paragraph import Paragraph
 
     try:
+        unpacked = sum(info.file_size for info in zipfile.ZipFile(io.BytesIO(data)).infolist())
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise DocumentError(f"the DOCX is corrupt: {exc}") from None
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise DocumentError(
+            f"the DOCX unpacks to {unpacked / 1e6:,.0f} MB, over the "
+            f"{MAX_UNPACKED_BYTES / 1e6:.0f} MB a document may (a zip bomb?)"
+        )
+    try:
         document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, SyntaxError) as exc:
         raise DocumentError(f"the DOCX is corrupt: {exc}") from None
     blocks: list[Block] = []
     path: list[str] = []
@@ -358,11 +416,27 @@ def _docx_images(document: Any, paragraph: Any, section: str) -> list[Block]:
 
 
 def _pdf(data: bytes, stem: str) -> ParsedDocument:
+    """A PDF under pypdf's stream limits, each stated (``_PDF_STREAM_BYTES``)."""
+    _need("pypdf")
+    from pypdf import apply_configuration
+
+    most = _PDF_STREAM_BYTES
+    with apply_configuration(
+        maximum_declared_stream_length=most,
+        zlib_maximum_output_length=most,
+        lzw_maximum_output_length=most,
+        run_length_maximum_output_length=most,
+        jbig2_maximum_output_length=most,
+        array_based_stream_maximum_output_length=most,
+    ):
+        return _pdf_document(data, stem)
+
+
+def _pdf_document(data: bytes, stem: str) -> ParsedDocument:
     import io
 
-    _need("pypdf")
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError, PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -372,6 +446,8 @@ def _pdf(data: bytes, stem: str) -> ParsedDocument:
         info: dict[str, Any] = dict(reader.metadata or {})
     except DocumentError:
         raise
+    except LimitReachedError as exc:
+        raise DocumentError(f"the PDF inflates past a limit (a Flate bomb?): {exc}") from None
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise DocumentError(f"the PDF is corrupt: {exc}") from None
     blocks = []

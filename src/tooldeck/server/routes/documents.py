@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field
 
 from tooldeck.config import Settings
 from tooldeck.exceptions import ToolFailure
-from tooldeck.packs.knowledge.parse import DocumentError, DocumentType, parse_bytes
+from tooldeck.packs.knowledge.parse import DocumentError, DocumentType
+from tooldeck.packs.knowledge.reader import DocumentReader
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.server.http import (
     PROFILE,
@@ -113,23 +114,25 @@ async def upload(request: Request, body: Upload) -> Uploaded:
     """Parse and store a PDF, DOCX, HTML, Markdown or text file (``source`` = ``upload:<name>``).
 
     The same bytes again change nothing; other bytes under the same name are a new
-    version. The body limit is ``[knowledge] max_file_mb`` (as base64).
+    version. The body limit is ``[knowledge] max_file_mb`` (as base64). The file is
+    parsed in a process of its own, killed past ``parse_timeout_s`` or
+    ``parse_memory_mb`` (400, naming the limit).
     """
     store = _store(request)
-    limit = runtime_of(request).settings.knowledge.max_file_mb * 1024 * 1024
+    reader = runtime_of(request).services.get(DocumentReader)
     try:
         data = base64.b64decode(body.content_base64, validate=True)
     except (binascii.Error, ValueError):
         raise HTTPException(400, "content_base64 is not valid base64") from None
 
     def ingest() -> Uploaded:
-        parsed = parse_bytes(data, body.name, max_bytes=limit)
+        parsed = reader.read(data, body.name)
         document, status = store.add(parsed, f"upload:{body.name}")
         summary = {k: getattr(document, k) for k in document.__dataclass_fields__}
         return Uploaded(document={**summary, "source_id": document.source_id}, status=status)
 
     try:
-        return await asyncio.to_thread(ingest)
+        return await reader.run(ingest)
     except DocumentError as exc:
         raise HTTPException(400, str(exc)) from None
     except ToolFailure as exc:  # the store or the embeddings endpoint is down

@@ -1,0 +1,200 @@
+"""Run a parser on a stranger's bytes in a process that can be killed.
+
+A document, a calendar feed or a bank statement comes from someone else: a zip bomb,
+billion laughs or a pathological nesting can cost minutes of CPU and gigabytes of
+memory. ``IsolatedProcesses.call`` runs a function in a child process, forked from a
+server that has already imported the parsing libraries (``multiprocessing``'s
+``forkserver``), under an address-space limit and a deadline; past either, the child
+is killed and the caller gets an ``IsolationError`` naming the limit. At most
+``max_workers`` children run at once; the rest wait their turn (the wait counts
+against no deadline of theirs). Nothing of the child's state reaches the caller but
+the function's return value or exception, pickled.
+
+Example::
+
+    pool = IsolatedProcesses(max_workers=2, preload=["pypdf"])
+    document = pool.call(parse_bytes, data, "report.pdf", limits=ProcessLimits(timeout_s=30))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+__all__ = ["IsolatedProcesses", "IsolationError", "ProcessLimits"]
+
+T = TypeVar("T")
+
+_PRELOAD: set[str] = {"tooldeck.core.isolated"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessLimits:
+    """Limits of one isolated call."""
+
+    timeout_s: float = 30.0
+    """Wall-clock seconds; the child is killed past them (its CPU is capped likewise)."""
+    memory_mb: int | None = 1024
+    """MiB of address space the child may add to what it starts with (``RLIMIT_AS``)."""
+
+
+class IsolationError(Exception):
+    """An isolated call that did not return: a limit was hit, or the child died.
+
+    Attributes:
+        kind: ``timeout``, ``memory``, ``crash`` or ``stopped`` (the pool was closed).
+        limit: The limit that was hit (``timeout_s``, ``memory_mb``), or None.
+    """
+
+    def __init__(
+        self,
+        kind: Literal["timeout", "memory", "crash", "stopped"],
+        message: str,
+        limit: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.limit = limit
+
+
+class IsolatedProcesses:
+    """A bounded set of killable worker processes (module docstring).
+
+    Semantics:
+        ``call`` blocks its thread (run it in a worker thread from async code) until
+        the function returns, raises, or a limit ends it. An exception the function
+        raises is raised again in the caller (as a ``RuntimeError`` naming it when it
+        cannot be pickled); ``MemoryError`` becomes ``IsolationError("memory")``.
+        ``close`` kills every child still running: their callers get ``stopped``.
+
+    Args:
+        max_workers: Children running at once.
+        preload: Modules the fork server imports once, so that a child starts warm.
+    """
+
+    def __init__(self, max_workers: int = 2, preload: Sequence[str] = ()) -> None:
+        self.max_workers = max_workers
+        self._context = multiprocessing.get_context("forkserver")
+        # one fork server per process: it imports what every pool asked for so far
+        _PRELOAD.update(preload)
+        self._context.set_forkserver_preload(sorted(_PRELOAD))
+        self._slots = threading.BoundedSemaphore(max_workers)
+        self._running: set[Any] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def call(self, func: Callable[..., T], *args: Any, limits: ProcessLimits) -> T:
+        """``func(*args)`` in a child process under ``limits``; its return value.
+
+        Raises:
+            IsolationError: the child passed a limit, died, or the pool was closed.
+            Exception: whatever ``func`` raised.
+        """
+        with self._slots:
+            if self._closed:
+                raise IsolationError("stopped", "the server is stopping")
+            receiver, sender = self._context.Pipe(duplex=False)
+            child = self._context.Process(
+                target=_work, args=(sender, func, args, limits), daemon=True
+            )
+            with self._lock:
+                child.start()
+                self._running.add(child)
+            sender.close()
+            try:
+                value: T = self._outcome(child, receiver, limits)
+                return value
+            finally:
+                with self._lock:
+                    self._running.discard(child)
+                with contextlib.suppress(OSError):
+                    child.kill()
+                child.join()
+                receiver.close()
+
+    def _outcome(self, child: Any, receiver: Any, limits: ProcessLimits) -> Any:
+        try:
+            ready = receiver.poll(limits.timeout_s)
+            message = receiver.recv() if ready else None
+        except (EOFError, OSError):
+            message = None
+            ready = True
+        if not ready:
+            raise IsolationError(
+                "timeout",
+                f"did not finish within timeout_s={limits.timeout_s:g} s",
+                "timeout_s",
+            )
+        if message is None:
+            child.join(1)
+            if self._closed:
+                raise IsolationError("stopped", "the server is stopping")
+            code = child.exitcode
+            if code in (-signal.SIGXCPU, -signal.SIGKILL):
+                raise IsolationError(
+                    "timeout", f"used more than {limits.timeout_s:g} s of CPU", "timeout_s"
+                )
+            raise IsolationError("crash", f"the reading process ended (exit code {code})")
+        ok, value = message
+        if ok:
+            return value
+        if isinstance(value, MemoryError):
+            raise IsolationError(
+                "memory",
+                f"needed more than memory_mb={limits.memory_mb} MiB of memory",
+                "memory_mb",
+            )
+        raise value
+
+    def close(self) -> None:
+        """Kill every running child (their callers get ``stopped``); later calls too."""
+        self._closed = True
+        with self._lock:
+            running = list(self._running)
+        for child in running:
+            with contextlib.suppress(OSError):
+                child.kill()
+
+
+def _address_space() -> int:
+    """Bytes of address space this process has now (0 where /proc cannot tell)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _work(sender: Any, func: Callable[..., Any], args: tuple[Any, ...], limits: Any) -> None:
+    """The child: apply the limits, run ``func``, send ``(ok, value)``."""
+    import resource
+
+    if limits.memory_mb:
+        ceiling = _address_space() + limits.memory_mb * 1024 * 1024  # on top of the start
+        resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+    seconds = max(1, math.ceil(limits.timeout_s))
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        outcome: tuple[bool, Any] = (True, func(*args))
+    except MemoryError:
+        outcome = (False, MemoryError())
+    except BaseException as exc:  # everything the parser raises goes back to the caller
+        outcome = (False, exc)
+    try:
+        sender.send(outcome)
+    except Exception as exc:  # an exception that does not pickle: its text does
+        ok, value = outcome
+        sender.send((False, RuntimeError(f"{type(value).__name__}: {value}") if not ok else exc))
+    sender.close()
+    os._exit(0)
