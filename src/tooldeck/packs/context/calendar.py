@@ -4,6 +4,11 @@ Events become ``{uid, title, start, end, all_day, location, calendar}`` with ``s
 and ``end`` as ISO date-times in the configured time zone (dates for all-day events).
 Recurrence rules (RRULE, RDATE, EXDATE, moved occurrences) are expanded by
 ``recurring-ical-events``; time zones come from the file's VTIMEZONEs.
+
+A feed is someone else's file: a URL is read in a stream and refused past
+``max_bytes``; the sources are parsed and expanded in a killable process
+(``core.isolated``) with a deadline, and the expansion stops after
+``max_occurrences`` (a ``FREQ=SECONDLY`` event expands to 1.2 million in two weeks).
 """
 
 from __future__ import annotations
@@ -15,15 +20,20 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
 
-__all__ = ["CalendarAdapter", "normalize_calendar"]
+__all__ = ["CalendarAdapter", "expand_calendars", "normalize_calendar"]
+
+_PRELOAD = ("icalendar", "recurring_ical_events")
 
 
-def _file(source: str) -> tuple[str, bytes]:
+def _file(source: str, max_bytes: int) -> tuple[str, bytes]:
     path = Path(source).expanduser()
     if not path.is_file():
         raise SourceError(f"calendar not found: {path}")
+    if path.stat().st_size > max_bytes:
+        raise SourceError(f"{path.name} is over the {max_bytes / 1e6:.0f} MB a calendar may be")
     return path.name, path.read_bytes()
 
 
@@ -35,7 +45,10 @@ class CalendarAdapter(ContextAdapter):
         timezone: The user's zone (IANA name): "today" and every time are in it.
         days: How far ahead to read.
         now: The clock (tests fix it).
-        timeout_s: Seconds per URL.
+        timeout_s: Seconds per URL, and for parsing and expanding every source.
+        max_bytes: Largest file or feed read.
+        max_occurrences: Most events (occurrences of recurring ones included) kept.
+        processes: Where parsing runs; None: a pool of the adapter's own.
     """
 
     category = "calendar"
@@ -48,84 +61,79 @@ class CalendarAdapter(ContextAdapter):
         days: int = 14,
         now: Callable[[], datetime] | None = None,
         timeout_s: float = 10.0,
+        max_bytes: int = 10 * 1024 * 1024,
+        max_occurrences: int = 5000,
+        processes: IsolatedProcesses | None = None,
     ) -> None:
         self.sources = list(sources)
         self.zone = ZoneInfo(timezone)
         self.days = days
         self.now = now or (lambda: datetime.now(self.zone))
         self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+        self.max_occurrences = max_occurrences
+        self.processes = processes
 
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """The events of every source in the window, sorted by start.
 
         Raises:
-            SourceError: a file is missing, a URL fails, or a source is not iCalendar.
+            SourceError: a file is missing or too large, a URL fails or answers too
+                much, a source is not iCalendar, or expanding it passed the deadline.
         """
         texts = [await self._text(source) for source in self.sources]
-        return await asyncio.to_thread(self._events, texts)
-
-    async def _text(self, source: str) -> tuple[str, bytes]:
-        if source.startswith(("http://", "https://")):
-            import httpx
-
-            try:
-                async with httpx.AsyncClient(timeout=self.timeout_s) as client:
-                    response = await client.get(source)
-                    response.raise_for_status()
-            except httpx.HTTPStatusError as exc:
-                raise SourceError(
-                    f"{source} answered HTTP {exc.response.status_code}",
-                    retryable=exc.response.status_code >= 500,
-                ) from None
-            except httpx.HTTPError as exc:
-                raise SourceError(f"{source} cannot be reached: {exc}", retryable=True) from None
-            return source, response.content
-        return await asyncio.to_thread(_file, source)
-
-    def _events(
-        self, texts: list[tuple[str, bytes]]
-    ) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
-        import icalendar
-        import recurring_ical_events  # type: ignore[import-untyped]
-
         today = self.now().astimezone(self.zone).date()
         start = datetime.combine(today - timedelta(days=1), time(), self.zone)
         end = datetime.combine(today + timedelta(days=self.days + 1), time(), self.zone)
-        events: list[dict[str, Any]] = []
-        for name, data in texts:
-            try:
-                calendar = icalendar.Calendar.from_ical(data)
-                occurrences = recurring_ical_events.of(calendar).between(start, end)
-            except Exception as exc:  # icalendar raises ValueError and more for bad input
-                raise SourceError(f"{name} is not a readable iCalendar file: {exc}") from None
-            label = str(calendar.get("X-WR-CALNAME") or name)
-            for event in occurrences:
-                events.append(self._event(event, label))
-        events.sort(key=lambda e: (e["start"], e["title"]))
-        return events, len(events), {"today": today.isoformat(), "timezone": str(self.zone)}
+        if self.processes is None:
+            self.processes = IsolatedProcesses(1, _PRELOAD)
+        limits = ProcessLimits(timeout_s=self.timeout_s, memory_mb=512)
+        try:
+            events, cut = await asyncio.to_thread(
+                self.processes.call,
+                expand_calendars,
+                texts,
+                start,
+                end,
+                self.max_occurrences,
+                limits=limits,
+            )
+        except IsolationError as exc:
+            names = ", ".join(name for name, _ in texts)
+            raise SourceError(f"reading {names} {exc}") from None
+        details: dict[str, Any] = {"today": today.isoformat(), "timezone": str(self.zone)}
+        if cut:
+            details["truncated"] = f"only the first {self.max_occurrences} events are read"
+        return events, len(events), details
 
-    def _event(self, event: Any, calendar: str) -> dict[str, Any]:
-        begin = event.get("DTSTART").dt
-        finish = event.get("DTEND").dt if event.get("DTEND") else None
-        all_day = not isinstance(begin, datetime)
-        if finish is None:
-            finish = begin + (timedelta(days=1) if all_day else timedelta(0))
-        return {
-            "uid": str(event.get("UID", "")),
-            "title": str(event.get("SUMMARY", "")),
-            "start": self._iso(begin),
-            "end": self._iso(finish),
-            "all_day": all_day,
-            "location": str(event.get("LOCATION", "")) or None,
-            "calendar": calendar,
-        }
+    async def _text(self, source: str) -> tuple[str, bytes]:
+        if not source.startswith(("http://", "https://")):
+            return await asyncio.to_thread(_file, source, self.max_bytes)
+        import httpx
 
-    def _iso(self, value: date | datetime) -> str:
-        if isinstance(value, datetime):
-            if value.tzinfo is None:  # a floating time: the user's own
-                value = value.replace(tzinfo=self.zone)
-            return value.astimezone(self.zone).isoformat()
-        return value.isoformat()
+        try:
+            async with (
+                httpx.AsyncClient(timeout=self.timeout_s) as client,
+                client.stream("GET", source) as response,
+            ):
+                response.raise_for_status()
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise SourceError(
+                            f"{source} answers more than the {self.max_bytes / 1e6:.0f} MB "
+                            "a calendar may be"
+                        )
+                    chunks.append(chunk)
+        except httpx.HTTPStatusError as exc:
+            raise SourceError(
+                f"{source} answered HTTP {exc.response.status_code}",
+                retryable=exc.response.status_code >= 500,
+            ) from None
+        except httpx.HTTPError as exc:
+            raise SourceError(f"{source} cannot be reached: {exc}", retryable=True) from None
+        return source, b"".join(chunks)
 
     def normalize_for_tools(
         self, records: Sequence[Mapping[str, Any]], *, include_alerts: bool = True
@@ -133,6 +141,75 @@ class CalendarAdapter(ContextAdapter):
         """Today's and the upcoming events, and overlaps (``normalize_calendar``)."""
         today = self.now().astimezone(self.zone).date()
         return normalize_calendar(records, today, include_alerts=include_alerts)
+
+
+def expand_calendars(
+    texts: list[tuple[str, bytes]], start: datetime, end: datetime, max_occurrences: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """The events of ``texts`` (``(name, bytes)``) in ``[start, end)``, sorted by start.
+
+    Runs in a killable process (``CalendarAdapter.read``). Occurrences are taken in
+    order of start until ``end``, and ``max_occurrences`` in all.
+
+    Returns:
+        The events (times in ``start``'s zone) and whether ``max_occurrences`` cut them.
+
+    Raises:
+        SourceError: a source is not iCalendar.
+    """
+    import icalendar
+    import recurring_ical_events  # type: ignore[import-untyped]
+
+    zone = start.tzinfo
+    events: list[dict[str, Any]] = []
+    cut = False
+    for name, data in texts:
+        try:
+            calendar = icalendar.Calendar.from_ical(data)
+            label = str(calendar.get("X-WR-CALNAME") or name)
+            for occurrence in recurring_ical_events.of(calendar).after(start):
+                if _start_of(occurrence, zone) >= end:
+                    break
+                if len(events) >= max_occurrences:
+                    cut = True
+                    break
+                events.append(_event(occurrence, label, zone))
+        except Exception as exc:  # icalendar raises ValueError and more for bad input
+            raise SourceError(f"{name} is not a readable iCalendar file: {exc}") from None
+    events.sort(key=lambda e: (e["start"], e["title"]))
+    return events, cut
+
+
+def _start_of(event: Any, zone: Any) -> datetime:
+    begin = event.get("DTSTART").dt
+    if not isinstance(begin, datetime):
+        return datetime.combine(begin, time(), zone)
+    return begin if begin.tzinfo is not None else begin.replace(tzinfo=zone)
+
+
+def _event(event: Any, calendar: str, zone: Any) -> dict[str, Any]:
+    begin = event.get("DTSTART").dt
+    finish = event.get("DTEND").dt if event.get("DTEND") else None
+    all_day = not isinstance(begin, datetime)
+    if finish is None:
+        finish = begin + (timedelta(days=1) if all_day else timedelta(0))
+    return {
+        "uid": str(event.get("UID", "")),
+        "title": str(event.get("SUMMARY", "")),
+        "start": _iso(begin, zone),
+        "end": _iso(finish, zone),
+        "all_day": all_day,
+        "location": str(event.get("LOCATION", "")) or None,
+        "calendar": calendar,
+    }
+
+
+def _iso(value: date | datetime, zone: Any) -> str:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:  # a floating time: the user's own
+            value = value.replace(tzinfo=zone)
+        return value.astimezone(zone).isoformat()
+    return value.isoformat()
 
 
 def normalize_calendar(

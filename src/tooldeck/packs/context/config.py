@@ -58,6 +58,10 @@ class CalendarConfig(_Table):
     """Names of environment variables holding ICS URLs (they often carry a token)."""
     days: int = Field(14, ge=1, le=366)
     """How far ahead to read."""
+    max_mb: int = Field(10, ge=1, le=1024)
+    """Largest calendar file or ICS feed read, MB (a feed is read in a stream)."""
+    max_occurrences: int = Field(5000, ge=1)
+    """Most events read in the window, occurrences of recurring ones included."""
 
     @model_validator(mode="after")
     def _some(self) -> Self:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "OfxAdapter",
     "normalize_finance",
     "query_transactions",
+    "read_ofx",
 ]
 
 
@@ -65,22 +67,40 @@ class _FinanceAdapter(ContextAdapter):
 
 
 class OfxAdapter(_FinanceAdapter):
-    """Transactions of OFX or QFX statement files (every statement in each file)."""
+    """Transactions of OFX or QFX statement files (every statement in each file).
+
+    A statement is parsed in a killable process (``core.isolated``): a file built to
+    exhaust the parser (billion laughs in its DTD) costs at most ``timeout_s``.
+
+    Args:
+        paths: The statement files.
+        categories: Payee word → category.
+        alert_over: An expense of this much or more is an alert.
+        timeout_s: Seconds one file may take to parse.
+        processes: Where parsing runs; None: a pool of the adapter's own.
+    """
 
     platform = "ofx"
 
     def __init__(
-        self, paths: Sequence[Path], categories: Mapping[str, str], alert_over: float = 500.0
+        self,
+        paths: Sequence[Path],
+        categories: Mapping[str, str],
+        alert_over: float = 500.0,
+        timeout_s: float = 60.0,
+        processes: IsolatedProcesses | None = None,
     ) -> None:
         super().__init__(categories, alert_over)
         self.paths = list(paths)
+        self.limits = ProcessLimits(timeout_s=timeout_s, memory_mb=1024)
+        self.processes = processes
         self._parsed: dict[Path, tuple[tuple[int, int], list[dict[str, Any]], list[str]]] = {}
 
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every statement's transactions.
 
         Raises:
-            SourceError: a file is missing or is not OFX.
+            SourceError: a file is missing, is not OFX, or passed the parse's limits.
         """
         return await asyncio.to_thread(self._read)
 
@@ -99,8 +119,6 @@ class OfxAdapter(_FinanceAdapter):
         A parse that outlives the bridge's timeout still lands here, so the next fetch
         of a large statement is immediate.
         """
-        from ofxtools.Parser import OFXTree
-
         if not path.is_file():
             raise SourceError(f"statement not found: {path}")
         stat = path.stat()
@@ -108,32 +126,51 @@ class OfxAdapter(_FinanceAdapter):
         cached = self._parsed.get(path)
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
-        tree = OFXTree()
+        if self.processes is None:
+            self.processes = IsolatedProcesses(1, ("ofxtools.Parser",))
         try:
-            tree.parse(str(path))
-            ofx = tree.convert()
-        except Exception as exc:  # ofxtools raises many kinds for a broken file
-            raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
-        records: list[dict[str, Any]] = []
-        accounts = []
-        for statement in ofx.statements:
-            account = str(statement.account.acctid)
-            accounts.append(account)
-            currency = str(statement.curdef or "USD")
-            for tx in statement.transactions:
-                payee = str(tx.name or tx.memo or tx.trntype or "")
-                records.append({
-                    "id": str(tx.fitid),
-                    "date": tx.dtposted.date().isoformat(),
-                    "amount": float(tx.trnamt),
-                    "currency": str(getattr(tx, "currency", None) or currency),
-                    "payee": payee,
-                    "memo": str(tx.memo or ""),
-                    "category": _categorize(payee, self.categories),
-                    "account": account,
-                })  # fmt: skip
+            records, accounts = self.processes.call(
+                read_ofx, path, dict(self.categories), limits=self.limits
+            )
+        except IsolationError as exc:
+            raise SourceError(f"reading {path.name} {exc}") from None
         self._parsed[path] = (key, records, accounts)
         return records, accounts
+
+
+def read_ofx(path: Path, categories: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The transactions and account ids of one OFX/QFX file (run in a killable process).
+
+    Raises:
+        SourceError: the file is not a readable OFX statement.
+    """
+    from ofxtools.Parser import OFXTree
+
+    tree = OFXTree()
+    try:
+        tree.parse(str(path))
+        ofx = tree.convert()
+    except Exception as exc:  # ofxtools raises many kinds for a broken file
+        raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
+    records: list[dict[str, Any]] = []
+    accounts = []
+    for statement in ofx.statements:
+        account = str(statement.account.acctid)
+        accounts.append(account)
+        currency = str(statement.curdef or "USD")
+        for tx in statement.transactions:
+            payee = str(tx.name or tx.memo or tx.trntype or "")
+            records.append({
+                "id": str(tx.fitid),
+                "date": tx.dtposted.date().isoformat(),
+                "amount": float(tx.trnamt),
+                "currency": str(getattr(tx, "currency", None) or currency),
+                "payee": payee,
+                "memo": str(tx.memo or ""),
+                "category": _categorize(payee, categories),
+                "account": account,
+            })  # fmt: skip
+    return records, accounts
 
 
 class CsvColumns(BaseModel):

@@ -10,6 +10,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from tooldeck.core.context import ServiceContainer
+from tooldeck.core.isolated import IsolatedProcesses
 from tooldeck.core.pack import PackParts
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.context.adapter import ContextAdapter
@@ -48,9 +49,13 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
         return datetime.now(zone)
 
     local: list[ContextAdapter] = []
+    # statements and calendars are parsed in killable processes, two at a time
+    parsers = IsolatedProcesses(2, ("ofxtools.Parser", "icalendar", "recurring_ical_events"))
     if (finance := config.finance) is not None:
         if finance.ofx:
-            local.append(OfxAdapter(finance.ofx, finance.categories, finance.alert_over))
+            local.append(
+                OfxAdapter(finance.ofx, finance.categories, finance.alert_over, processes=parsers)
+            )
         if finance.csv:
             local.append(CsvAdapter(finance.csv, finance.categories, finance.alert_over))
     if (calendar := config.calendar) is not None:
@@ -60,7 +65,18 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
                 f"[context.calendar] urls_env: the environment has no {', '.join(missing)}"
             )
         sources = [str(p) for p in calendar.files] + [os.environ[n] for n in calendar.urls_env]
-        local.append(CalendarAdapter(sources, config.timezone, calendar.days, today))
+        local.append(
+            CalendarAdapter(
+                sources,
+                config.timezone,
+                calendar.days,
+                today,
+                timeout_s=config.timeout_s,
+                max_bytes=calendar.max_mb * 1024 * 1024,
+                max_occurrences=calendar.max_occurrences,
+                processes=parsers,
+            )
+        )
     if (weather := config.weather) is not None:
         local.append(OpenMeteoAdapter(weather.latitude, weather.longitude, config.timezone,
                                       weather.base_url, weather.days, config.timeout_s))  # fmt: skip

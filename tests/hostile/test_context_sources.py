@@ -1,0 +1,141 @@
+"""A stranger's calendar invite or statement must not stall the context pack (issue 25, 4).
+
+A subscribed feed is written by whoever sends an invite: an ``RRULE:FREQ=SECONDLY``
+event expanded without bound (>120 s, the thread abandoned and still running), a
+feed answering 1.5 GB was read whole into memory, and an OFX file with a
+billion-laughs DTD cost 12.6 s in ofxtools.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tooldeck.packs.context.calendar import CalendarAdapter
+from tooldeck.packs.context.finance import OfxAdapter
+
+pytestmark = pytest.mark.anyio
+
+UTC = ZoneInfo("UTC")
+NOW = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
+
+SECONDLY = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//hostile//EN
+BEGIN:VEVENT
+UID:every-second@hostile
+DTSTART:20261120T000000Z
+DTEND:20261120T000001Z
+RRULE:FREQ=SECONDLY
+SUMMARY:Tick
+END:VEVENT
+BEGIN:VEVENT
+UID:lunch@friend
+DTSTART:20261124T120000Z
+DTEND:20261124T130000Z
+SUMMARY:Lunch
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+async def test_a_secondly_rule_is_cut_at_max_occurrences(tmp_path: Path) -> None:
+    feed = tmp_path / "invite.ics"
+    feed.write_text(SECONDLY)
+    calendar = CalendarAdapter([str(feed)], "UTC", 14, now=lambda: NOW, max_occurrences=2000)
+    start = time.perf_counter()
+    got = await calendar.fetch()
+    elapsed = time.perf_counter() - start
+    assert got.success, got.error
+    assert len(got.data) == 2000 and elapsed < 8, elapsed
+    assert got.metadata["truncated"] == "only the first 2000 events are read"
+
+
+class _Endless(http.server.BaseHTTPRequestHandler):
+    """Answers an ICS body that never ends (stops after 2 GB or when the client leaves)."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/calendar")
+        self.end_headers()
+        chunk = b"X-FILLER:" + b"x" * 65_000 + b"\r\n"
+        try:
+            self.wfile.write(b"BEGIN:VCALENDAR\r\n")
+            for _ in range(2 * 1024 * 1024 * 1024 // len(chunk)):
+                self.wfile.write(chunk)
+        except OSError:  # the client hung up: what the test expects
+            return
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def endless_feed() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/calendar.ics"
+    server.shutdown()
+    server.server_close()
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def test_a_feed_that_never_ends_is_refused_at_max_bytes(endless_feed: str) -> None:
+    calendar = CalendarAdapter(
+        [endless_feed], "UTC", now=lambda: NOW, timeout_s=30, max_bytes=5 * 1024 * 1024
+    )
+    before = _rss_mb()
+    got = await calendar.fetch()
+    assert not got.success and "answers more than the 5 MB a calendar may be" in (got.error or "")
+    assert _rss_mb() - before < 100
+
+
+LAUGHS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+    '<?OFX OFXHEADER="200" VERSION="220" SECURITY="NONE" OLDFILEUID="NONE" NEWFILEUID="NONE"?>\n'
+    "<!DOCTYPE OFX [\n"
+    '<!ENTITY a "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa">\n'
+    + "".join(
+        f'<!ENTITY {n} "{("&" + p + ";") * 10}">\n'
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "]>\n<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY>"
+    "<MESSAGE>&i;</MESSAGE></STATUS><DTSERVER>20261120120000</DTSERVER><LANGUAGE>ENG"
+    "</LANGUAGE></SONRS></SIGNONMSGSRSV1></OFX>\n"
+)
+
+
+async def test_a_billion_laughs_statement_is_not_expanded(tmp_path: Path) -> None:
+    statement = tmp_path / "statement.ofx"
+    statement.write_text(LAUGHS)
+    before = _rss_mb()
+    start = time.perf_counter()
+    got = await OfxAdapter([statement], {}, timeout_s=3).fetch()
+    assert time.perf_counter() - start < 6
+    assert got.success and got.data == []  # ofxtools leaves the entity unexpanded
+    assert _rss_mb() - before < 100
+
+
+async def test_a_statement_slower_than_its_deadline_is_stopped_there(tmp_path: Path) -> None:
+    statement = tmp_path / "statement.ofx"
+    head = LAUGHS.split("<!DOCTYPE", 1)[0]
+    statement.write_text(head + "<OFX>" + "<MEMO>x" * 1_000_000 + "</OFX>")  # ~5 s to parse
+    start = time.perf_counter()
+    got = await OfxAdapter([statement], {}, timeout_s=1).fetch()
+    assert time.perf_counter() - start < 3
+    assert not got.success
+    assert got.error == "reading statement.ofx did not finish within timeout_s=1 s"
