@@ -70,6 +70,7 @@ from tooldeck.packs.brokerage.config import BrokerageConfig
 from tooldeck.packs.builtin.config import BuiltinConfig
 from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.knowledge.config import KnowledgeConfig
+from tooldeck.providers.flow import FlowConfig
 from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
 
@@ -242,6 +243,9 @@ class Settings(BaseSettings):
     """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    flow: FlowConfig = Field(default_factory=FlowConfig)
+    """Data-flow labels: a run that read private data asks before it sends data out
+    (``providers.flow``, docs/security.md)."""
     agent: AgentSettings = Field(default_factory=AgentSettings)
     tools: list[str] = Field(default_factory=list)
     """Your own tools: files (``./tools.py``, relative to this file), modules

@@ -81,6 +81,9 @@ def check_names(
         _tools(f"{key}.confirm", config.confirm, known.everything, known)
         _policy(f"{key}.policy", config.policy.tools, config.policy.providers, known)
     _policy("policy", settings.policy.tools, settings.policy.providers, known)
+    flow = settings.flow
+    for key in ("private", "untrusted", "public", "egress", "destructive"):
+        _tools(f"flow.{key}", getattr(flow, key), known.everything, known)
     for profile, layer in settings.policy.profiles.items():
         _policy(f"policy.profiles.{profile}", layer.tools, layer.providers, known)
 

@@ -54,6 +54,7 @@ from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
 from tooldeck.providers.confirming import ConfirmingToolsProvider
+from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.policy import PolicyConfig, PolicyOverride, PolicyProvider
 from tooldeck.providers.registry import ToolRegistry
@@ -77,6 +78,8 @@ class Runtime:
         policy: The policy wrapper (timeouts, retries, breakers) around ``root``.
         provider: The stack with no profile: every tool, confirmation applied, audited.
         approvals: Pending and decided approvals, shared by every view.
+        flow: The data-flow labels of ``[flow]``, or None when it is off.
+        flow_tracker: What each run has read, shared by every view.
         audit: The audit store, or None when auditing is off.
         tracer: Opens a span per call, or None when tracing is off.
         services: Shared dependencies handed to every tool through ``ToolContext``.
@@ -96,6 +99,8 @@ class Runtime:
     services: ServiceContainer
     load_errors: list[LoadError] = field(default_factory=list)
     """Tool specs that failed to load (the rest started); entry points print them."""
+    flow: FlowRules | None = None
+    flow_tracker: FlowTracker = field(default_factory=FlowTracker)
     runs: RunManager = field(init=False)
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _tracer_provider: TracerProvider | None = None
@@ -129,6 +134,8 @@ class Runtime:
             tools=config.confirm,
             approvals=self.approvals,
             rule=lambda d: self.policy_config.resolve(d, profile).requires_confirmation,
+            flow=self.flow,
+            tracker=self.flow_tracker,
         )
         if self.audit is not None or self.tracer is not None:
             view = view.observed(
@@ -329,8 +336,14 @@ def build_runtime(
     root = CompositeToolsProvider(providers, prefixes=prefixes)
     policy = PolicyProvider(root, policy_config)
     approvals = ApprovalStore(settings.approvals.ttl_s)
+    flow = FlowRules(settings.flow) if settings.flow.enabled else None
+    flow_tracker = FlowTracker()
     provider: ToolsProvider = ConfirmingToolsProvider(
-        policy, approvals=approvals, rule=lambda d: policy_config.resolve(d).requires_confirmation
+        policy,
+        approvals=approvals,
+        rule=lambda d: policy_config.resolve(d).requires_confirmation,
+        flow=flow,
+        tracker=flow_tracker,
     )
     audit = None
     if settings.audit.enabled:
@@ -355,6 +368,8 @@ def build_runtime(
         policy=policy,
         provider=provider,
         approvals=approvals,
+        flow=flow,
+        flow_tracker=flow_tracker,
         audit=audit,
         tracer=tracer,
         services=services,

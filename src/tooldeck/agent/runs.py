@@ -526,7 +526,11 @@ class RunManager:
             tool=request.tool,
             arguments=dict(request.arguments),
             arguments_hash=request.arguments_hash,
-            description=request.description,
+            description=(
+                f"{request.reason}\n\n{request.description}"
+                if request.reason
+                else request.description
+            ),
             expires_at=request.expires_at,
         )
         data = {"pending": pending.model_dump(mode="json")}

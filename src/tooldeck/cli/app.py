@@ -207,8 +207,10 @@ def call(
     def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
         if yes:
             return ConfirmationDecision(approved=True, approver="cli --yes")
+        why = f" {request.reason}" if request.reason else ""
         approved = typer.confirm(
-            f"{request.tool} needs confirmation. Run it with {json.dumps(dict(request.arguments))}?",
+            f"{request.tool} needs confirmation.{why} Run it with "
+            f"{json.dumps(dict(request.arguments))}?",
             err=True,
         )
         return ConfirmationDecision(
@@ -453,6 +455,8 @@ def serve(
         port=s.server.port,
         log_level="info",
         log_config=log_config,
+        # on SIGTERM/Ctrl-C, requests still running (an upload) get 3 s, then stop
+        timeout_graceful_shutdown=3,
     )
 
 

@@ -55,6 +55,9 @@ class ConfirmationRequest:
     """The tool's description, for the approver."""
     expires_at: float
     """Unix time (s) after which the approval no longer applies."""
+    reason: str | None = None
+    """Why this call needs a human when the tool itself does not (the data-flow rule:
+    what the run has read, and what the call does with it); None otherwise."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form, as carried in a ``confirmation_required`` error's details."""
@@ -67,6 +70,7 @@ class ConfirmationRequest:
             "channel": self.channel,
             "profile": self.profile,
             "expires_at": self.expires_at,
+            **({"reason": self.reason} if self.reason else {}),
         }
 
 

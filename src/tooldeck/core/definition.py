@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ToolAnnotations", "ToolDefinition"]
+__all__ = ["DataLabel", "Effect", "ToolAnnotations", "ToolDefinition"]
+
+DataLabel = Literal["private", "untrusted", "public"]
+"""What a tool's results are (data-flow labels): ``private`` (the user's own data:
+statements, notes, files, holdings), ``untrusted`` (content someone else wrote: web
+pages, uploaded documents, MCP results), ``public``."""
+
+Effect = Literal["egress", "destructive"]
+"""What a tool does with its arguments: ``egress`` (sends them outside: a web fetch,
+an issue on GitHub, a remote model), ``destructive`` (changes things)."""
 
 
 class ToolAnnotations(BaseModel):
@@ -70,6 +79,12 @@ class ToolDefinition(BaseModel):
     """The MCP server the tool comes from; None for tools that are not MCP tools."""
     aliases: tuple[str, ...] = ()
     """Other names this tool answers to."""
+    labels: tuple[DataLabel, ...] | None = Field(None, exclude_if=lambda value: value is None)
+    """What its results are (``DataLabel``); None: not declared, read from the
+    annotations (``providers.flow``)."""
+    effects: tuple[Effect, ...] | None = Field(None, exclude_if=lambda value: value is None)
+    """What it does with its arguments (``Effect``); None: not declared, read from the
+    annotations (``open_world``: egress, ``destructive``)."""
 
     @property
     def safe_to_repeat(self) -> bool:

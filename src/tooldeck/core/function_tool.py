@@ -27,7 +27,7 @@ import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from tooldeck.core.context import ToolContext
-from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.definition import DataLabel, Effect, ToolAnnotations
 from tooldeck.core.schema import model_schema, strip_titles
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import RegistrationError
@@ -64,8 +64,8 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         description: Overrides the docstring's description.
         blocking: For a sync function, whether it may block (True: run in a worker
             thread) or is pure in-memory computation (False: run inline).
-        source_id, version, tags, annotations, requires_confirmation, timeout_s: as on
-            ``BaseTool``.
+        source_id, version, tags, annotations, requires_confirmation, timeout_s, labels,
+            effects: as on ``BaseTool``.
 
     Raises:
         RegistrationError: the function takes ``*args``/``**kwargs`` or a parameter's
@@ -85,8 +85,11 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         annotations: ToolAnnotations | None = None,
         requires_confirmation: bool = False,
         timeout_s: float | None = None,
+        labels: tuple[DataLabel, ...] | None = None,
+        effects: tuple[Effect, ...] | None = None,
     ) -> None:
         self.function = function
+        self.labels, self.effects = labels, effects
         self.name = name or function.__name__
         self.blocking = blocking
         self.source_id = source_id
@@ -169,6 +172,8 @@ def tool(
     annotations: ToolAnnotations | None = None,
     requires_confirmation: bool = False,
     timeout_s: float | None = None,
+    labels: tuple[DataLabel, ...] | None = None,
+    effects: tuple[Effect, ...] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 

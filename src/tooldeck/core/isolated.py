@@ -8,7 +8,8 @@ server that has already imported the parsing libraries (``multiprocessing``'s
 is killed and the caller gets an ``IsolationError`` naming the limit. At most
 ``max_workers`` children run at once; the rest wait their turn (the wait counts
 against no deadline of theirs). Nothing of the child's state reaches the caller but
-the function's return value or exception, pickled.
+the function's return value or exception, pickled. Children run at a lower priority
+(``nice`` 10) than the server, so a parse does not slow its answers.
 
 Example::
 
@@ -137,9 +138,11 @@ class IsolatedProcesses:
             if self._closed:
                 raise IsolationError("stopped", "the server is stopping")
             code = child.exitcode
-            if code in (-signal.SIGXCPU, -signal.SIGKILL):
+            if code in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limit
                 raise IsolationError(
-                    "timeout", f"used more than {limits.timeout_s:g} s of CPU", "timeout_s"
+                    "timeout",
+                    f"did not finish within timeout_s={limits.timeout_s:g} s",
+                    "timeout_s",
                 )
             raise IsolationError("crash", f"the reading process ended (exit code {code})")
         ok, value = message
@@ -182,8 +185,10 @@ def _work(sender: Any, func: Callable[..., Any], args: tuple[Any, ...], limits: 
     if limits.memory_mb:
         ceiling = _address_space() + limits.memory_mb * 1024 * 1024  # on top of the start
         resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
-    seconds = max(1, math.ceil(limits.timeout_s))
+    seconds = math.ceil(limits.timeout_s) + 1  # the wall deadline comes first
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+    with contextlib.suppress(OSError):
+        os.nice(10)  # a parse yields the CPU to the server that waits for it
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     try:
         outcome: tuple[bool, Any] = (True, func(*args))

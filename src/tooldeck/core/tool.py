@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from tooldeck.core.arguments import ArgumentShape
 from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
-from tooldeck.core.definition import ToolAnnotations, ToolDefinition
+from tooldeck.core.definition import DataLabel, Effect, ToolAnnotations, ToolDefinition
 from tooldeck.core.pools import pool_for
 from tooldeck.core.result import (
     ResultMetadata,
@@ -131,7 +131,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     ``name``, ``description``, ``version``, ``RequestModel`` (Pydantic, required unless
     ``validate_input`` is overridden), ``ResponseModel`` (optional, gives the output
     schema), ``source_id`` (provenance, ``tool:<domain>:v<N>``), ``tags``,
-    ``annotations``, ``requires_confirmation``, ``confirm_actions``, ``timeout_s``, ``input_schema`` (a
+    ``annotations``, ``requires_confirmation``, ``confirm_actions``, ``timeout_s``,
+    ``labels`` and ``effects`` (data flow, ``providers.flow``), ``input_schema`` (a
     hand-written JSON Schema; it wins over the generated one, seed 000 decision 3).
 
     Semantics:
@@ -162,6 +163,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     requires_confirmation: bool = False
     confirm_actions: tuple[str, ...] = ()
     timeout_s: float | None = None
+    labels: tuple[DataLabel, ...] | None = None
+    effects: tuple[Effect, ...] | None = None
     blocking: bool = True
     pool: str | None = None
     """Thread-pool family of a blocking tool; None: the tool's own (``core.pools``)."""
@@ -222,6 +225,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
                 confirm_actions=tuple(self.confirm_actions),
                 timeout_s=self.timeout_s,
                 source_id=self.source_id,
+                labels=self.labels,
+                effects=self.effects,
             )
             self.__dict__["_definition"] = cached
         return cached

@@ -120,8 +120,9 @@ class ApprovalStore:
         arguments: Mapping[str, Any],
         ctx: ToolContext | None,
         description: str = "",
+        reason: str | None = None,
     ) -> ConfirmationRequest:
-        """A ``ConfirmationRequest`` for this call (not stored)."""
+        """A ``ConfirmationRequest`` for this call (not stored); ``reason``: see its field."""
         return ConfirmationRequest(
             approval_id=secrets.token_hex(8),
             tool=tool,
@@ -132,6 +133,7 @@ class ApprovalStore:
             profile=ctx.profile if ctx else None,
             description=description,
             expires_at=self.clock() + self.ttl_s,
+            reason=reason,
         )
 
     def request(self, request: ConfirmationRequest) -> Approval:

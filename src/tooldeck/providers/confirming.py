@@ -17,6 +17,7 @@ from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.providers.approvals import Approval, ApprovalStore
 from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.filtered import compile_globs
+from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.wrapper import WrapperProvider
 
 __all__ = ["ConfirmingToolsProvider"]
@@ -53,12 +54,21 @@ class ConfirmingToolsProvider(WrapperProvider):
         carries them in ``metadata.edited``, so the layers above (the audit) and the
         caller know what ran.
 
+        With ``flow`` rules (``providers.flow``), a call also needs confirmation when
+        its run has read ``private`` data and the tool has the ``egress`` effect, or
+        has read ``untrusted`` content and the tool is ``destructive`` (for a tool with
+        ``confirm_actions``, only for those actions); the request's ``reason`` says
+        which tools were read. Calls of tools labelled ``private`` or ``untrusted`` are
+        noted in ``tracker`` before they run.
+
     Args:
         wrapped: The provider whose tools are guarded.
         tools: Names or globs of tools that need confirmation.
         approvals: Store of pending and decided approvals, shared across profiles.
         rule: Decides for each definition, e.g. from policy configuration; None: the
             definition's own ``requires_confirmation``.
+        flow: Data-flow labels of the tools; None: no data-flow rule.
+        tracker: What each run has read, shared across profiles (with ``flow``).
     """
 
     def __init__(
@@ -68,13 +78,19 @@ class ConfirmingToolsProvider(WrapperProvider):
         tools: Iterable[str] = (),
         approvals: ApprovalStore | None = None,
         rule: Callable[[ToolDefinition], bool] | None = None,
+        flow: FlowRules | None = None,
+        tracker: FlowTracker | None = None,
     ) -> None:
         super().__init__(wrapped)
         self.tools = tuple(tools)
         self.approvals = approvals or ApprovalStore()
         self.rule = rule
+        self.flow = flow
+        self.tracker = tracker or FlowTracker()
         self._pattern = compile_globs(self.tools)
         self._guarded: dict[str, ToolDefinition] | None = None
+        self._effects: dict[str, frozenset[str]] = {}
+        self._tracked: dict[str, tuple[str, frozenset[str]]] = {}
 
     def needs_confirmation(self, definition: ToolDefinition) -> bool:
         """Whether calls of ``definition`` need a human's approval in this view.
@@ -93,15 +109,27 @@ class ConfirmingToolsProvider(WrapperProvider):
         """Definitions, those needing confirmation marked ``requires_confirmation``."""
         shown: list[ToolDefinition] = []
         guarded: dict[str, ToolDefinition] = {}
+        effects: dict[str, frozenset[str]] = {}
+        tracked: dict[str, tuple[str, frozenset[str]]] = {}
         for definition in definitions:
             needed = self.needs_confirmation(definition)
             if needed != definition.requires_confirmation:
                 definition = definition.model_copy(update={"requires_confirmation": needed})
-            if definition.requires_confirmation or definition.confirm_actions:
-                for name in (definition.name, *definition.aliases):
+            names = (definition.name, *definition.aliases)
+            if self.flow is not None:
+                labels = self.flow.labels(definition) & _READ_LABELS
+                for name in names if labels else ():
+                    tracked[name] = (definition.name, labels)
+                effects[definition.name] = self.flow.effects(definition)
+            if (
+                definition.requires_confirmation
+                or definition.confirm_actions
+                or effects.get(definition.name)
+            ):
+                for name in names:
                     guarded[name] = definition
             shown.append(definition)
-        self._guarded = guarded
+        self._guarded, self._effects, self._tracked = guarded, effects, tracked
         return shown
 
     def reset(self) -> None:
@@ -120,25 +148,44 @@ class ConfirmingToolsProvider(WrapperProvider):
         if type(name) is not str:
             return unknown_name(self, name, ctx)
         guarded = self._guarded
-        if guarded is not None and name not in guarded:
-            return self.wrapped.execute(name, arguments, ctx)
-        return self._confirmed(name, arguments, ctx)
+        if guarded is not None:
+            if self._tracked:
+                self._note_read(name, ctx)
+            if name not in guarded:
+                return self.wrapped.execute(name, arguments, ctx)
+        return self._confirmed(name, arguments, ctx, noted=guarded is not None)
+
+    def _note_read(self, name: str, ctx: ToolContext | None) -> None:
+        """Record in the tracker that the call's run reads what ``name``'s results are."""
+        read = self._tracked.get(name)
+        if read is not None:
+            run = FlowTracker.run_of(ctx)
+            if run is not None:
+                self.tracker.record(run, read[1], read[0])
 
     async def _confirmed(
-        self, name: str, arguments: Arguments, ctx: ToolContext | None
+        self, name: str, arguments: Arguments, ctx: ToolContext | None, noted: bool = True
     ) -> ToolResult:
         if self._guarded is None:
             await self.all_definitions()
+        if not noted:
+            self._note_read(name, ctx)
         definition = (self._guarded or {}).get(name)
         if definition is None:
             return await self.wrapped.execute(name, arguments, ctx)
         parsed = _as_object(arguments)
-        if parsed is None or (
+        if parsed is None:
+            return await self.wrapped.execute(name, arguments, ctx)
+        reason = self._flow_reason(definition, parsed, ctx)
+        if (
             not definition.requires_confirmation
             and parsed.get("action") not in definition.confirm_actions
+            and reason is None
         ):
             return await self.wrapped.execute(name, arguments, ctx)
-        request = self.approvals.new_request(definition.name, parsed, ctx, definition.description)
+        request = self.approvals.new_request(
+            definition.name, parsed, ctx, definition.description, reason=reason
+        )
         approval = self.approvals.take(request)
         if approval is None:
             if ctx is None or ctx.confirm is None:
@@ -172,6 +219,17 @@ class ConfirmingToolsProvider(WrapperProvider):
             update={"metadata": result.metadata.model_copy(update={"edited": edit})}
         )
 
+    def _flow_reason(
+        self, definition: ToolDefinition, arguments: Mapping[str, Any], ctx: ToolContext | None
+    ) -> str | None:
+        """Why the data-flow rules want a human to see this call, or None."""
+        effects = self._effects.get(definition.name)
+        if not effects:
+            return None
+        if definition.confirm_actions and arguments.get("action") not in definition.confirm_actions:
+            effects = effects - {"destructive"}  # a composite's read actions change nothing
+        return self.tracker.reason(FlowTracker.run_of(ctx), effects, definition.name)
+
     async def _ask(self, ctx: ToolContext, request: ConfirmationRequest) -> Approval | None:
         """Ask ``ctx.confirm`` about the pending ``request``; the decided approval, taken.
 
@@ -199,14 +257,18 @@ class ConfirmingToolsProvider(WrapperProvider):
 
     @staticmethod
     def _required(request: ConfirmationRequest, ctx: ToolContext | None) -> ToolResult:
+        why = f" {request.reason}" if request.reason else ""
         return error_result(
             "confirmation_required",
             f"{request.tool} needs a human's approval before it runs (approval id "
-            f"{request.approval_id}). Tell the user what you want to do and why; once they "
-            "approve, repeat the same call with the same arguments.",
+            f"{request.approval_id}).{why} Tell the user what you want to do and why; once "
+            "they approve, repeat the same call with the same arguments.",
             trusted_metadata(request.tool, None, _request_id(ctx), 0.0),
             details=request.as_dict(),
         )
+
+
+_READ_LABELS = frozenset({"private", "untrusted"})
 
 
 def _as_object(arguments: Arguments) -> Mapping[str, Any] | None:

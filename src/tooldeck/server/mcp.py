@@ -59,8 +59,14 @@ _CONFIRM_SCHEMA = {
 }
 
 
-def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[Any]:
+def create_mcp_server(
+    runtime: Runtime, profile: str | None = None, *, stdio: bool = False
+) -> Server[Any]:
     """An MCP ``Server`` serving ``runtime.view(profile)``.
+
+    With ``stdio``, the server has one client, its parent process: every request is on
+    one channel (``mcp:stdio-<random>``), so a run's data flow and its approvals are
+    those of that client, whatever the protocol version.
 
     Raises:
         ConfigError: ``profile`` is not configured.
@@ -73,6 +79,7 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     from tooldeck import __version__
 
     runtime.view(profile)  # fail fast on an unknown profile
+    only_client = f"mcp:stdio-{secrets.token_hex(8)}" if stdio else None
     listing: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that listed the tools
     bus = InMemorySubscriptionBus()  # 2026-07-28 clients: subscriptions/listen streams
 
@@ -109,7 +116,7 @@ def create_mcp_server(runtime: Runtime, profile: str | None = None) -> Server[An
     ) -> CallToolResult | InputRequiredResult:
         name = chosen(ctx)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        channel = _channel(ctx.session, modern)
+        channel = only_client or _channel(ctx.session, modern)
         if modern and params.input_responses:
             _apply_answers(runtime, params, channel)
         call_ctx = runtime.context(
@@ -186,7 +193,8 @@ def _ask_for_confirmation(details: dict[str, Any]) -> InputRequiredResult:
     request = types.ElicitRequest(
         params=types.ElicitRequestFormParams(
             message=f"Allow {details.get('tool')} with arguments "
-            f"{json.dumps(details.get('arguments', {}))}?",
+            f"{json.dumps(details.get('arguments', {}))}?"
+            + (f" {details['reason']}" if details.get("reason") else ""),
             requested_schema=_CONFIRM_SCHEMA,
         )
     )
@@ -248,9 +256,9 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 
 def _elicitation(ctx: ServerRequestContext[Any]) -> Any:
     async def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
+        why = request.reason or (request.description.splitlines() or [""])[0]
         answer = await ctx.session.elicit_form(
-            f"Allow {request.tool} with arguments {json.dumps(dict(request.arguments))}? "
-            f"({request.description.splitlines()[0] if request.description else ''})",
+            f"Allow {request.tool} with arguments {json.dumps(dict(request.arguments))}? ({why})",
             _CONFIRM_SCHEMA,
             related_request_id=ctx.request_id,
         )
@@ -329,7 +337,7 @@ async def serve_stdio(
     """
     from mcp.server.stdio import stdio_server
 
-    server = create_mcp_server(runtime, profile)
+    server = create_mcp_server(runtime, profile, stdio=True)
     watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
     try:
         async with stdio_server() as (read_stream, write_stream):

@@ -77,6 +77,7 @@ class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
     blocking = False
     annotations = _READ_ONLY
     tags = ("brokerage",)
+    labels = ("private",)  # the user's holdings and money (providers.flow)
 
     def __init__(self, source: BrokerageDataSource | None = None) -> None:
         self.source = source or BrokerageDataSource()

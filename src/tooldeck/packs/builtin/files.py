@@ -409,6 +409,8 @@ class FilesTool(CompositeTool):
         be outside the roots); ``search`` skips both.
     """
 
+    labels = ("private",)  # the user's files (providers.flow)
+
     name = "files"
     source_id = "tool:files:v1"
     description = (

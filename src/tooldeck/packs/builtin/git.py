@@ -270,6 +270,8 @@ class GitTool(CompositeTool):
         environ: The server's environment (PATH, HOME and git's own variables are used).
     """
 
+    labels = ("private",)  # the user's repositories (providers.flow)
+
     name = "git"
     source_id = "tool:git:v1"
     description = (

@@ -98,6 +98,8 @@ class ShellTool(BaseTool[ShellRequest, ToolResult]):
         environ: The server's environment (the variables ``env_allow`` picks from).
     """
 
+    effects = ("egress", "destructive")  # any program, the network included
+
     name = "shell"
     source_id = "tool:shell:v1"
     description = (

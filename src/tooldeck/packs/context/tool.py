@@ -152,6 +152,9 @@ class UserContextResponse(BaseModel):
 class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
     """The user's context (finance, calendar, weather, commute, tasks) in one tool."""
 
+    labels = ("private",)  # statements, calendars, tasks (providers.flow)
+    effects = ()  # it reads its configured sources; no argument leaves
+
     name = "user_context"
     annotations = ToolAnnotations(read_only=True, idempotent=True, open_world=True)
     blocking = False  # awaits the bridge, whose sources run concurrently

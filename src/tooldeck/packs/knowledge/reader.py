@@ -14,15 +14,26 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
 
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.packs.knowledge.parse import DocumentError, ParsedDocument, parse_bytes
 
-__all__ = ["DocumentReader"]
+__all__ = ["DocumentReader", "Upload"]
+
+
+class Upload(BaseModel):
+    """A file to add: its name (the suffix says its kind) and its bytes in base64."""
+
+    name: str = Field(min_length=1, max_length=255, pattern=r"^[^/\\\x00]+$")
+    content_base64: str = Field(min_length=1)
+
 
 T = TypeVar("T")
 
@@ -53,6 +64,18 @@ class DocumentReader:
         """The largest file read, in bytes (``[knowledge] max_file_mb``)."""
         return self.config.max_file_mb * 1024 * 1024
 
+    def read_upload(self, body: bytes) -> tuple[str, ParsedDocument]:
+        """An ``Upload``'s JSON ``body``: its name and the parsed file; blocks its thread.
+
+        The JSON, the base64 and the file are all read in the child process: a 50 MB
+        upload holds no lock of the server's (Python's GIL included) while it is read.
+
+        Raises:
+            DocumentError: the body is not an ``Upload``, the content is not base64, or
+                the file cannot be read (as ``read``).
+        """
+        return self._call(_read_upload, body, _upload_name(body))
+
     def read(self, data: bytes, name: str) -> ParsedDocument:
         """Parse ``data`` (a file called ``name``) in a child process; blocks its thread.
 
@@ -66,13 +89,18 @@ class DocumentReader:
                 f"{name}: {len(data) / 1e6:.0f} MB is over the {self.config.max_file_mb} MB "
                 "limit ([knowledge] max_file_mb)"
             )
+        return self._call(parse_bytes, data, name)
+
+    def _call(self, func: Callable[..., T], data: bytes, name: str) -> T:
         try:
-            parse = functools.partial(
-                parse_bytes, max_bytes=self.max_bytes, max_blocks=self.config.max_blocks
+            work = functools.partial(
+                func, max_bytes=self.max_bytes, max_blocks=self.config.max_blocks
             )
-            return self.processes.call(parse, data, name, limits=self.limits)
-        except DocumentError:
-            raise
+            return self.processes.call(work, data, name, limits=self.limits)
+        except DocumentError as exc:
+            if name in str(exc):
+                raise
+            raise DocumentError(f"{name}: {exc}") from None
         except IsolationError as exc:
             setting = _LIMIT_SETTING.get(exc.limit or "")
             where = f" ([knowledge] {setting})" if setting else ""
@@ -110,6 +138,43 @@ class DocumentReader:
     async def aclose(self) -> None:
         """``close``, for the runtime's service shutdown."""
         self.close()
+
+
+def _read_upload(
+    body: bytes, label: str, *, max_bytes: int, max_blocks: int
+) -> tuple[str, ParsedDocument]:
+    """``DocumentReader.read_upload``'s work, in the child process."""
+    import base64
+    import binascii
+
+    try:
+        upload = Upload.model_validate_json(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise DocumentError(f"{label} is not {{name, content_base64}}: {problems}") from None
+    try:
+        data = base64.b64decode(upload.content_base64, validate=True)
+    except (binascii.Error, ValueError):
+        raise DocumentError(f"{upload.name}: content_base64 is not valid base64") from None
+    try:
+        parsed = parse_bytes(data, upload.name, max_bytes=max_bytes, max_blocks=max_blocks)
+    except DocumentError as exc:
+        if upload.name in str(exc):
+            raise
+        raise DocumentError(f"{upload.name}: {exc}") from None
+    return upload.name, parsed
+
+
+def _upload_name(body: bytes) -> str:
+    """The ``name`` of an upload's JSON body, found without parsing it (for messages)."""
+    for part in (body[:4096], body[-4096:]):
+        found = re.search(rb'"name"\s*:\s*"([^"\\]{1,255})"', part)
+        if found:
+            return found.group(1).decode("utf-8", "replace")
+    return "the upload"
 
 
 def _settle(done: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:

@@ -113,6 +113,8 @@ class _KnowledgeTool(BaseTool[Any, Any]):
     blocking = True  # database I/O
     pool = "knowledge"
     tags = ("knowledge",)
+    labels = ("private", "untrusted")  # the user's notes; documents others wrote (flow)
+    effects = ()
 
     def __init__(self, store: KnowledgeStore) -> None:
         self.store = store

@@ -9,17 +9,15 @@ images a document carries are served from ``/api/documents/<id>/images/<version>
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from typing import Any, Literal, get_args
 
 from fastapi import APIRouter, HTTPException, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from tooldeck.config import Settings
 from tooldeck.exceptions import ToolFailure
 from tooldeck.packs.knowledge.parse import DocumentError, DocumentType
-from tooldeck.packs.knowledge.reader import DocumentReader
+from tooldeck.packs.knowledge.reader import DocumentReader, Upload
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.server.http import (
     PROFILE,
@@ -88,13 +86,6 @@ async def list_documents(request: Request) -> Response:
     return result_response(result)
 
 
-class Upload(BaseModel):
-    """A file to add: its name (the suffix says its kind) and its bytes in base64."""
-
-    name: str = Field(min_length=1, max_length=255, pattern=r"^[^/\\\x00]+$")
-    content_base64: str = Field(min_length=1)
-
-
 class Uploaded(BaseModel):
     """The stored document (``document_id``, ``version``, ``source_id``) and what happened."""
 
@@ -106,28 +97,30 @@ class Uploaded(BaseModel):
     "/upload",
     summary="Upload a document",
     response_model=Uploaded,
-    responses=problems(400, 404, 503, e400="The content is not base64, or the file cannot be read "
-                       "(the detail says why: encrypted, corrupt, empty, binary...).",
+    responses=problems(400, 404, 503, e400="The body is not an Upload, the content is not base64, "
+                       "or the file cannot be read (the detail says why: encrypted, corrupt, "
+                       "empty, binary, a limit...).",
                        e503="The document store or the embeddings endpoint cannot be used."),
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": Upload.model_json_schema()}}}},
 )  # fmt: skip
-async def upload(request: Request, body: Upload) -> Uploaded:
+async def upload(request: Request) -> Uploaded:
     """Parse and store a PDF, DOCX, HTML, Markdown or text file (``source`` = ``upload:<name>``).
 
-    The same bytes again change nothing; other bytes under the same name are a new
-    version. The body limit is ``[knowledge] max_file_mb`` (as base64). The file is
-    parsed in a process of its own, killed past ``parse_timeout_s`` or
-    ``parse_memory_mb`` (400, naming the limit).
+    The body is an ``Upload``: ``{"name": ..., "content_base64": ...}``. The same bytes
+    again change nothing; other bytes under the same name are a new version. The
+    body limit is ``[knowledge] max_file_mb`` (as base64). The body's JSON, its base64
+    and the file are read in a process of its own (a 50 MB upload holds nothing of
+    the server's), killed past ``parse_timeout_s`` or ``parse_memory_mb`` (400, naming
+    the limit).
     """
     store = _store(request)
     reader = runtime_of(request).services.get(DocumentReader)
-    try:
-        data = base64.b64decode(body.content_base64, validate=True)
-    except (binascii.Error, ValueError):
-        raise HTTPException(400, "content_base64 is not valid base64") from None
+    raw = await request.body()
 
     def ingest() -> Uploaded:
-        parsed = reader.read(data, body.name)
-        document, status = store.add(parsed, f"upload:{body.name}")
+        name, parsed = reader.read_upload(raw)
+        document, status = store.add(parsed, f"upload:{name}")
         summary = {k: getattr(document, k) for k in document.__dataclass_fields__}
         return Uploaded(document={**summary, "source_id": document.source_id}, status=status)
 
