@@ -29,7 +29,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("freeze")
     files = root / "files"
     files.mkdir()
-    (files / "evil.txt").write_text("a" * 34 + "!\n")
+    (files / "evil.txt").write_text("a" * 40 + "!\n")
     os.mkfifo(files / "pipe")
     config = root / "tooldeck.toml"
     config.write_text(

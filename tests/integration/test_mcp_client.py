@@ -4,6 +4,7 @@ and a fixture server that misbehaves on purpose (tests/integration/mcp_fixture_s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -39,12 +40,19 @@ def fixture(*args: str, protocol: str = "auto") -> MCPToolsProvider:
 
 
 def kill_children() -> None:
-    """SIGKILL the MCP server processes this test process started."""
+    """SIGKILL the MCP server processes this test process started.
+
+    multiprocessing's own helpers (the fork server and resource tracker that other
+    tests' isolated parsers use) are children too, and are left alone.
+    """
     out = subprocess.run(
         ["pgrep", "-P", str(os.getpid())], capture_output=True, text=True, check=False
     ).stdout.split()
     for pid in out:
-        os.kill(int(pid), signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            if b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            os.kill(int(pid), signal.SIGKILL)
 
 
 async def test_time_server_definitions_and_calls() -> None:

@@ -148,12 +148,17 @@ class ConfirmingToolsProvider(WrapperProvider):
         if type(name) is not str:
             return unknown_name(self, name, ctx)
         guarded = self._guarded
-        if guarded is not None:
-            if self._tracked:
-                self._note_read(name, ctx)
-            if name not in guarded:
-                return self.wrapped.execute(name, arguments, ctx)
-        return self._confirmed(name, arguments, ctx, noted=guarded is not None)
+        if guarded is not None and name not in guarded:
+            return self._run(name, arguments, ctx)
+        return self._confirmed(name, arguments, ctx)
+
+    def _run(
+        self, name: str, arguments: Arguments, ctx: ToolContext | None
+    ) -> Coroutine[Any, Any, ToolResult]:
+        """Forward a call that may run, noting what its run reads."""
+        if self._tracked:
+            self._note_read(name, ctx)
+        return self.wrapped.execute(name, arguments, ctx)
 
     def _note_read(self, name: str, ctx: ToolContext | None) -> None:
         """Record in the tracker that the call's run reads what ``name``'s results are."""
@@ -164,25 +169,21 @@ class ConfirmingToolsProvider(WrapperProvider):
                 self.tracker.record(run, read[1], read[0])
 
     async def _confirmed(
-        self, name: str, arguments: Arguments, ctx: ToolContext | None, noted: bool = True
+        self, name: str, arguments: Arguments, ctx: ToolContext | None
     ) -> ToolResult:
         if self._guarded is None:
             await self.all_definitions()
-        if not noted:
-            self._note_read(name, ctx)
         definition = (self._guarded or {}).get(name)
-        if definition is None:
-            return await self.wrapped.execute(name, arguments, ctx)
-        parsed = _as_object(arguments)
-        if parsed is None:
-            return await self.wrapped.execute(name, arguments, ctx)
-        reason = self._flow_reason(definition, parsed, ctx)
+        parsed = _as_object(arguments) if definition is not None else None
+        if definition is None or parsed is None:
+            return await self._run(name, arguments, ctx)
+        reason = self._flow_reason(definition, parsed, ctx)  # before the call's own read
         if (
             not definition.requires_confirmation
             and parsed.get("action") not in definition.confirm_actions
             and reason is None
         ):
-            return await self.wrapped.execute(name, arguments, ctx)
+            return await self._run(name, arguments, ctx)
         request = self.approvals.new_request(
             definition.name, parsed, ctx, definition.description, reason=reason
         )
@@ -212,9 +213,9 @@ class ConfirmingToolsProvider(WrapperProvider):
                 },
             )
         if decision.arguments is None or dict(decision.arguments) == dict(parsed):
-            return await self.wrapped.execute(name, arguments, ctx)
+            return await self._run(name, arguments, ctx)
         edit = ArgumentsEdit(arguments=dict(decision.arguments), by=decision.approver)
-        result = await self.wrapped.execute(name, edit.arguments, ctx)
+        result = await self._run(name, edit.arguments, ctx)
         return result.model_copy(
             update={"metadata": result.metadata.model_copy(update={"edited": edit})}
         )
