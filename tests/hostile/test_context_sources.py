@@ -9,7 +9,6 @@ billion-laughs DTD cost 12.6 s in ofxtools.
 from __future__ import annotations
 
 import http.server
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -18,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from integration.processes import serve_http
 from tooldeck.packs.context.calendar import CalendarAdapter
 from tooldeck.packs.context.finance import OfxAdapter
 
@@ -79,12 +79,8 @@ class _Endless(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endless_feed() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/calendar.ics"
-    server.shutdown()
-    server.server_close()
+    with serve_http(_Endless) as url:
+        yield f"{url}/calendar.ics"
 
 
 def _rss_mb() -> float:

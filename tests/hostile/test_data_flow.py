@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.server
 import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
+from integration.processes import serve_http
 from tooldeck.config import load_settings
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.exceptions import ConfigError
@@ -56,11 +56,8 @@ class _Page(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def page() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/notes.html"
-    server.shutdown()
-    server.server_close()
+    with serve_http(_Page) as url:
+        yield f"{url}/notes.html"
 
 
 def project(tmp_path: Path, extra: str = "") -> Path:

@@ -1,13 +1,18 @@
-"""Helpers for tests that start real processes: a ``tooldeck serve`` server, free ports."""
+"""Helpers for tests that start real processes and servers: ``tooldeck serve``, a
+local HTTP server, free ports."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -17,6 +22,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve_http(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on 127.0.0.1 in a thread; yields ``http://127.0.0.1:<port>``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def env_for(data_dir: Path | None) -> dict[str, str]:

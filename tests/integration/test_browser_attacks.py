@@ -12,7 +12,6 @@ shows the log would have shown it.
 from __future__ import annotations
 
 import http.server
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from browser import ARTIFACTS, launch_chromium
-from processes import Server, free_port
+from processes import Server, free_port, serve_http
 
 pytestmark = pytest.mark.integration
 
@@ -78,12 +77,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def attacker(server: Server) -> Iterator[str]:
     handler = type("Handler", (_AttackPage,), {"html": (ATTACK % {"target": server.url}).encode()})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve_http(handler) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
