@@ -45,7 +45,7 @@ from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
 from tooldeck.exceptions import RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
-from tooldeck.providers.approvals import ApprovalStore, Decider
+from tooldeck.providers.approvals import ApprovalStore, Decider, visible_to
 from tooldeck.providers.base import ToolsProvider
 
 __all__ = ["RunManager"]
@@ -77,10 +77,11 @@ class RunManager:
             ``ConfigError`` for an unknown profile.
         context: Makes the run's ``ToolContext`` (``Runtime.context``: services).
         agent: Makes the agent of one run, given the profile's view.
+        approvals: Where a run's pending calls wait and are decided: the store of the
+            views' confirming providers (the runtime's, shared with REST, MCP and the
+            CLI); a run's call is decided only by the run's own user or a privileged
+            approver (``confirm``).
         store: Persists records and events; None keeps runs in memory only.
-        approvals: Where a run's pending calls wait and are decided (the runtime's
-            store, shared with REST, MCP and the CLI); a run's call is decided only by
-            the run's own user or a privileged approver (``confirm``).
         confirm_timeout_s: How long a run waits for a confirmation before the call
             is denied.
         keep: Finished runs kept in memory (older ones are read from ``store``).
@@ -95,8 +96,8 @@ class RunManager:
         view: Callable[[str | None], ToolsProvider],
         context: Callable[..., ToolContext],
         agent: Callable[[ToolsProvider], Agent],
+        approvals: ApprovalStore,
         store: RunStore | None = None,
-        approvals: ApprovalStore | None = None,
         confirm_timeout_s: float = 600.0,
         keep: int = 256,
         tracer: Any = None,
@@ -107,7 +108,7 @@ class RunManager:
         self.context = context
         self.agent = agent
         self.store = store
-        self.approvals = approvals or ApprovalStore(ttl_s=confirm_timeout_s)
+        self.approvals = approvals
         self.confirm_timeout_s = confirm_timeout_s
         self.keep = keep
         self.tracer = tracer
@@ -270,7 +271,7 @@ class RunManager:
         runs = {
             run_id: live.run
             for run_id, live in self._live.items()
-            if user is None or (live.run.user or "anonymous") == user
+            if user is None or visible_to(user, live.run.user)
         }
         if self.store is not None:
             for record in self.store.recent(limit, user=user):

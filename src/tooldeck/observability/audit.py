@@ -48,7 +48,6 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
-    or_,
     select,
 )
 from sqlalchemy.engine import Engine
@@ -58,7 +57,13 @@ from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.metering import CallStats, GroupBy, call_stats
 from tooldeck.observability.redact import might_contain_secret, redact, redact_text
-from tooldeck.observability.tables import approval_decisions, metadata, tool_call_totals, tool_calls
+from tooldeck.observability.tables import (
+    approval_decisions,
+    metadata,
+    owned_by,
+    tool_call_totals,
+    tool_calls,
+)
 from tooldeck.observability.totals import (
     Totals,
     TotalsKey,
@@ -456,7 +461,7 @@ class AuditStore:
         if before_id is not None:
             stmt = stmt.where(c.id < before_id)
         if user is not None:
-            stmt = stmt.where(_of_user(user))
+            stmt = stmt.where(owned_by(tool_calls.c.user, user))
         with self.engine.connect() as conn:
             return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
 
@@ -465,7 +470,7 @@ class AuditStore:
         self.flush()
         stmt = select(tool_calls).where(tool_calls.c.id == record_id)
         if user is not None:
-            stmt = stmt.where(_of_user(user))
+            stmt = stmt.where(owned_by(tool_calls.c.user, user))
         with self.engine.connect() as conn:
             row = conn.execute(stmt).first()
         return None if row is None else AuditRecord.model_validate(dict(row._mapping))
@@ -626,12 +631,6 @@ _SUMMARY_COLUMNS = [
 ]
 _TOTALS_FIELDS = tuple(_COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
 _DURATION_FIELD = _COLUMNS.index("duration_ms")
-
-
-def _of_user(user: str) -> Any:
-    """The condition "a call of ``user``" (``anonymous`` owns the calls made without one)."""
-    column = tool_calls.c.user
-    return or_(column.is_(None), column == user) if user == "anonymous" else column == user
 
 
 def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None) -> Select[Any]:

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 
 from tooldeck.observability.redact import redact, redact_text
-from tooldeck.observability.tables import run_events, runs
+from tooldeck.observability.tables import owned_by, run_events, runs
 
 __all__ = ["RunStore"]
 
@@ -90,10 +90,8 @@ class RunStore:
                 None: everyone's.
         """
         stmt = select(runs.c.record).order_by(runs.c.created_at.desc()).limit(max(1, limit))
-        if user == "anonymous":
-            stmt = stmt.where(or_(runs.c.user.is_(None), runs.c.user == user))
-        elif user is not None:
-            stmt = stmt.where(runs.c.user == user)
+        if user is not None:
+            stmt = stmt.where(owned_by(runs.c.user, user))
         with self.engine.connect() as conn:
             return [json.loads(text) for text in conn.execute(stmt).scalars()]
 

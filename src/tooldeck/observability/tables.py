@@ -12,6 +12,8 @@ stdio, the server) that share one database.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     Column,
     DateTime,
@@ -23,6 +25,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    or_,
 )
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "BUCKET_COLUMNS",
     "approval_decisions",
     "metadata",
+    "owned_by",
     "run_events",
     "runs",
     "tool_call_totals",
@@ -129,3 +133,12 @@ run_events = Table(
     Column("event", Text, nullable=False),  # JSON text: the whole RunEvent
     UniqueConstraint("run_id", "seq"),
 )
+
+
+def owned_by(column: Column[Any], user: str) -> Any:
+    """The condition "a row of ``user``" on a ``user`` column.
+
+    ``anonymous`` (the caller of a server that knows no identities) owns the rows
+    made without a user too (``providers.approvals.visible_to``).
+    """
+    return or_(column.is_(None), column == user) if user == "anonymous" else column == user
