@@ -148,3 +148,26 @@ async def test_streamable_http_endpoint_of_tooldeck_serve(config: Path, tmp_path
                 await client.list_tools()
     finally:
         server.stop()
+
+
+async def test_a_desktop_launch_finds_mcp_servers_installed_beside_tooldeck(
+    tmp_path: Path,
+) -> None:
+    """As Claude Desktop starts it: cwd ``/``, a PATH without tooldeck's environment; an
+    upstream server named by its command alone (installed beside tooldeck) still starts."""
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        '[mcp_servers.time]\ncommand = "mcp-server-time"\n'
+        "[builtin]\nenabled = false\n[knowledge]\nenabled = false\n"
+    )
+    params = StdioServerParameters(
+        command=str(BIN / "tooldeck"),
+        args=["mcp", "--config", str(config)],
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    async with Client(params) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "get_current_time" in names, names
+        now = await client.call_tool("get_current_time", {"timezone": "UTC"})
+        assert not now.is_error

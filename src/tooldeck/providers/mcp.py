@@ -18,7 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import shutil
+import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -39,10 +43,26 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult, Tool
 
-__all__ = ["MCPServerConfig", "MCPToolsProvider", "load_mcp_servers_file"]
+__all__ = ["MCPServerConfig", "MCPToolsProvider", "load_mcp_servers_file", "resolve_command"]
 
 _STDERR_TAIL = 2000
 """Characters of a server's stderr quoted when it fails."""
+
+
+def resolve_command(command: str, env: Mapping[str, str] | None = None) -> str:
+    """The executable ``command`` names, for a desktop client's own ``PATH``.
+
+    As given when it is a path or found on ``PATH`` (``env``'s, else the process's);
+    else the one beside tooldeck's Python (``mcp-server-time`` installed in its
+    virtual environment); else unchanged (starting it then fails, naming the server).
+    """
+    if os.sep in command:
+        return command
+    path = (env or {}).get("PATH") or os.environ.get("PATH")
+    if shutil.which(command, path=path) is not None:
+        return command
+    beside = shutil.which(command, path=str(Path(sys.executable).parent))
+    return beside or command
 
 
 class MCPServerConfig(BaseModel):
@@ -55,7 +75,9 @@ class MCPServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     command: str | None = None
-    """Executable to start (stdio)."""
+    """Executable to start (stdio): a path, or a name looked up on ``PATH`` and then
+    beside tooldeck's own Python (a desktop client starts ``tooldeck mcp`` with a PATH
+    of its own, without tooldeck's virtual environment)."""
     args: list[str] = Field(default_factory=list)
     """Its arguments."""
     env: dict[str, str] | None = None
@@ -180,7 +202,7 @@ class MCPToolsProvider(ToolsProvider):
                     "w+", encoding="utf-8", errors="replace"
                 )
             params = StdioServerParameters(
-                command=config.command,
+                command=resolve_command(config.command, config.env),
                 args=config.args,
                 env=config.env,
                 cwd=str(config.cwd) if config.cwd else None,
