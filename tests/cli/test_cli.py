@@ -100,3 +100,20 @@ def test_init_into_a_place_it_cannot_write_is_a_clear_error(tmp_path: Path) -> N
     result = runner.invoke(app, ["init", str(blocker / "project")])
     assert result.exit_code == 2
     assert "cannot write" in result.output and str(blocker) in result.output
+
+
+def test_serve_on_a_port_in_use_says_so_before_starting() -> None:
+    import socket
+    import time
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        start = time.perf_counter()
+        result = runner.invoke(app, ["serve", "--port", str(port)])
+        elapsed = time.perf_counter() - start
+    assert result.exit_code == 2, result.output
+    assert f"port {port} on 127.0.0.1 cannot be used" in result.output
+    assert f"try --port {port + 1}" in result.output
+    assert "UI:" not in result.output and elapsed < 5  # no pack was loaded first

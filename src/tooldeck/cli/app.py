@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import sys
 from importlib.metadata import version
 from typing import Annotated, Any
@@ -34,6 +35,7 @@ from tooldeck.cli.shared import (
     runtime_for,
     session,
 )
+from tooldeck.config import Settings
 from tooldeck.config_names import check_names
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names
@@ -414,7 +416,9 @@ def serve(
     from tooldeck.server.app import check_exposure, create_app
 
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    runtime = runtime_for(config, [*(specs or []), *(own_tools or [])], server=server)
+    runtime = runtime_for(
+        config, [*(specs or []), *(own_tools or [])], check=_port_free, server=server
+    )
     if not runtime.mcp:  # every tool is known now: a bad name exits here, not in uvicorn
         try:
             check_names(runtime.settings, runtime.registry.list_definitions(), ())
@@ -458,6 +462,28 @@ def serve(
         # on SIGTERM/Ctrl-C, requests still running (an upload) get 3 s, then stop
         timeout_graceful_shutdown=3,
     )
+
+
+def _port_free(settings: Settings) -> None:
+    """Exit 2 when ``server.host:port`` cannot be bound, before anything starts."""
+    host, port = settings.server.host, settings.server.port
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        err.print(f"[red]error:[/red] cannot use host {escape(host)}: {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            err.print(
+                f"[red]error:[/red] port {port} on {escape(host)} cannot be used "
+                f"({escape(exc.strerror or str(exc))}); try --port {port + 1} "
+                f"(make serve PORT={port + 1})"
+            )
+            raise typer.Exit(2) from None
 
 
 app.command()(init)

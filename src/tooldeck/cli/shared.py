@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tooldeck.config import load_settings
+from tooldeck.config import Settings, load_settings
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.packs.loader import is_file_spec
 from tooldeck.runtime import Runtime, build_runtime
@@ -71,13 +71,24 @@ ToolsOption = Annotated[
 ]
 
 
-def runtime_for(config: Path | None, tools: list[str] | None = None, **overrides: Any) -> Runtime:
+def runtime_for(
+    config: Path | None,
+    tools: list[str] | None = None,
+    *,
+    check: Callable[[Settings], None] | None = None,
+    **overrides: Any,
+) -> Runtime:
     """The runtime of ``config`` plus ``tools`` (files resolved from the current folder).
+
+    ``check(settings)`` runs before the runtime is built (which loads every pack), so a
+    command can refuse early (``serve`` on a port in use).
 
     Exits 2 on a configuration error; tools that failed to load are printed as warnings.
     """
     try:
         settings = load_settings(config, **overrides)
+        if check is not None:
+            check(settings)
         if tools:  # files are relative to where the command runs
             own = [str(Path(t).resolve()) if is_file_spec(t) else t for t in tools]
             settings = settings.model_copy(update={"tools": [*settings.tools, *own]})
