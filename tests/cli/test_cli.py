@@ -117,3 +117,21 @@ def test_serve_on_a_port_in_use_says_so_before_starting() -> None:
     assert f"port {port} on 127.0.0.1 cannot be used" in result.output
     assert f"try --port {port + 1}" in result.output
     assert "UI:" not in result.output and elapsed < 5  # no pack was loaded first
+
+
+def test_key_value_pairs_are_read_as_the_tool_schema_wants(tmp_path: Path) -> None:
+    (tmp_path / "books.py").write_text(
+        "from tooldeck import tool\n\n\n"
+        "@tool\n"
+        "def find_book(isbn: str, copies: int = 1, note: str | None = None) -> dict:\n"
+        '    """Find a book by ISBN."""\n'
+        '    return {"isbn": isbn, "copies": copies, "note": note}\n'
+    )
+    result = runner.invoke(
+        app,
+        ["call", "find_book", "isbn=9780134685991", "copies=3", "note=true",
+         "--tools", str(tmp_path / "books.py")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)["data"]
+    assert data == {"isbn": "9780134685991", "copies": 3, "note": "true"}

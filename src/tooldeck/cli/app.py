@@ -225,7 +225,12 @@ def call(
     ctx = runtime.context(profile=profile, channel="cli", confirm=confirm if interactive else None)
 
     async def body() -> ToolResult:
-        return await runtime.view(profile).execute(name, arguments, ctx)
+        view = runtime.view(profile)
+        called = arguments
+        if pairs:  # read each value as the tool's schema wants it
+            found = [d for d in await view.all_definitions() if name in (d.name, *d.aliases)]
+            called = parse_pairs(pairs, schema=found[0].input_schema if found else None)
+        return await view.execute(name, called, ctx)
 
     result = session(runtime, body)
     if result.error is not None and result.error.type == "not_found":  # a usage error

@@ -126,12 +126,19 @@ def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
         raise typer.Exit(2) from None
 
 
-def parse_pairs(pairs: list[str], param_hint: str = "ARGS") -> dict[str, Any]:
+def parse_pairs(
+    pairs: list[str], param_hint: str = "ARGS", schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """``["k=v", ...]`` as arguments; a value is JSON when it parses, else text.
+
+    With the tool's input ``schema``, a value whose property takes text only stays
+    text (``isbn=9780134685991`` is the string, not a number); JSON is read only
+    where the schema wants a number, a boolean, an object or an array.
 
     Raises:
         typer.BadParameter: a pair without ``=`` or a key.
     """
+    properties = (schema or {}).get("properties") or {}
     arguments: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -139,8 +146,22 @@ def parse_pairs(pairs: list[str], param_hint: str = "ARGS") -> dict[str, Any]:
             raise typer.BadParameter(
                 f"{pair!r} is not key=value (e.g. symbol=AAPL)", param_hint=param_hint
             )
+        if _text_only(properties.get(key)):
+            arguments[key] = raw
+            continue
         try:
             arguments[key] = json.loads(raw)
         except ValueError:
             arguments[key] = raw
     return arguments
+
+
+def _text_only(schema: Any) -> bool:
+    """Whether a property's JSON Schema accepts strings and nothing JSON would give."""
+    if not isinstance(schema, dict):
+        return False
+    types: set[str] = set()
+    for option in (schema, *schema.get("anyOf", ()), *schema.get("oneOf", ())):
+        kind = option.get("type") if isinstance(option, dict) else None
+        types.update([kind] if isinstance(kind, str) else kind or ())
+    return "string" in types and not types & {"number", "integer", "boolean", "object", "array"}
