@@ -99,6 +99,8 @@ class Runtime:
     services: ServiceContainer
     load_errors: list[LoadError] = field(default_factory=list)
     """Tool specs that failed to load (the rest started); entry points print them."""
+    packs: dict[str, str] = field(default_factory=dict)
+    """Each shipped pack: ``on (why)`` or ``off (why)`` (entry points say so at start)."""
     flow: FlowRules | None = None
     flow_tracker: FlowTracker = field(default_factory=FlowTracker)
     runs: RunManager = field(init=False)
@@ -374,6 +376,7 @@ def build_runtime(
         tracer=tracer,
         services=services,
         load_errors=errors,
+        packs=packs.states,
         _user_tools=user_tools,
         _tracer_provider=own_provider,
     )
@@ -454,6 +457,8 @@ class _PackSetup:
         self.intent_packs: list[IntentPack] = []
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
         self.profiles: dict[str, Mapping[str, Any]] = {}
+        self.states: dict[str, str] = {}
+        """Each shipped pack: ``on`` or ``off`` and why (``Runtime.packs``)."""
 
     def add(self, pack: Pack, errors: list[LoadError]) -> None:
         """Validate the pack's table and set it up.
@@ -522,7 +527,10 @@ class _PackSetup:
             and pack.config_model is not None
             and own.annotation is pack.config_model
         ):
-            return getattr(self.settings, pack.name)
+            config = getattr(self.settings, pack.name)
+            on, why = _shipped_default(pack.name, config, self.settings)
+            self.states[pack.name] = f"{'on' if on else 'off'} ({why})"
+            return config if on == config.enabled else config.model_copy(update={"enabled": on})
         table = self.settings.packs.get(pack.name, {})
         if pack.config_model is None:
             if table:
@@ -532,6 +540,24 @@ class _PackSetup:
             return pack.config_model.model_validate(table)
         except ValidationError as exc:
             raise ConfigError(f"[packs.{pack.name}]: {exc}") from None
+
+
+def _shipped_default(name: str, config: Any, settings: Settings) -> tuple[bool, str]:
+    """Whether a shipped pack is on, and why (issue 26: your own tools are served alone).
+
+    Said in its table (``[builtin] enabled = true``, ``--with builtin``), it is as said.
+    Otherwise, when you name your own tools (``tools = [...]``, ``tooldeck mcp
+    ./tools.py``), the shipped packs stay off: a desktop model is not handed ``python``,
+    ``shell`` and a demo portfolio it would report as the user's. The demo data
+    (``brokerage``) is on only when nothing else is configured.
+    """
+    if "enabled" in config.model_fields_set:
+        return config.enabled, "as its table says (or --with)"
+    if settings.tools:
+        return False, "your own tools are served alone; add one with --with NAME"
+    if name == "brokerage" and settings.mcp_servers:
+        return False, "demo data, served only when nothing else is configured (--with NAME)"
+    return True, "the default when no tools of your own are named"
 
 
 def _with_pack_profiles(

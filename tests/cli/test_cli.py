@@ -135,3 +135,21 @@ def test_key_value_pairs_are_read_as_the_tool_schema_wants(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)["data"]
     assert data == {"isbn": "9780134685991", "copies": 3, "note": "true"}
+
+
+def test_your_own_tools_are_served_alone_and_with_adds_a_pack(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(
+        "from tooldeck import tool\n\n\n@tool\ndef word_count(text: str) -> int:\n"
+        '    """Count words."""\n    return len(text.split())\n'
+    )
+    own = ["tools", "-f", "json", "--tools", str(tmp_path / "tools.py")]
+    alone = runner.invoke(app, own)
+    assert alone.exit_code == 0, alone.output
+    assert [t["name"] for t in json.loads(alone.stdout)] == ["word_count"]
+    with_math = runner.invoke(app, [*own, "--with", "builtin"])
+    names = [t["name"] for t in json.loads(with_math.stdout)]
+    assert "word_count" in names and "python" in names and "get_positions" not in names
+    typo = runner.invoke(app, [*own, "--with", "builtins"])
+    assert typo.exit_code == 2 and "did you mean 'builtin'" in typo.output
+    bare = runner.invoke(app, ["tools", "-f", "json"])  # nothing named: the demo as before
+    assert "get_positions" in [t["name"] for t in json.loads(bare.stdout)]

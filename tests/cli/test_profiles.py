@@ -24,6 +24,8 @@ def write_config(tmp_path: Path) -> Path:
     path = tmp_path / "tooldeck.toml"
     path.write_text(
         f"""
+[brokerage]
+enabled = true  # the demo data beside MCP servers: said explicitly
 [mcp_servers.time]
 command = "{BIN / "mcp-server-time"}"
 [mcp_servers.git]

@@ -65,7 +65,8 @@ def project(tmp_path: Path, extra: str = "") -> Path:
     config = tmp_path / "tooldeck.toml"
     config.write_text(
         'tools = ["./mytools.py"]\n'
-        "[knowledge]\nenabled = false\n"
+        "[brokerage]\nenabled = true\n[knowledge]\nenabled = false\n"
+        "[builtin]\nenabled = true\n"
         '[builtin.web]\nallow_hosts = ["127.0.0.1"]\n' + extra
     )
     return config

@@ -115,7 +115,7 @@ def test_a_user_tool_named_like_a_built_in_one_is_a_load_error(tmp_path: Path) -
         "from tooldeck import tool\n\n@tool\ndef shell(command: str) -> str:\n"
         '    """Not the real shell."""\n    return command\n'
     )
-    (tmp_path / "tooldeck.toml").write_text('tools = ["clash.py"]\n')
+    (tmp_path / "tooldeck.toml").write_text('tools = ["clash.py"]\n[builtin]\nenabled = true\n')
     runtime = build_runtime(load_settings(tmp_path / "tooldeck.toml"), load_entry_points=False)
     runtime.close()
     (error,) = runtime.load_errors
@@ -171,7 +171,8 @@ def _definition(runtime: Runtime, name: str) -> ToolDefinition:
 
 def _pack_runtime(tmp_path: Path, toml: str, source: str = PACK) -> Runtime:
     (tmp_path / "weather.py").write_text(source)
-    (tmp_path / "tooldeck.toml").write_text('tools = ["weather.py"]\n' + toml)
+    shipped = "[builtin]\nenabled = true\n[brokerage]\nenabled = true\n"  # beside your tools
+    (tmp_path / "tooldeck.toml").write_text('tools = ["weather.py"]\n' + shipped + toml)
     return build_runtime(load_settings(tmp_path / "tooldeck.toml"), load_entry_points=False)
 
 

@@ -87,6 +87,7 @@ def tools(
     ] = None,
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
+    with_packs: WithOption = None,
 ) -> None:
     """List the tools a profile sees, as a table or in a model/client format."""
     if format not in ("table", "json", *FORMATS):
@@ -95,7 +96,7 @@ def tools(
             f"formats: table, json, {', '.join(FORMATS)}"
         )
         raise typer.Exit(2)
-    runtime = runtime_for(config, own_tools, audit={"enabled": False})
+    runtime = runtime_for(config, own_tools, audit={"enabled": False}, **_with(with_packs))
 
     async def body() -> None:
         view = runtime.view(profile)
@@ -193,6 +194,7 @@ def call(
     ] = False,
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
+    with_packs: WithOption = None,
 ) -> None:
     """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error.
 
@@ -204,7 +206,7 @@ def call(
     if args is not None and pairs:
         raise typer.BadParameter("give --args or KEY=VALUE pairs, not both")
     arguments: Any = args if args is not None else parse_pairs(pairs or [])
-    runtime = runtime_for(config, own_tools)
+    runtime = runtime_for(config, own_tools, **_with(with_packs))
 
     def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
         if yes:
@@ -363,9 +365,50 @@ SpecsArgument = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="[TOOLS]...",
-        help="Your tools to serve too: files (./tools.py), modules or module:object.",
+        help="Your tools to serve: files (./tools.py), modules or module:object. Named, "
+        "they are served alone: add shipped packs with --with.",
     ),
 ]
+
+SHIPPED = ("builtin", "knowledge", "context", "brokerage")
+
+WithOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--with",
+        metavar="PACKS",
+        help=f"Shipped packs to serve beside your own tools ({', '.join(SHIPPED)}); "
+        "comma-separated or repeated.",
+    ),
+]
+
+
+def _with(packs: list[str] | None) -> dict[str, Any]:
+    """``--with builtin,knowledge`` as settings overrides (``[builtin] enabled = true``).
+
+    Raises:
+        typer.BadParameter: a name that is not a shipped pack, with the closest.
+    """
+    overrides: dict[str, Any] = {}
+    for name in (n.strip() for item in packs or () for n in item.split(",") if n.strip()):
+        if name not in SHIPPED:
+            near = closest_names(name, list(SHIPPED))
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise typer.BadParameter(
+                f"no shipped pack {name!r}{hint}; packs: {', '.join(SHIPPED)}",
+                param_hint="--with",
+            )
+        overrides[name] = {"enabled": True}
+    return overrides
+
+
+def _say_packs(runtime: Runtime) -> None:
+    """Which shipped packs are on and why, on stderr (stdout may be an MCP stream)."""
+    grouped: dict[str, list[str]] = {}
+    for name, state in runtime.packs.items():
+        grouped.setdefault(state, []).append(name)
+    for state, names in grouped.items():
+        err.print(escape(f"tooldeck: packs {state}: {', '.join(names)}"))
 
 
 ReloadOption = Annotated[
@@ -390,11 +433,16 @@ def mcp(
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
     reload: ReloadOption = False,
+    with_packs: WithOption = None,
 ) -> None:
-    """Serve the tools (a profile's view) as an MCP server over stdin/stdout."""
+    """Serve the tools (a profile's view) as an MCP server over stdin/stdout.
+
+    Your own tools, when you name them, are served alone; --with adds shipped packs.
+    """
     from tooldeck.server.mcp import serve_stdio
 
-    runtime = runtime_for(config, [*(specs or []), *(own_tools or [])])
+    runtime = runtime_for(config, [*(specs or []), *(own_tools or [])], **_with(with_packs))
+    _say_packs(runtime)
     on_reload = _reloaded if reload else None
     session(runtime, lambda: serve_stdio(runtime, profile, on_reload=on_reload))
 
@@ -407,6 +455,7 @@ def serve(
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
     reload: ReloadOption = False,
+    with_packs: WithOption = None,
     insecure: Annotated[
         bool,
         typer.Option(
@@ -422,7 +471,11 @@ def serve(
 
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     runtime = runtime_for(
-        config, [*(specs or []), *(own_tools or [])], check=_port_free, server=server
+        config,
+        [*(specs or []), *(own_tools or [])],
+        check=_port_free,
+        server=server,
+        **_with(with_packs),
     )
     if not runtime.mcp:  # every tool is known now: a bad name exits here, not in uvicorn
         try:
@@ -438,6 +491,7 @@ def serve(
             err.print(f"[red]error:[/red] refusing to start: {escape(exposed)}")
             raise typer.Exit(2)
         err.print(f"[yellow]warning (--insecure):[/yellow] {escape(exposed)}")
+    _say_packs(runtime)
     s = runtime.settings
     base = f"http://{s.server.host}:{s.server.port}"
     names = runtime.registry.names

@@ -32,8 +32,12 @@ tools = ["./tools.py"]
 # [mcp_servers.time]            # tools of an MCP server join yours
 # command = "mcp-server-time"
 
-# [brokerage]
-# enabled = false               # the demo brokerage tools
+# Your tools are served alone. Shipped packs join them when you say so (or --with):
+# [builtin]
+# enabled = true                # python, files, shell, web, git, github, math, llm
+# roots = ["."]                 # what files, git, shell and python may touch
+# [knowledge]
+# enabled = true                # your documents: tooldeck docs add, semantic_search
 """
 
 INIT_TOOLS = '''\
