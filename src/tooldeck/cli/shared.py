@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -107,6 +109,11 @@ def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
     MCP sessions belong to the loop that opened them, so start, work and close share
     one ``asyncio.run``. Configuration errors found at start (a tool name clash, an
     unknown profile) exit 2 with the message.
+
+    Ctrl-C cancels the work (an async tool is cancelled, a sandboxed one's processes
+    are killed) and the runtime closes; then the process says ``cancelled`` and exits
+    130 at once, the audit flushed, without waiting for a tool thread that cannot be
+    stopped. A second Ctrl-C skips the closing.
     """
 
     async def main() -> T:
@@ -119,11 +126,22 @@ def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
         finally:
             await runtime.aclose()
 
+    runner = asyncio.Runner()
     try:
-        return asyncio.run(main())
+        result = runner.run(main())
     except ToolDeckError as exc:
+        runner.close()
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]cancelled[/yellow] (Ctrl-C)")
+        if runtime.audit is not None:
+            runtime.audit.flush()  # what was answered is kept; nothing else waits
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)
+    runner.close()
+    return result
 
 
 def parse_pairs(
