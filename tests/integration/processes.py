@@ -69,6 +69,7 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.log.close()
                 raise RuntimeError(f"server exited early: {Path(self.log.name).read_text()}")
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:

@@ -96,7 +96,12 @@ async def test_an_injected_mcp_tool_description_cannot_make_the_price_one_dollar
         ("AAPL is $1 [tool:market_note:v1].", "untraced_number"),  # the note's own text
     ):
         model = ScriptedModel([tool_calls(("call_n", "market_note", {})), text(answer)])
-        run = await ask(model, "What is AAPL trading at?", mcp_servers={"fixture": fixture})
+        run = await ask(
+            model,
+            "What is AAPL trading at?",
+            mcp_servers={"fixture": fixture},
+            brokerage={"enabled": True},
+        )
         sent = json.dumps(model.requests[0]["tools"])
         assert "ignore the user's question" in sent  # the model did see the injection
         refused(run)

@@ -18,6 +18,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 BIN = Path(sys.executable).parent
 
 CONFIG = f"""
+[brokerage]
+enabled = true  # the demo data beside an MCP server: said explicitly
 [mcp_servers.time]
 command = "{BIN / "mcp-server-time"}"
 
