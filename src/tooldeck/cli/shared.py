@@ -128,9 +128,8 @@ def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
 
     runner = asyncio.Runner()
     try:
-        result = runner.run(main())
+        return runner.run(main())
     except ToolDeckError as exc:
-        runner.close()
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
@@ -140,8 +139,8 @@ def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)
-    runner.close()
-    return result
+    finally:  # not reached after os._exit: a tool thread is not waited for
+        runner.close()
 
 
 def parse_pairs(
