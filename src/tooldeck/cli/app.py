@@ -42,6 +42,7 @@ from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
+from tooldeck.packs.loader import SHIPPED_PACK_NAMES
 from tooldeck.runtime import Runtime, ToolsReload
 
 __all__ = ["app", "main"]
@@ -370,14 +371,12 @@ SpecsArgument = Annotated[
     ),
 ]
 
-SHIPPED = ("builtin", "knowledge", "context", "brokerage")
-
 WithOption = Annotated[
     list[str] | None,
     typer.Option(
         "--with",
         metavar="PACKS",
-        help=f"Shipped packs to serve beside your own tools ({', '.join(SHIPPED)}); "
+        help=f"Shipped packs to serve beside your own tools ({', '.join(SHIPPED_PACK_NAMES)}); "
         "comma-separated or repeated.",
     ),
 ]
@@ -391,11 +390,11 @@ def _with(packs: list[str] | None) -> dict[str, Any]:
     """
     overrides: dict[str, Any] = {}
     for name in (n.strip() for item in packs or () for n in item.split(",") if n.strip()):
-        if name not in SHIPPED:
-            near = closest_names(name, list(SHIPPED))
+        if name not in SHIPPED_PACK_NAMES:
+            near = closest_names(name, list(SHIPPED_PACK_NAMES))
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise typer.BadParameter(
-                f"no shipped pack {name!r}{hint}; packs: {', '.join(SHIPPED)}",
+                f"no shipped pack {name!r}{hint}; packs: {', '.join(SHIPPED_PACK_NAMES)}",
                 param_hint="--with",
             )
         overrides[name] = {"enabled": True}

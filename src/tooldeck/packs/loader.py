@@ -45,6 +45,7 @@ from tooldeck.providers.base import ToolsProvider
 __all__ = [
     "ENTRY_POINT_GROUP",
     "SHIPPED_PACKS",
+    "SHIPPED_PACK_NAMES",
     "LoadError",
     "LoadedTools",
     "is_file_spec",
@@ -62,6 +63,9 @@ SHIPPED_PACKS = (
     "tooldeck.packs.context.pack:pack",
 )
 """The packs that come with tooldeck, in registration order."""
+
+SHIPPED_PACK_NAMES = tuple(spec.split(":")[0].split(".")[-2] for spec in SHIPPED_PACKS)
+"""Their names (each is its folder's: ``brokerage``, ``builtin``, ...), for ``--with``."""
 
 
 @dataclass(frozen=True, slots=True)
