@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tooldeck.cli.app import app
@@ -153,3 +154,14 @@ def test_your_own_tools_are_served_alone_and_with_adds_a_pack(tmp_path: Path) ->
     assert typo.exit_code == 2 and "did you mean 'builtin'" in typo.output
     bare = runner.invoke(app, ["tools", "-f", "json"])  # nothing named: the demo as before
     assert "get_positions" in [t["name"] for t in json.loads(bare.stdout)]
+
+
+def test_config_show_says_a_key_is_unset_and_hides_one_that_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unset = json.loads(runner.invoke(app, ["config", "show", "--json"]).stdout)
+    assert unset["server.api_key"]["value"] is None  # nothing to hide: say so
+    monkeypatch.setenv("TOOLDECK_SERVER__API_KEY", "sk-abcdefghijklmnopqrstuvwx")
+    shown = runner.invoke(app, ["config", "show", "--json"]).stdout
+    assert json.loads(shown)["server.api_key"]["value"] == "***"
+    assert "sk-abcdefghijklmnopqrstuvwx" not in shown

@@ -105,7 +105,8 @@ def redact(value: Any, _depth: int = 0) -> Any:
     Semantics:
         A mapping entry whose key names a secret (password, pwd, token, api_key, auth,
         cookie, client_secret …, in any case and as part of a longer key such as
-        ``db_password``) is redacted whatever its value; a credential inside any string
+        ``db_password``) is redacted whatever its value, unless it has none (None or
+        ``""`` are kept: "no key set" is not a secret); a credential inside any string
         (an ``sk-…`` key, a GitHub or Slack token, an AWS key, a bearer token, a JWT, a
         private key, ``password=…`` in a command line) is replaced where it stands.
         Nesting deeper than 20 levels is cut.
@@ -114,7 +115,9 @@ def redact(value: Any, _depth: int = 0) -> Any:
         return REDACTED
     if isinstance(value, dict):
         return {
-            k: REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) else redact(v, _depth + 1)
+            k: REDACTED
+            if isinstance(k, str) and _SECRET_KEY.search(k) and v not in (None, "")
+            else redact(v, _depth + 1)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
