@@ -23,9 +23,10 @@ from zoneinfo import ZoneInfo
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
 
-__all__ = ["CalendarAdapter", "expand_calendars", "normalize_calendar"]
+__all__ = ["CALENDAR_PARSERS", "CalendarAdapter", "expand_calendars", "normalize_calendar"]
 
-_PRELOAD = ("icalendar", "recurring_ical_events")
+CALENDAR_PARSERS = ("icalendar", "recurring_ical_events")
+"""Modules a calendar's parsing process imports (preloaded by the fork server)."""
 
 
 def _file(source: str, max_bytes: int) -> tuple[str, bytes]:
@@ -86,7 +87,7 @@ class CalendarAdapter(ContextAdapter):
         start = datetime.combine(today - timedelta(days=1), time(), self.zone)
         end = datetime.combine(today + timedelta(days=self.days + 1), time(), self.zone)
         if self.processes is None:
-            self.processes = IsolatedProcesses(1, _PRELOAD)
+            self.processes = IsolatedProcesses(1, CALENDAR_PARSERS)
         limits = ProcessLimits(timeout_s=self.timeout_s, memory_mb=512)
         try:
             events, cut = await asyncio.to_thread(

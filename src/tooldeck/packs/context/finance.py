@@ -26,6 +26,7 @@ from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLim
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
 
 __all__ = [
+    "OFX_PARSERS",
     "CsvAdapter",
     "CsvColumns",
     "CsvStatement",
@@ -35,6 +36,10 @@ __all__ = [
     "query_transactions",
     "read_ofx",
 ]
+
+
+OFX_PARSERS = ("ofxtools.Parser",)
+"""Modules a statement's parsing process imports (preloaded by the fork server)."""
 
 
 def _categorize(payee: str, categories: Mapping[str, str]) -> str:
@@ -127,7 +132,7 @@ class OfxAdapter(_FinanceAdapter):
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
         if self.processes is None:
-            self.processes = IsolatedProcesses(1, ("ofxtools.Parser",))
+            self.processes = IsolatedProcesses(1, OFX_PARSERS)
         try:
             records, accounts = self.processes.call(
                 read_ofx, path, dict(self.categories), limits=self.limits

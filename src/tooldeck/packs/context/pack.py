@@ -16,11 +16,11 @@ from tooldeck.exceptions import ConfigError
 from tooldeck.packs.context.adapter import ContextAdapter
 from tooldeck.packs.context.answers import ContextAnswers
 from tooldeck.packs.context.bridge import ContextBridge
-from tooldeck.packs.context.calendar import CalendarAdapter
+from tooldeck.packs.context.calendar import CALENDAR_PARSERS, CalendarAdapter
 from tooldeck.packs.context.commute import OsrmAdapter
 from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.context.dashboard import DashboardAdapter
-from tooldeck.packs.context.finance import CsvAdapter, OfxAdapter
+from tooldeck.packs.context.finance import OFX_PARSERS, CsvAdapter, OfxAdapter
 from tooldeck.packs.context.tasks import TodoTxtAdapter
 from tooldeck.packs.context.tool import UserContextTool
 from tooldeck.packs.context.weather import OpenMeteoAdapter
@@ -50,7 +50,7 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
 
     local: list[ContextAdapter] = []
     # statements and calendars are parsed in killable processes, two at a time
-    parsers = IsolatedProcesses(2, ("ofxtools.Parser", "icalendar", "recurring_ical_events"))
+    parsers = IsolatedProcesses(2, (*OFX_PARSERS, *CALENDAR_PARSERS))
     if (finance := config.finance) is not None:
         if finance.ofx:
             local.append(
