@@ -198,8 +198,11 @@ def _work(sender: Any, func: Callable[..., Any], args: tuple[Any, ...], limits: 
         outcome = (False, exc)
     try:
         sender.send(outcome)
-    except Exception as exc:  # an exception that does not pickle: its text does
+    except Exception as exc:  # what does not pickle goes back as text
         ok, value = outcome
-        sender.send((False, RuntimeError(f"{type(value).__name__}: {value}") if not ok else exc))
+        text = (
+            f"the result cannot be sent back: {exc}" if ok else f"{type(value).__name__}: {value}"
+        )
+        sender.send((False, RuntimeError(text)))
     sender.close()
     os._exit(0)
