@@ -41,8 +41,11 @@ Example ``tooldeck.toml``::
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -84,6 +87,7 @@ __all__ = [
     "TracingSettings",
     "find_config",
     "load_settings",
+    "project_data_dir",
 ]
 
 log = logging.getLogger("tooldeck.config")
@@ -182,6 +186,10 @@ class ApprovalSettings(BaseModel):
 
     ttl_s: float = Field(600.0, gt=0)
     """Seconds a pending request or an approval stays valid."""
+    persist: bool = True
+    """Keep approvals in ``<data_dir>/approvals.db``, shared by every tooldeck process
+    of this data dir (``tooldeck approvals`` in a terminal decides what a stdio MCP
+    session asked) and kept over a restart; false: in this process's memory only."""
     approvers: list[str] = Field(default_factory=list)
     """Principals (``X-User`` behind an authenticating proxy) who may decide any
     pending approval through ``/api/approvals``; everyone else decides only their own
@@ -230,8 +238,9 @@ class Settings(BaseSettings):
     _toml_data: dict[str, Any] = PrivateAttr(default_factory=dict)
     """The file's tables as read (for ``origin``)."""
 
-    data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("tooldeck")))
-    """Where the audit database and other state live."""
+    data_dir: Path = Field(default_factory=lambda: project_data_dir())
+    """Where the audit database, approvals and other state live; default: see
+    ``project_data_dir`` (``load_settings``: ``.tooldeck/`` beside the config file)."""
     server: ServerSettings = Field(default_factory=ServerSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
@@ -446,6 +455,32 @@ def _known_keys(error: Any) -> str:
     return f"{hint} (keys: {', '.join(names)})"
 
 
+def project_data_dir(folder: Path | None = None) -> Path:
+    """The data dir of a project that has no config file: one per folder, never shared.
+
+    ``<folder>/.tooldeck`` when it exists (and is this user's, not writable by others);
+    else ``<user data folder>/projects/<folder name>-<8 hex of its path's SHA-256>``
+    (``~/.local/share/tooldeck/projects/shop-1a2b3c4d`` on Linux), so two checkouts
+    never see each other's history and the checkout itself is not written to.
+
+    Args:
+        folder: The project's folder; None: the current one.
+    """
+    folder = (folder or Path.cwd()).resolve()
+    own = folder / ".tooldeck"
+    with contextlib.suppress(OSError):
+        info = own.stat()
+        if (
+            stat.S_ISDIR(info.st_mode)
+            and info.st_uid == os.getuid()
+            and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        ):
+            return own
+    digest = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", folder.name) or "root"
+    return Path(platformdirs.user_data_dir("tooldeck")) / "projects" / f"{name}-{digest}"
+
+
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
     """Load settings from a TOML file and the environment (``TOOLDECK_*``).
 
@@ -454,7 +489,7 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
         ``tooldeck.toml`` in the current folder or above (``find_config``), else none.
         With a file, the data (audit, runs) live in ``.tooldeck/`` beside it unless
         ``data_dir`` is set, so that each project has its own history; without one,
-        in the user data folder.
+        ``project_data_dir()`` (one per folder, in the user data folder).
 
     Raises:
         ConfigError: the file named does not exist, is not TOML, or a value is invalid;

@@ -14,6 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import shlex
+import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +153,29 @@ class Runtime:
         """A ``ToolContext`` carrying this runtime's services."""
         return ToolContext(services=self.services, **fields)
 
+    def approve_command(self) -> str | None:
+        """The terminal command that approves a pending call of this runtime, or None.
+
+        For ``ToolContext.approve_at``: ``tooldeck approvals approve {approval_id}``
+        with this runtime's config file (or data dir) spelled out and the
+        ``tooldeck`` beside this interpreter, so it works from any folder and shell
+        (a desktop client starts the server from ``/`` with its own ``PATH``). None
+        when approvals are kept in memory (``[approvals] persist = false``): no other
+        process can decide them.
+        """
+        if not self.settings.approvals.persist:
+            return None
+        beside = Path(sys.executable).parent / "tooldeck"
+        found = shutil.which("tooldeck")
+        program = "tooldeck" if found and Path(found) == beside else str(beside)
+        config = self.settings.config_file
+        where = (
+            f"--config {shlex.quote(str(config.resolve()))}"
+            if config is not None
+            else f"--data-dir {shlex.quote(str(self.settings.data_dir.resolve()))}"
+        )
+        return f"{shlex.quote(program)} approvals approve {where} {{approval_id}}"
+
     async def start(self) -> None:
         """Connect the MCP servers (concurrently) and check the tool names.
 
@@ -231,6 +257,7 @@ class Runtime:
                 await close()
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
+        self.approvals.close()
         if self._tracer_provider is not None:  # flush spans still in the batch
             await asyncio.to_thread(self._tracer_provider.shutdown)
 
@@ -337,7 +364,10 @@ def build_runtime(
     providers = [registry, *shipped.providers, *user.providers, *mcp.values()]
     root = CompositeToolsProvider(providers, prefixes=prefixes)
     policy = PolicyProvider(root, policy_config)
-    approvals = ApprovalStore(settings.approvals.ttl_s)
+    approvals = ApprovalStore(
+        settings.approvals.ttl_s,
+        path=settings.data_dir / "approvals.db" if settings.approvals.persist else None,
+    )
     flow = FlowRules(settings.flow) if settings.flow.enabled else None
     flow_tracker = FlowTracker()
     provider: ToolsProvider = ConfirmingToolsProvider(
@@ -458,7 +488,8 @@ class _PackSetup:
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
         self.profiles: dict[str, Mapping[str, Any]] = {}
         self.states: dict[str, str] = {}
-        """Each shipped pack: ``on`` or ``off`` and why (``Runtime.packs``)."""
+        """Each shipped pack: ``on`` or ``off`` and why, and what it reaches; a user's
+        pack when it says what it reaches (``Runtime.packs``)."""
 
     def add(self, pack: Pack, errors: list[LoadError]) -> None:
         """Validate the pack's table and set it up.
@@ -481,6 +512,9 @@ class _PackSetup:
             errors.append(LoadError(f"pack {pack.name}", f"{type(exc).__name__}: {exc}"))
             return
         self.tools.extend(parts.tools)
+        if parts.reaches:
+            state = self.states.get(pack.name, "on (your pack)")
+            self.states[pack.name] = f"{state}; reaches {'; '.join(parts.reaches)}"
         if parts.answers is not None:
             self.intent_packs.append(parts.answers)
         for name, fields in parts.policy_defaults.items():

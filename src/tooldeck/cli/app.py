@@ -20,9 +20,11 @@ from rich.table import Table
 from rich.text import Text
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
+from tooldeck.cli.approvals import approvals_app
 from tooldeck.cli.audit import audit_app, stats
 from tooldeck.cli.config import config_app
 from tooldeck.cli.docs import docs_app
+from tooldeck.cli.doctor import doctor
 from tooldeck.cli.init import init
 from tooldeck.cli.shared import (
     ConfigOption,
@@ -225,7 +227,12 @@ def call(
         )
 
     interactive = yes or sys.stdin.isatty()
-    ctx = runtime.context(profile=profile, channel="cli", confirm=confirm if interactive else None)
+    ctx = runtime.context(
+        profile=profile,
+        channel="cli",
+        confirm=confirm if interactive else None,
+        approve_at=_in_terminal(runtime.approve_command()),
+    )
 
     async def body() -> ToolResult:
         view = runtime.view(profile)
@@ -318,6 +325,12 @@ def chat(
         _print_run(run)
     if run.state != "completed":
         raise typer.Exit(1)
+
+
+def _in_terminal(command: str | None) -> str:
+    """Where a person approves a ``tooldeck call`` that could not ask them."""
+    again = "repeat this tooldeck call with --yes"
+    return f"run {command}, or {again}" if command else again
 
 
 def _print_run(run: ChatRun) -> None:
@@ -544,8 +557,10 @@ def _port_free(settings: Settings) -> None:
             raise typer.Exit(2) from None
 
 
+app.command()(doctor)
 app.command()(init)
 app.command()(stats)
+app.add_typer(approvals_app, name="approvals")
 app.add_typer(audit_app, name="audit")
 app.add_typer(config_app, name="config")
 app.add_typer(docs_app, name="docs")

@@ -147,6 +147,11 @@ class ToolContext:
     confirm: ConfirmationCallback | None = None
     """Asks a human to approve calls of tools that need confirmation; None: nobody to
     ask now, so such calls return ``confirmation_required`` (approve them later)."""
+    approve_at: str | None = None
+    """Where a person approves a call that returned ``confirmation_required`` (a
+    command, a page), told to the model in the error message; ``{approval_id}`` in it
+    is replaced with the approval's id. None: the message says only that a person
+    must approve."""
 
     def derive(self, **changes: Any) -> ToolContext:
         """Return a copy with ``changes`` applied."""

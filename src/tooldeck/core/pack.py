@@ -50,6 +50,9 @@ class PackParts:
     """Profiles the pack offers (``ProfileConfig`` fields, e.g. ``{"rag": {"tools":
     [...]}}``), added unless the configuration defines one of the same name; tools
     that are not loaded (a pack disabled) are left out of them."""
+    reaches: Sequence[str] = ()
+    """What the pack's tools may touch, in words (``"files under /home/ann/project"``):
+    said on start and by ``tooldeck doctor``, so a user sees it before a model does."""
 
 
 @runtime_checkable

@@ -41,7 +41,8 @@ def to_mcp(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     ``outputSchema`` is included only for object schemas, as MCP requires; annotation
     hints (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``)
     only when stated. ``inputSchema`` is ``mcp_input_schema``'s; ``_meta`` carries the
-    tool's ``source_id`` when it has one.
+    tool's ``source_id`` when it has one, and ``requires_confirmation: true`` for a tool
+    a person must approve each call of.
     """
     tools = []
     for d in definitions:
@@ -50,8 +51,9 @@ def to_mcp(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
             "description": d.description,
             "inputSchema": mcp_input_schema(d.input_schema),
         }
-        if d.source_id:
-            item["_meta"] = {"source_id": d.source_id}
+        meta = {"source_id": d.source_id, "requires_confirmation": d.requires_confirmation}
+        if any(meta.values()):
+            item["_meta"] = {k: v for k, v in meta.items() if v}
         if d.annotations.title:
             item["title"] = d.annotations.title
         if d.output_schema and d.output_schema.get("type") == "object":

@@ -15,10 +15,12 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
 from tooldeck.core.context import ToolContext
+from tooldeck.providers.approval_file import ApprovalFile, ApprovalMemory
 
 __all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider", "visible_to"]
 
@@ -89,7 +91,7 @@ def visible_to(principal: str | None, owner: str | None, *, privileged: bool = F
 
 
 class ApprovalStore:
-    """In-memory approvals, shared by every profile's confirming provider.
+    """Approvals shared by every profile's confirming provider: in memory, or in a file.
 
     Semantics:
         ``request`` returns the pending approval for an identical call if there is one
@@ -98,15 +100,29 @@ class ApprovalStore:
         (tool, arguments hash, principal) so one approval runs one call. Expired
         approvals are never taken. Times are Unix seconds.
 
+        With ``path``, the approvals live in that SQLite file (``approval_file``), so
+        every process of one data dir sees the same ones: a call a stdio MCP session
+        asked for is approved from a terminal (``tooldeck approvals``), and pending
+        approvals outlive a restart. Each operation is one transaction.
+
     Args:
         ttl_s: How long a request and its approval stay valid, in seconds.
         clock: Unix-time source (tests pass a fake).
+        path: The SQLite file; None keeps the approvals in this process.
+
+    Raises:
+        ConfigError: ``path`` is not private to this user, or not a SQLite file.
     """
 
-    def __init__(self, ttl_s: float = 600.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        ttl_s: float = 600.0,
+        clock: Callable[[], float] = time.time,
+        path: Path | None = None,
+    ) -> None:
         self.ttl_s = ttl_s
         self.clock = clock
-        self._items: dict[str, Approval] = {}
+        self._state = ApprovalFile(path) if path is not None else ApprovalMemory()
         self._listeners: list[DecisionListener] = []
         self._waiters: dict[str, list[asyncio.Future[Approval]]] = {}
 
@@ -142,22 +158,23 @@ class ApprovalStore:
         The same call is the same tool, arguments and principal, asked on the same
         channel (a call asked again in a chat run is not folded into a REST one).
         """
-        self._expire()
-        for item in self._items.values():
-            if (
-                item.status == "pending"
-                and _same_call(item.request, request)
-                and item.request.channel == request.channel
-            ):
-                return item
-        approval = Approval(request=request)
-        self._items[request.approval_id] = approval
-        return approval
+        with self._state.transaction() as items:
+            self._expire(items)
+            for item in items.values():
+                if (
+                    item.status == "pending"
+                    and _same_call(item.request, request)
+                    and item.request.channel == request.channel
+                ):
+                    return item
+            approval = items[request.approval_id] = Approval(request=request)
+            return approval
 
     def get(self, approval_id: str) -> Approval | None:
         """The approval with this id, or None."""
-        self._expire()
-        return self._items.get(approval_id)
+        with self._state.transaction() as items:
+            self._expire(items)
+            return items.get(approval_id)
 
     def pending(self, principal: str | None = None, *, privileged: bool = True) -> list[Approval]:
         """Approvals waiting for a decision, oldest first.
@@ -166,16 +183,21 @@ class ApprovalStore:
             principal: Whose approvals (see ``visible_to``).
             privileged: Every principal's (the default, for trusted in-process code).
         """
-        self._expire()
-        return [
-            a
-            for a in self._items.values()
-            if a.status == "pending"
-            and visible_to(principal, a.request.principal, privileged=privileged)
-        ]
+        with self._state.transaction() as items:
+            self._expire(items)
+            found = [
+                a
+                for a in items.values()
+                if a.status == "pending"
+                and visible_to(principal, a.request.principal, privileged=privileged)
+            ]
+        return sorted(found, key=lambda a: a.created_at)
 
     async def decided(self, approval_id: str, timeout_s: float | None = None) -> Approval:
         """Wait until the approval ``approval_id`` is decided (by any channel); return it.
+
+        A decision made in this process wakes the waiter at once; one made by another
+        process sharing the file is seen within a second.
 
         Args:
             approval_id: A stored approval.
@@ -190,11 +212,25 @@ class ApprovalStore:
             raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
         if approval.status != "pending":
             return approval
-        waiter: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[Approval] = loop.create_future()
         self._waiters.setdefault(approval_id, []).append(waiter)
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        poll = 1.0 if self._state.shared else None  # another process may decide it
         try:
-            return await asyncio.wait_for(waiter, timeout_s)
+            while True:
+                left = None if deadline is None else max(0.0, deadline - loop.time())
+                step = left if poll is None else poll if left is None else min(left, poll)
+                try:
+                    return await asyncio.wait_for(asyncio.shield(waiter), step)
+                except TimeoutError:
+                    current = self.get(approval_id)
+                    if current is not None and current.status != "pending":
+                        return current
+                    if deadline is not None and loop.time() >= deadline:
+                        raise
         finally:
+            waiter.cancel()
             waiters = self._waiters.get(approval_id)
             if waiters is not None and waiter in waiters:
                 waiters.remove(waiter)
@@ -218,26 +254,26 @@ class ApprovalStore:
             ValueError: the approval is not pending any more (already decided, used or
                 expired); the message says which.
         """
-        self._expire()
-        approval = self._items.get(approval_id)
-        if approval is None:
-            raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
-        request = approval.request
-        if by is not None and not by.may_decide(request):
-            raise PermissionError(
-                f"approval {approval_id} was asked of {request.principal} on channel "
-                f"{request.channel}; {by.principal} on {by.channel} cannot decide it "
-                "(only the caller's own channel, or an approver in [approvals] approvers)"
+        with self._state.transaction() as items:
+            self._expire(items)
+            approval = items.get(approval_id)
+            if approval is None:
+                raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
+            request = approval.request
+            if by is not None and not by.may_decide(request):
+                raise PermissionError(
+                    f"approval {approval_id} was asked of {request.principal} on channel "
+                    f"{request.channel}; {by.principal} on {by.channel} cannot decide it "
+                    "(only the caller's own channel, or an approver in [approvals] approvers)"
+                )
+            if approval.status != "pending":
+                raise ValueError(f"approval {approval_id} is already {approval.status}")
+            decided = items[approval_id] = replace(
+                approval,
+                status="approved" if decision.approved else "denied",
+                decision=decision,
+                decided_at=self.clock(),
             )
-        if approval.status != "pending":
-            raise ValueError(f"approval {approval_id} is already {approval.status}")
-        decided = replace(
-            approval,
-            status="approved" if decision.approved else "denied",
-            decision=decision,
-            decided_at=self.clock(),
-        )
-        self._items[approval_id] = decided
         self.record(decided)
         for waiter in self._waiters.pop(approval_id, ()):
             waiter.get_loop().call_soon_threadsafe(_resolve, waiter, decided)
@@ -273,11 +309,12 @@ class ApprovalStore:
 
     def take(self, request: ConfirmationRequest) -> Approval | None:
         """Consume the decided, unexpired approval of the same call, if any."""
-        self._expire()
-        for approval_id, item in self._items.items():
-            if item.status in ("approved", "denied") and _same_call(item.request, request):
-                self._items[approval_id] = replace(item, status="used")
-                return item
+        with self._state.transaction() as items:
+            self._expire(items)
+            for approval_id, item in items.items():
+                if item.status in ("approved", "denied") and _same_call(item.request, request):
+                    items[approval_id] = replace(item, status="used")
+                    return item
         return None
 
     def record(self, approval: Approval) -> None:
@@ -288,15 +325,20 @@ class ApprovalStore:
             except Exception:  # the audit log must not decide whether a tool runs
                 continue
 
-    def _expire(self) -> None:
+    def close(self) -> None:
+        """Close the file, if any (the in-memory store has nothing to close)."""
+        if isinstance(self._state, ApprovalFile):
+            self._state.close()
+
+    def _expire(self, items: dict[str, Approval]) -> None:
         now = self.clock()
-        for approval_id, item in list(self._items.items()):
+        for approval_id, item in list(items.items()):
             if item.request.expires_at > now:
                 continue
             if now - item.request.expires_at > self.ttl_s:  # kept one more ttl for history
-                del self._items[approval_id]
+                del items[approval_id]
             elif item.status in ("pending", "approved", "denied"):
-                self._items[approval_id] = replace(item, status="expired")
+                items[approval_id] = replace(item, status="expired")
 
 
 def _resolve(waiter: asyncio.Future[Approval], approval: Approval) -> None:

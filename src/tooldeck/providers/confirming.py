@@ -259,11 +259,22 @@ class ConfirmingToolsProvider(WrapperProvider):
     @staticmethod
     def _required(request: ConfirmationRequest, ctx: ToolContext | None) -> ToolResult:
         why = f" {request.reason}" if request.reason else ""
+        where = ctx.approve_at if ctx is not None else None
+        if where:
+            how = (
+                f" A person must approve it: {where.replace('{approval_id}', request.approval_id)}."
+                " Tell the user exactly that and what the call would do; do not repeat the"
+                " call until they say they approved it, then repeat it with the same arguments."
+            )
+        else:
+            how = (
+                " Tell the user what you want to do and why; once they approve, repeat the"
+                " same call with the same arguments."
+            )
         return error_result(
             "confirmation_required",
-            f"{request.tool} needs a human's approval before it runs (approval id "
-            f"{request.approval_id}).{why} Tell the user what you want to do and why; once "
-            "they approve, repeat the same call with the same arguments.",
+            f"{request.tool} needs a person's approval before it runs (approval id "
+            f"{request.approval_id}).{why}{how}",
             trusted_metadata(request.tool, None, _request_id(ctx), 0.0),
             details=request.as_dict(),
         )

@@ -254,7 +254,7 @@ class MCPToolsProvider(ToolsProvider):
                 ) from None
             except Exception as exc:
                 await self._disconnect(cancel=True)
-                raise _ServerDown(_describe(exc)) from None
+                raise _ServerDown(self._not_found(exc) or _describe(exc)) from None
             self._client = client
             self.last_error = None
             await self._list_tools(client)
@@ -553,6 +553,21 @@ class MCPToolsProvider(ToolsProvider):
             as_of=_text(meta.get("as_of")),
             artifacts=artifacts,
             metadata=metadata,
+        )
+
+    def _not_found(self, exc: BaseException) -> str | None:
+        """For a command that does not exist: where it was looked for, and the fix."""
+        missing = exc
+        while isinstance(missing, BaseExceptionGroup) and len(missing.exceptions) == 1:
+            missing = missing.exceptions[0]
+        command = self.config.command
+        if not isinstance(missing, FileNotFoundError) or command is None:
+            return None
+        path = (self.config.env or {}).get("PATH") or os.environ.get("PATH", "")
+        return (
+            f"command {command!r} was not found on PATH ({path}) nor in "
+            f"{Path(sys.executable).parent}; install it there (pip install ...) or give "
+            "its absolute path"
         )
 
     def _down_message(self, why: str) -> str:

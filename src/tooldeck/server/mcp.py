@@ -47,7 +47,10 @@ if TYPE_CHECKING:
         ListToolsResult,
     )
 
-__all__ = ["create_mcp_http_app", "create_mcp_server", "serve_stdio"]
+__all__ = ["UNAVAILABLE_SERVERS", "create_mcp_http_app", "create_mcp_server", "serve_stdio"]
+
+UNAVAILABLE_SERVERS = "tooldeck/unavailable_servers"
+"""``_meta`` key of a ``tools/list`` result: MCP servers whose tools are missing, and why."""
 
 _CONFIRM_SCHEMA = {
     "type": "object",
@@ -79,6 +82,8 @@ def create_mcp_server(
     from tooldeck import __version__
 
     runtime.view(profile)  # fail fast on an unknown profile
+    command = runtime.approve_command()
+    approve_at = f"in a terminal on the server's machine, run: {command}" if command else None
     only_client = f"mcp:stdio-{secrets.token_hex(8)}" if stdio else None
     listing: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that listed the tools
     bus = InMemorySubscriptionBus()  # 2026-07-28 clients: subscriptions/listen streams
@@ -109,7 +114,11 @@ def create_mcp_server(
         if connection is not None:  # session proxy lives one request; its connection lasts
             listing.add(connection)
         definitions = await view(chosen(ctx)).definitions()
-        return types.ListToolsResult.model_validate({"tools": to_mcp(definitions)})
+        listing_body: dict[str, Any] = {"tools": to_mcp(definitions)}
+        down = {sid: p.last_error for sid, p in runtime.mcp.items() if p.last_error}
+        if down:  # a client (and tooldeck doctor) can say why those tools are missing
+            listing_body["_meta"] = {UNAVAILABLE_SERVERS: down}
+        return types.ListToolsResult.model_validate(listing_body)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
@@ -125,6 +134,7 @@ def create_mcp_server(
             # the JSON-RPC id repeats across sessions: it names the call, not its record
             request_id=f"mcp-{ctx.request_id}-{new_request_id()}",
             confirm=_elicitation(ctx) if _can_elicit(ctx) and not modern else None,
+            approve_at=None if _can_elicit(ctx) else approve_at,  # nobody to ask here
         )
         result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
         error = result.error

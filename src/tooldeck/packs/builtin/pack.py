@@ -58,7 +58,12 @@ class BuiltinPack:
             if hasattr(tool, "aclose"):
                 services.register(type(tool), tool)
         no_breaker = {"breaker_enabled": False}
-        return PackParts(tools=tools, policy_defaults=dict.fromkeys(CALLER_CODE_TOOLS, no_breaker))
+        roots = ", ".join(str(Path(root).resolve()) for root in config.roots)
+        return PackParts(
+            tools=tools,
+            policy_defaults=dict.fromkeys(CALLER_CODE_TOOLS, no_breaker),
+            reaches=[f"files, git, shell and python under {roots}"],
+        )
 
 
 def allowed_roots(config: BuiltinConfig, services: ServiceContainer) -> list[Path]:

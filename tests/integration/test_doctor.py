@@ -1,0 +1,80 @@
+"""``tooldeck doctor`` launches the server as a desktop client does (issue 26, item 4)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+BIN = Path(sys.executable).parent
+TOOLS = '''
+from tooldeck import tool
+
+
+@tool(requires_confirmation=True)
+def delete_note(name: str) -> dict:
+    """Delete a note.
+
+    Args:
+        name: The note.
+    """
+    return {"deleted": name}
+'''
+
+
+def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "tooldeck"), "doctor", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd / "home"), "COLUMNS": "200"},
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_doctor_reports_what_a_desktop_client_gets(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        'tools = ["./tools.py"]\n[mcp_servers.time]\ncommand = "mcp-server-time"\n'
+        '[mcp_servers.gone]\ncommand = "mcp-server-that-is-not-installed"\n'
+    )
+    done = doctor(cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "MCP server gone did not start" in done.stderr
+    assert "'mcp-server-that-is-not-installed' was not found on PATH" in done.stderr
+    assert "get_current_time" in done.stdout  # found beside tooldeck's Python, bare PATH
+    assert "delete_note ask a person first" in done.stdout
+    assert "packs off (your own tools are served alone" in done.stdout
+
+    config.write_text('tools = ["./tools.py"]\n[mcp_servers.time]\ncommand = "mcp-server-time"\n')
+    done = doctor("--with", "builtin", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"reaches files, git, shell and python under {tmp_path.resolve()}" in done.stdout
+    pasted = json.loads(done.stdout[done.stdout.index("{") :])["mcpServers"]["tooldeck"]
+    params = StdioServerParameters(
+        command=pasted["command"], args=pasted["args"], cwd="/", env={"PATH": "/usr/bin:/bin"}
+    )
+    async with Client(params) as client:  # what the user pastes works as printed
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert {"delete_note", "get_current_time", "files"} <= names
+
+
+@pytest.mark.integration
+def test_doctor_without_a_config_says_what_to_do(tmp_path: Path) -> None:
+    done = doctor(cwd=tmp_path)
+    assert done.returncode == 1
+    assert "no tooldeck.toml here or above" in done.stderr
+    assert "tooldeck init" in done.stderr
+    (tmp_path / "tooldeck.toml").write_text("[nosuchtable]\n")
+    done = doctor(cwd=tmp_path)  # the server exits at once: its own words are shown
+    assert done.returncode == 1
+    assert "did not answer tools/list (it stopped)" in done.stderr
+    assert "nosuchtable" in done.stderr

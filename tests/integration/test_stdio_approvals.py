@@ -1,0 +1,115 @@
+"""A desktop client without elicitation: a person approves in a terminal (issue 26, item 2).
+
+The server is launched the way a desktop app does it (cwd ``/``, a bare ``PATH``, the
+absolute command); the client declares no elicitation, so nobody can be asked in the
+session. The error tells the model the truth (a person must run this command), the
+command works as printed from another folder, and the repeat of the call then runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+BIN = Path(sys.executable).parent
+TOOLS = '''
+from tooldeck import tool
+
+
+@tool(requires_confirmation=True)
+def delete_note(name: str) -> dict:
+    """Delete a note.
+
+    Args:
+        name: The note.
+    """
+    return {"deleted": name}
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_a_terminal_approves_what_a_stdio_session_asked(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tools.py").write_text(TOOLS)
+    config = project / "tooldeck.toml"
+    config.write_text('tools = ["./tools.py"]\n')
+    home = tmp_path / "home"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    params = StdioServerParameters(
+        command=str(BIN / "tooldeck"), args=["mcp", "--config", str(config)], cwd="/", env=env
+    )
+    async with Client(params) as client:
+        asked = await client.call_tool("delete_note", {"name": "groceries"})
+        assert asked.is_error
+        message = asked.content[0].text  # type: ignore[union-attr]
+        assert "do not repeat the call until they say they approved it" in message
+        found = re.search(r"run: (.+ approve .+? [0-9a-f]{16})\.", message)
+        assert found, message
+        command = shlex.split(found.group(1))
+        assert command[0] == str(BIN / "tooldeck")  # not on the bare PATH: spelled out
+        again = await client.call_tool("delete_note", {"name": "groceries"})
+        assert again.is_error  # still waiting: one pending approval, not two
+        listed = subprocess.run(
+            [str(BIN / "tooldeck"), "approvals", "--json", "--config", str(config)],
+            cwd=home.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert [json.loads(line)["tool"] for line in listed.stdout.splitlines()] == [
+            "delete_note"
+        ], listed.stderr
+        done = subprocess.run(
+            command, cwd=home.parent, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert "approved delete_note" in done.stderr
+        ran = await client.call_tool("delete_note", {"name": "groceries"})
+        assert not ran.is_error, ran.content
+        assert ran.structured_content == {"deleted": "groceries"}
+        other = await client.call_tool("delete_note", {"name": "taxes"})
+        assert other.is_error  # the approval covered that one call
+    with sqlite3.connect(project / ".tooldeck" / "audit.db") as db:
+        decisions = db.execute("SELECT tool_name, decision, approver FROM approval_decisions")
+        assert [(t, d, a.split(":")[0]) for t, d, a in decisions] == [
+            ("delete_note", "approved", "terminal")
+        ]
+
+
+@pytest.mark.integration
+def test_deny_from_the_terminal_tells_the_model_why(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "tooldeck.toml").write_text('tools = ["./tools.py"]\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def tooldeck(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "tooldeck"), *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    asked = json.loads(tooldeck("call", "delete_note", "name=x").stdout)
+    approval_id = asked["error"]["details"]["approval_id"]
+    assert "--yes" in asked["error"]["message"]
+    unknown = tooldeck("approvals", "deny", "0123456789abcdef")
+    assert unknown.returncode == 1 and f"waiting: {approval_id}" in unknown.stderr
+    assert tooldeck("approvals", "deny", approval_id, "--reason", "keep it").returncode == 0
+    denied = json.loads(tooldeck("call", "delete_note", "name=x").stdout)
+    assert denied["error"]["type"] == "denied"
+    assert "keep it" in denied["error"]["message"]
+    assert "no call is waiting" in tooldeck("approvals").stderr
