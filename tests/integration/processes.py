@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 
+from deadlines import scaled
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -66,7 +68,7 @@ class Server:
             stderr=subprocess.STDOUT,
             cwd=cwd,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(180)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 self.log.close()
@@ -77,7 +79,11 @@ class Server:
             except httpx.TransportError:
                 time.sleep(0.1)
         self.stop()
-        raise RuntimeError("server did not become healthy within 30 s")
+        raise RuntimeError(
+            f"server did not answer /healthz within {scaled(180):g} s "
+            f"(TOOLDECK_TEST_TIMEOUT_SCALE multiplies it); its log:\n"
+            + Path(self.log.name).read_text()[-3000:]
+        )
 
     def stop(self) -> int:
         if self.proc.poll() is None:

@@ -21,6 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from deadlines import wait_until
+
 
 def tool_calls(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
     """A reply asking for tool calls: (id, name, arguments) each."""
@@ -84,9 +86,7 @@ class ScriptedModel:
         )
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: server.started, "the scripted OpenAI server to start")
         try:
             yield f"http://127.0.0.1:{port}/v1"
         finally:

@@ -12,7 +12,6 @@ shows the log would have shown it.
 from __future__ import annotations
 
 import http.server
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,8 @@ import httpx
 import pytest
 from browser import ARTIFACTS, launch_chromium
 from processes import Server, free_port, serve_http
+
+from deadlines import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -117,9 +118,8 @@ def test_cross_origin_page_cannot_run_python(server: Server, attacker: str, brow
         assert status == 200
     finally:
         context.close()
-    deadline = time.monotonic() + 10
-    while not (records := python_calls(server)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: python_calls(server), "the control call's audit record")
+    records = python_calls(server)
     assert [r["status"] for r in records] == ["success"], records  # the control call only
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import wait_until_async
 from tooldeck.providers import MCPServerConfig, MCPToolsProvider, PolicyConfig
 from tooldeck.providers.composite import CompositeToolsProvider
 from tooldeck.providers.mcp import load_mcp_servers_file
@@ -159,11 +160,11 @@ async def test_list_changed_refetches_and_reaches_wrappers() -> None:
     async with view, provider:
         assert "extra" not in [d.name for d in await view.definitions()]
         assert (await view.execute("grow", {})).success
-        for _ in range(50):
-            if "extra" in [d.name for d in await view.definitions()]:
-                break
-            await asyncio.sleep(0.05)
-        assert "extra" in [d.name for d in await view.definitions()]
+
+        async def listed() -> bool:
+            return "extra" in [d.name for d in await view.definitions()]
+
+        await wait_until_async(listed, "the new tool after notifications/tools/list_changed")
         assert (await view.execute("extra", {})).output == "extra!"
 
 
@@ -286,10 +287,11 @@ async def test_a_call_cut_mid_way_is_not_repeated_by_the_policy(tmp_path: Path) 
         call = asyncio.create_task(
             runtime.provider.execute("inner_python", {"code": code}, runtime.context())
         )
-        for _ in range(200):  # until the line is written
-            if (shared / "log.txt").exists():
-                break
-            await asyncio.sleep(0.05)
+
+        async def started() -> bool:
+            return (shared / "log.txt").exists()
+
+        await wait_until_async(started, "the sandboxed call to write its first line")
         kill_children()
         result = await asyncio.wait_for(call, 30)
     finally:

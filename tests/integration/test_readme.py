@@ -39,6 +39,8 @@ import httpx
 import pytest
 from processes import free_port
 
+from deadlines import scaled
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).parents[2]
@@ -132,7 +134,7 @@ class Terminal:
                 start_new_session=True,
             )
         self.servers.append(proc)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(180)
         while time.monotonic() < deadline:
             assert proc.poll() is None, f"{where}: `{command}` exited:\n{log.read_text()}"
             try:

@@ -20,6 +20,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from processes import Server, free_port
 
+from deadlines import wait_until
+
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 ONE = '''from tooldeck import tool
@@ -99,12 +101,13 @@ def test_serve_reload_swaps_the_tools_and_says_so(tmp_path: Path) -> None:
     try:
         assert httpx.post(f"{server.url}/api/tools/execute/beta", json={"n": 1}).status_code == 404
         save(tools, TWO.replace("First tool.", "First tool, described better."))
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            answer = httpx.post(f"{server.url}/api/tools/execute/beta", json={"n": 2})
-            if answer.status_code == 200:
-                break
-            time.sleep(0.2)
+        wait_until(
+            lambda: (
+                httpx.post(f"{server.url}/api/tools/execute/beta", json={"n": 2}).status_code == 200
+            ),
+            "the reloaded tool beta to answer",
+        )
+        answer = httpx.post(f"{server.url}/api/tools/execute/beta", json={"n": 2})
         assert answer.json()["data"] == {"beta": 4}
         listed = httpx.get(f"{server.url}/api/tools").json()
         alpha = next(t for t in listed if t["name"] == "alpha")

@@ -28,6 +28,8 @@ from otlp_receiver import OTLPReceiver
 from processes import Server, env_for, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
+from deadlines import wait_until
+
 pytestmark = pytest.mark.integration
 
 
@@ -79,12 +81,8 @@ def shot(page: Any, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-def eventually(check: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout_s} s: {check}")
-        time.sleep(0.05)
+def eventually(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    wait_until(check, str(check), timeout_s)
 
 
 def test_find_run_and_see_provenance_then_a_validation_error(

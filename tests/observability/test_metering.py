@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from deadlines import wait_until
 from tooldeck.core import ToolContext, ToolError, ToolResult
 from tooldeck.core.result import ErrorType, ResultMetadata
 from tooldeck.observability import AuditStore
@@ -183,10 +183,7 @@ def test_retention_prunes_in_the_writer_thread(tmp_path: Path) -> None:
     store = AuditStore.sqlite(db, retention_s=86_400)
     try:
         store.record("get_quotes", {}, None, result(1.0))
-        deadline = time.monotonic() + 10
-        while store.count() != 1 and time.monotonic() < deadline:  # the writer prunes at start
-            time.sleep(0.05)
-        assert store.count() == 1
+        wait_until(lambda: store.count() == 1, "the writer's first prune")  # at start
     finally:
         store.close()
 
