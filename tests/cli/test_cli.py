@@ -54,6 +54,15 @@ def test_audit_lists_calls_made_by_call() -> None:
     assert runner.invoke(app, ["audit", "--status", "maybe"]).exit_code == 2
 
 
+def test_audit_reads_at_80_columns() -> None:
+    runner.invoke(app, ["call", "get_quotes", "symbol=NOPE"])
+    runner.invoke(app, ["call", "shell", "command=ls"])  # no terminal to confirm it
+    table = runner.invoke(app, ["audit"], env={"COLUMNS": "80"}).output
+    assert max(len(line) for line in table.splitlines()) <= 80
+    for word in ("get_quotes", "shell", "confirmation_required", "validation"):
+        assert word in table, table  # whole words, not one character per line
+
+
 def test_bad_config_file_is_a_clear_error(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["tools", "--config", str(tmp_path / "nope.toml")])
     assert missing.exit_code == 2 and "does not exist" in missing.output

@@ -200,6 +200,12 @@ def test_docs_cli_adds_a_folder_and_goes_on_past_a_bad_file(tmp_path: Path) -> N
     assert again.returncode == 0 and "1 unchanged" in again.stderr
     listed = [json.loads(line) for line in tooldeck("docs", "list", "--json").stdout.splitlines()]
     assert sorted(d["title"] for d in listed) == ["Bond basics", "Rebalancing guide", "Settlement"]
+    found = tooldeck("docs", "search", "when do trades settle", "--limit", "2")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("Settlement") and "T+1" in found.stdout
+    as_json = json.loads(tooldeck("docs", "search", "bond duration", "--json").stdout)
+    assert as_json["data"]["blocks"][0]["document_title"] == "Bond basics"
+    assert tooldeck("docs", "search", "!!!").returncode == 1  # the tool's validation error
     one = listed[0]["document_id"]
     shown = tooldeck("docs", "show", one, "--blocks")
     assert shown.returncode == 0 and listed[0]["title"] in shown.stdout

@@ -81,23 +81,32 @@ def audit(
         for r in records:
             typer.echo(r.model_dump_json())
         return
-    table = Table(title="audit (newest first)")
-    for column in ("time (UTC)", "tool", "status", "ms"):
-        table.add_column(column, no_wrap=True)
-    for column in ("source_id", "arguments", "error"):
-        table.add_column(column, overflow="fold")
+    table = Table(title="audit (newest first, UTC)", expand=True)
+    table.add_column("time", no_wrap=True)
+    table.add_column("tool", overflow="fold", max_width=24)
+    table.add_column("ms", no_wrap=True, justify="right")
+    table.add_column("call and outcome", overflow="fold", ratio=1, min_width=24)
     for r in records:
+        detail = Text(_clip(json.dumps(r.arguments), 80))
+        if r.error_type:
+            detail.append(f"\n{r.error_type}", "red")
+            detail.append(f": {_clip(r.error_message or '', 100)}")
+        else:
+            detail.append("\nsuccess", "green")
+            if r.source_id:
+                detail.append(f" · {r.source_id}")
         row(
             table,
             r.created_at.strftime("%m-%d %H:%M:%S"),
             r.tool_name,
-            Text("success", "green") if r.status == "success" else Text("error", "red"),
-            f"{r.duration_ms:.2f}" if r.duration_ms is not None else "",
-            r.source_id or "",
-            json.dumps(r.arguments)[:60],
-            f"{r.error_type}: {r.error_message}"[:60] if r.error_type else "",
+            f"{r.duration_ms:.1f}" if r.duration_ms is not None else "",
+            detail,
         )
     out.print(table)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @audit_app.command("export")

@@ -13,9 +13,11 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
-from tooldeck.cli.shared import ConfigOption, err, out, row
+from tooldeck.cli.shared import ConfigOption, err, out, row, runtime_for, session
 from tooldeck.config import Settings, load_settings
+from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError, ToolFailure
 from tooldeck.packs.knowledge.pack import open_store
 from tooldeck.packs.knowledge.parse import DocumentError
@@ -26,7 +28,8 @@ __all__ = ["docs_app"]
 
 docs_app = typer.Typer(
     rich_markup_mode=None,
-    help="Documents the knowledge tools search and cite (PDF, DOCX, HTML, Markdown, text).",
+    help="Documents the knowledge tools search and cite (PDF, DOCX, HTML, Markdown, text): "
+    "add, list, show, search, rm.",
     no_args_is_help=True,
 )
 
@@ -225,3 +228,44 @@ def rm(document_id: str, config: ConfigOption = None) -> None:
         err.print(f"[red]error:[/red] no document {escape(document_id)}; see tooldeck docs list")
         raise typer.Exit(2)
     err.print(f"removed {document_id}")
+
+
+@docs_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="Blocks.")] = 5,
+    config: ConfigOption = None,
+    as_json: bool = typer.Option(False, "--json", help="The tool's result as JSON."),
+) -> None:
+    """Search the documents: the best blocks with their document, page and source_id.
+
+    The same call as the semantic_search tool (its policies and audit), from the shell.
+    """
+    runtime = runtime_for(config, knowledge={"enabled": True})
+
+    async def body() -> ToolResult:
+        arguments = {"query": query, "top_k": limit}
+        return await runtime.provider.execute(
+            "semantic_search", arguments, runtime.context(channel="cli")
+        )
+
+    result = session(runtime, body)
+    if as_json or result.error is not None:
+        typer.echo(result.model_dump_json(indent=2))
+        raise typer.Exit(0 if result.error is None else 1)
+    found = (result.data or {}).get("blocks") or []
+    if not found:
+        err.print(f"nothing found for {escape(query)!r}; see tooldeck docs list")
+        return
+    for block in found:
+        where = f"p. {block['page_number']}" if block["page_number"] else block["section"]
+        head = Text(f"{block['document_title']}", "bold")
+        head.append(f"  {where or ''}  {block['source_id']}  score {block['score']:.3g}")
+        out.print(head)
+        out.print(Text(_clip(block["content_text"], 400)))
+        out.print()
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
