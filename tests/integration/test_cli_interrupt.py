@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -10,16 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import wait_until
+
 pytestmark = pytest.mark.integration
 
 SLOW = '''
 import time
+from pathlib import Path
 from tooldeck import tool
 
 
 @tool
 def slow(seconds: float = 60) -> str:
     """Sleep in a thread nobody can stop."""
+    Path("started").write_text("yes")
     time.sleep(seconds)
     return "done"
 '''
@@ -34,9 +39,19 @@ def test_ctrl_c_says_cancelled_and_exits_at_once(tmp_path: Path) -> None:
         text=True,
         cwd=tmp_path,
     )
-    time.sleep(4)  # the call is under way
+    wait_until(lambda: (tmp_path / "started").exists(), "the tool to start")
     start = time.perf_counter()
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert time.perf_counter() - start < 5  # not the 60 s the thread still sleeps
     assert process.returncode == 130 and "cancelled" in stderr
+    audit = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "audit", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    [record] = [json.loads(line) for line in audit.stdout.splitlines()]
+    assert (record["tool_name"], record["error_type"]) == ("slow", "cancelled"), record
+    assert record["duration_ms"] > 0

@@ -38,6 +38,8 @@ class ErrorType(StrEnum):
     confirmation_required = "confirmation_required"
     circuit_open = "circuit_open"
     unavailable = "unavailable"
+    cancelled = "cancelled"
+    """The caller cancelled the call before it answered (what the audit records)."""
 
 
 class ToolError(BaseModel):

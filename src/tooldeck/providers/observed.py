@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Literal
 
 from tooldeck.core.context import ToolContext, new_request_id
@@ -21,8 +22,9 @@ class ObservedProvider(WrapperProvider):
 
     Semantics:
         The span is current while the call runs, so what the tool does nests under it.
-        A cancelled call ends its span as ``cancelled`` and is not recorded (it has no
-        result). Either part may be None. With a ``sink`` whose durability is ``ack``,
+        A cancelled call ends its span as ``cancelled`` and is recorded as a
+        ``cancelled`` error (queued, never waited for: the caller is going away; the
+        CLI flushes the audit before it exits). Either part may be None. With a ``sink`` whose durability is ``ack``,
         the answer waits until the record is stored (group commit); with ``batch`` the
         sink only queues (cost: benchmarks/overhead.py (e), benchmarks/providers.py).
         While the sink cannot store anything (``healthy`` false: a full disk), a call
@@ -59,16 +61,25 @@ class ObservedProvider(WrapperProvider):
                 trusted_metadata(name, None, (ctx and ctx.request_id) or new_request_id(), 0.0),
                 retryable=True,
             )
-        if self.tracer is None:
-            result = await self.wrapped.execute(name, arguments, ctx)
-        else:
-            span, token = self.tracer.start(name, arguments, ctx)
+        started = time.perf_counter()
+        tracer = self.tracer
+        if tracer is None:
             try:
                 result = await self.wrapped.execute(name, arguments, ctx)
-            except BaseException:  # cancelled: no result to record
-                self.tracer.end(span, token, None)
+            except asyncio.CancelledError:  # Ctrl-C, a client's cancel: no result
+                if sink is not None:
+                    sink.record(name, arguments, ctx, _cancelled(name, ctx, started))
                 raise
-            self.tracer.end(span, token, result)
+        else:
+            span, token = tracer.start(name, arguments, ctx)
+            try:
+                result = await self.wrapped.execute(name, arguments, ctx)
+            except BaseException as exc:
+                tracer.end(span, token, None)
+                if sink is not None and isinstance(exc, asyncio.CancelledError):
+                    sink.record(name, arguments, ctx, _cancelled(name, ctx, started))
+                raise
+            tracer.end(span, token, result)
         if sink is not None:
             if sink.durability == "ack":
                 await asyncio.wrap_future(sink.record_acked(name, arguments, ctx, result))
@@ -81,3 +92,18 @@ class ObservedProvider(WrapperProvider):
             return self.fail_closed == "all"
         definition = next((d for d in await self.all_definitions() if d.name == name), None)
         return definition is not None and bool(definition.annotations.destructive)
+
+
+def _cancelled(name: str, ctx: ToolContext | None, started: float) -> ToolResult:
+    """The record of a call cancelled before it answered: it may have had effects."""
+    return error_result(
+        "cancelled",
+        f"{name} was cancelled before it finished (by its caller: Ctrl-C, a client's "
+        "cancel, a closed connection); what it did until then may have taken effect",
+        trusted_metadata(
+            name,
+            None,
+            (ctx and ctx.request_id) or new_request_id(),
+            (time.perf_counter() - started) * 1000,
+        ),
+    )

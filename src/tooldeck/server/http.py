@@ -48,6 +48,7 @@ STATUS_BY_ERROR = {
     "unavailable": 503,
     "execution": 500,
     "denied": 403,
+    "cancelled": 499,
     "confirmation_required": 409,
 }
 """HTTP status of an error result, by ``error.type``; success is 200."""

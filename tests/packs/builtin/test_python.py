@@ -70,6 +70,19 @@ async def test_infinite_loop_hits_the_wall_limit_and_the_next_call_works(
     assert (await python.execute({"code": "result = 'still up'"})).data["result"] == "still up"
 
 
+async def test_a_timeout_over_the_maximum_is_lowered_and_says_so(python: PythonTool) -> None:
+    quick = await python.execute({"code": "result = 1", "timeout_s": 90})
+    assert quick.success
+    assert "timeout_s 90 was lowered to 5 s" in quick.data["warnings"][0]
+    slow = await python.execute({"code": "import time\ntime.sleep(30)", "timeout_s": 90})
+    assert slow.error is not None and slow.error.type == "timeout"
+    assert "lowered to 5 s, the configured maximum ([builtin.python] timeout_s)" in (
+        slow.error.message
+    )
+    asked = await python.execute({"code": "result = 2", "timeout_s": 2})
+    assert asked.data["warnings"] == []  # under the maximum: nothing to say
+
+
 async def test_cpu_limit_is_named(tmp_path: Path) -> None:
     config = PythonConfig(timeout_s=10, cpu_s=1, preload=[])
     sandbox = make_sandbox(config, {"PATH": os.environ["PATH"]})

@@ -50,6 +50,12 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert not Path(f"/proc/{pid}").exists() or " Z " in Path(f"/proc/{pid}/stat").read_text()
 
 
+async def test_a_timeout_over_the_maximum_says_it_was_lowered(tmp_path: Path) -> None:
+    result = await shell(tmp_path, timeout_s=1).execute({"command": "sleep 5", "timeout_s": 90})
+    assert result.error is not None and result.error.type == "timeout"
+    assert "timeout_s 90 was lowered to 1 s" in result.error.message
+
+
 async def test_output_is_capped(tmp_path: Path) -> None:
     result = await shell(tmp_path, max_output_bytes=100).execute({"command": "yes | head -c 5000"})
     assert result.data["stdout"].startswith("y\ny\n")

@@ -8,6 +8,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -148,7 +149,7 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
         """
         cwd = None if request.cwd is None else self.roots.directory(request.cwd)
         try:
-            return await self.sandbox.run(
+            outcome = await self.sandbox.run(
                 request.code,
                 context=request.context,
                 cwd=cwd,
@@ -158,6 +159,18 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
             )
         except RuntimeError as exc:
             raise ToolUnavailableError(f"{self.name}: {exc}") from None
+        maximum = self.config.timeout_s
+        if request.timeout_s is not None and request.timeout_s > maximum:  # say so
+            note = (
+                f"timeout_s {request.timeout_s:g} was lowered to {maximum:g} s, the "
+                "configured maximum ([builtin.python] timeout_s)"
+            )
+            outcome.warnings.append(note)
+            if outcome.error is not None and outcome.error.kind == "timeout":
+                outcome.error = dataclasses.replace(
+                    outcome.error, message=f"{outcome.error.message} ({note})"
+                )
+        return outcome
 
     def to_result(self, outcome: SandboxOutcome, **extra: Any) -> ToolResult:
         """The ``ToolResult`` of a run: data on success, a typed error otherwise.

@@ -159,10 +159,16 @@ class ShellTool(BaseTool[ShellRequest, ToolResult]):
             "duration_ms": done.duration_ms,
         }
         if done.timed_out:
+            lowered = (
+                f" (timeout_s {request.timeout_s:g} was lowered to {limit:g} s, the "
+                "configured maximum: [builtin.shell] timeout_s)"
+                if request.timeout_s and request.timeout_s > limit
+                else ""
+            )
             return ToolResult.fail(
                 "timeout",
                 f"shell: the command did not finish within {timeout:g} s and was killed "
-                "with its process group",
+                f"with its process group{lowered}",
                 details={**data, "timeout_s": timeout},
             )
         return ToolResult.ok({"exit_code": done.exit_code, **data})
