@@ -190,6 +190,10 @@ class ApprovalSettings(BaseModel):
     """Keep approvals in ``<data_dir>/approvals.db``, shared by every tooldeck process
     of this data dir (``tooldeck approvals`` in a terminal decides what a stdio MCP
     session asked) and kept over a restart; false: in this process's memory only."""
+    console_url: str | None = None
+    """Where a person opens the console to decide an approval, for MCP clients that
+    can open a page for their user (URL-mode elicitation); default
+    ``http://127.0.0.1:<server.port>`` (a ``tooldeck serve`` of this project)."""
     approvers: list[str] = Field(default_factory=list)
     """Principals (``X-User`` behind an authenticating proxy) who may decide any
     pending approval through ``/api/approvals``; everyone else decides only their own

@@ -56,17 +56,17 @@ async def test_an_mcp_answer_cannot_decide_a_rest_callers_approval(runtime: Runt
         answer(approval_id, "get_positions", {"symbol": "MSFT"}),
         answer(approval_id, "get_quotes", {"symbol": "AAPL"}),
     ):
-        _apply_answers(runtime, params, "mcp")
-        _apply_answers(runtime, params, "mcp:other-connection")
+        await _apply_answers(runtime, params, "mcp")
+        await _apply_answers(runtime, params, "mcp:other-connection")
     assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_an_mcp_answer_decides_only_the_repeat_of_its_own_call(runtime: Runtime) -> None:
     approval_id = await pending(runtime, "mcp:abc", symbol="AAPL")
-    _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "MSFT"}), "mcp:abc")
-    _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:xyz")
+    await _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "MSFT"}), "mcp:abc")
+    await _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:xyz")
     assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
-    _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:abc")
+    await _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:abc")
     assert runtime.approvals.get(approval_id).status == "approved"  # type: ignore[union-attr]
 
 
@@ -87,3 +87,31 @@ async def test_deciders_other_than_the_asker_are_refused(runtime: Runtime) -> No
 def test_approvers_need_a_trusted_identity(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="trust_user_header"):
         load_settings(data_dir=tmp_path, approvals={"approvers": ["lead"]})
+
+
+async def test_a_page_link_decides_its_own_approval_and_nothing_else(runtime: Runtime) -> None:
+    """The secret of an approval's page (URL-mode elicitation) over REST."""
+    from fastapi.testclient import TestClient
+
+    from tooldeck.server.app import create_app
+
+    mine = await pending(runtime, "mcp:stdio-1", symbol="AAPL")
+    other = await pending(runtime, "mcp:stdio-2", symbol="MSFT")
+    token = runtime.approvals.link(mine)
+    assert runtime.approvals.link(mine) == token  # one link per approval
+    assert "link_token" not in runtime.approvals.get(mine).as_dict()  # type: ignore[union-attr]
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as client:
+        seen = client.get(f"/api/approvals/{mine}", headers={"x-approval-token": token})
+        assert seen.status_code == 200 and seen.json()["tool"] == "get_quotes"
+        assert token not in seen.text
+        for approval_id, secret in ((other, token), (mine, "x" * len(token))):
+            looked = client.get(
+                f"/api/approvals/{approval_id}", headers={"x-approval-token": secret}
+            )
+            assert looked.status_code == 404
+            tried = client.post(f"/api/approvals/{approval_id}/approve", json={"token": secret})
+            assert tried.status_code == 403, tried.text
+        done = client.post(f"/api/approvals/{mine}/approve", json={"token": token})
+        assert done.status_code == 200 and done.json()["status"] == "approved"
+        assert client.get(f"/api/approvals/{other}").status_code == 200  # anonymous: its own
+        assert runtime.approvals.get(other).status == "pending"  # type: ignore[union-attr]

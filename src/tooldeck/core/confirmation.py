@@ -90,6 +90,8 @@ class ConfirmationDecision:
 
 ConfirmationCallback = Callable[
     [ConfirmationRequest],
-    Awaitable[ConfirmationDecision | bool] | ConfirmationDecision | bool,
+    Awaitable[ConfirmationDecision | bool | None] | ConfirmationDecision | bool | None,
 ]
-"""Asks a human; sync or async; a bool is shorthand for ``ConfirmationDecision(approved=b)``."""
+"""Asks a human; sync or async; a bool is shorthand for ``ConfirmationDecision(approved=b)``;
+None: nobody could be asked after all (the call answers ``confirmation_required`` and
+stays pending, to be decided elsewhere)."""

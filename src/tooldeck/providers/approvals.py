@@ -11,6 +11,7 @@ to the store's listeners (the audit log).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +42,9 @@ class Approval:
     """Unix time (s) of the decision."""
     created_at: float = field(default_factory=time.time)
     """Unix time (s) the request was made."""
+    link_token: str | None = None
+    """The secret of the approval's page link (``ApprovalStore.link``); never in
+    ``as_dict``, so never in what a model or a listing sees."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form for APIs and the audit log."""
@@ -71,11 +75,17 @@ class Decider:
     """The channel the decision arrives on (``rest``, ``mcp:<session>``...)."""
     privileged: bool = False
     """An approver configured to decide anyone's approvals (``[approvals] approvers``)."""
+    token: str | None = None
+    """The secret of an approval's page link, shown only to the person the call's
+    client asked (MCP URL-mode elicitation); it lets them decide that one approval."""
 
-    def may_decide(self, request: ConfirmationRequest) -> bool:
-        """Whether this decider may decide ``request``."""
-        return self.privileged or (
-            self.principal == request.principal and self.channel == request.channel
+    def may_decide(self, approval: Approval) -> bool:
+        """Whether this decider may decide ``approval``."""
+        request = approval.request
+        return (
+            self.privileged
+            or (self.principal == request.principal and self.channel == request.channel)
+            or _token_matches(approval, self.token)
         )
 
 
@@ -260,7 +270,7 @@ class ApprovalStore:
             if approval is None:
                 raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
             request = approval.request
-            if by is not None and not by.may_decide(request):
+            if by is not None and not by.may_decide(approval):
                 raise PermissionError(
                     f"approval {approval_id} was asked of {request.principal} on channel "
                     f"{request.channel}; {by.principal} on {by.channel} cannot decide it "
@@ -307,6 +317,33 @@ class ApprovalStore:
             by,
         )
 
+    def link(self, approval_id: str) -> str:
+        """The secret of a page link that decides the pending approval ``approval_id``.
+
+        For an MCP client that can open a URL for its user (URL-mode elicitation): the
+        link goes to the person, never to the model, and whoever holds it may see and
+        decide that one approval (``Decider.token``). Made once; the same one after.
+
+        Raises:
+            KeyError: no approval has this id (or it expired and was pruned).
+        """
+        with self._state.transaction() as items:
+            self._expire(items)
+            approval = items.get(approval_id)
+            if approval is None:
+                raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
+            if approval.link_token is None:
+                approval = items[approval_id] = replace(
+                    approval, link_token=secrets.token_urlsafe(24)
+                )
+            assert approval.link_token is not None
+            return approval.link_token
+
+    def linked(self, approval_id: str, token: str) -> Approval | None:
+        """The approval ``approval_id`` if ``token`` is its link's secret, else None."""
+        approval = self.get(approval_id)
+        return approval if approval is not None and _token_matches(approval, token) else None
+
     def take(self, request: ConfirmationRequest) -> Approval | None:
         """Consume the decided, unexpired approval of the same call, if any."""
         with self._state.transaction() as items:
@@ -344,6 +381,11 @@ class ApprovalStore:
 def _resolve(waiter: asyncio.Future[Approval], approval: Approval) -> None:
     if not waiter.done():
         waiter.set_result(approval)
+
+
+def _token_matches(approval: Approval, token: str | None) -> bool:
+    expected = approval.link_token
+    return bool(token and expected and hmac.compare_digest(token, expected))
 
 
 def _principal(ctx: ToolContext | None) -> str:

@@ -43,7 +43,8 @@ class ConfirmingToolsProvider(WrapperProvider):
            callback asked; its answer is recorded through ``ApprovalStore.decide``
            (unless the approval was decided meanwhile through the store, as a chat
            run's confirm route does) and applied the same way (a callback that raises
-           counts as a denial, an approval that expired as no decision);
+           counts as a denial, an approval that expired as no decision, a callback
+           that answers None, having found nobody to ask, as step 3);
         3. else the call is stored as pending and ``confirmation_required`` is
            returned; its ``details`` carry the ``approval_id``, tool, arguments, their
            hash, the principal and the expiry, which is what approving it later needs.
@@ -192,7 +193,11 @@ class ConfirmingToolsProvider(WrapperProvider):
             if ctx is None or ctx.confirm is None:
                 pending = self.approvals.request(request)
                 return self._required(pending.request, ctx)
-            approval = await self._ask(ctx, self.approvals.request(request).request)
+            pending = self.approvals.request(request)
+            try:
+                approval = await self._ask(ctx, pending.request)
+            except _NobodyAsked:
+                return self._required(pending.request, ctx)
         decision = approval.decision if approval is not None else None
         if decision is None or not decision.approved:
             if decision is not None and decision.message:
@@ -238,6 +243,9 @@ class ConfirmingToolsProvider(WrapperProvider):
         the approval itself (a chat run, through its confirm route) is taken as decided;
         otherwise its answer is recorded as the decision of the entry point that gave
         the callback. None when the approval expired before it was decided.
+
+        Raises:
+            _NobodyAsked: the callback answered None and the approval is still pending.
         """
         assert ctx.confirm is not None
         try:
@@ -248,9 +256,11 @@ class ConfirmingToolsProvider(WrapperProvider):
             answer = ConfirmationDecision(
                 approved=False, message=f"confirmation failed: {type(exc).__name__}: {exc}"
             )
+        current = self.approvals.get(request.approval_id)
+        if answer is None and current is not None and current.status == "pending":
+            raise _NobodyAsked
         if not isinstance(answer, ConfirmationDecision):
             answer = ConfirmationDecision(approved=bool(answer))
-        current = self.approvals.get(request.approval_id)
         if current is not None and current.status == "pending":
             with contextlib.suppress(KeyError, ValueError):  # expired meanwhile
                 self.approvals.decide(request.approval_id, answer)
@@ -281,6 +291,10 @@ class ConfirmingToolsProvider(WrapperProvider):
 
 
 _READ_LABELS = frozenset({"private", "untrusted"})
+
+
+class _NobodyAsked(Exception):
+    """The callback could ask nobody after all: the call stays pending."""
 
 
 def _as_object(arguments: Arguments) -> Mapping[str, Any] | None:

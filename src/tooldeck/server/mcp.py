@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -127,24 +128,30 @@ def create_mcp_server(
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         channel = only_client or _channel(ctx.session, modern)
         if modern and params.input_responses:
-            _apply_answers(runtime, params, channel)
+            await _apply_answers(runtime, params, channel)
+        modes = _elicitation_modes(ctx)
+        confirm = None
+        if "form" in modes and not modern:
+            confirm = _elicitation(ctx)
+        elif "url" in modes and not modern:  # the console's page; None when it is down
+            confirm = _url_elicitation(ctx, runtime)
         call_ctx = runtime.context(
             profile=name,
             channel=channel,
             # the JSON-RPC id repeats across sessions: it names the call, not its record
             request_id=f"mcp-{ctx.request_id}-{new_request_id()}",
-            confirm=_elicitation(ctx) if _can_elicit(ctx) and not modern else None,
-            approve_at=None if _can_elicit(ctx) else approve_at,  # nobody to ask here
+            confirm=confirm,
+            approve_at=None if "form" in modes else approve_at,  # nobody to ask here
         )
         result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
         error = result.error
-        if (
-            modern
-            and error is not None
-            and error.type == "confirmation_required"
-            and _can_elicit(ctx)
-        ):
-            return _ask_for_confirmation(error.details or {})
+        if modern and error is not None and error.type == "confirmation_required":
+            details = error.details or {}
+            if "form" in modes:
+                return _ask_for_confirmation(details)
+            link = await _console_link(runtime, details["approval_id"]) if "url" in modes else None
+            if link is not None:
+                return _ask_on_the_page(details, link)
         return types.CallToolResult.model_validate(to_mcp_result(result))
 
     return _server_class()(
@@ -211,18 +218,46 @@ def _ask_for_confirmation(details: dict[str, Any]) -> InputRequiredResult:
     return types.InputRequiredResult(input_requests={f"confirm:{details['approval_id']}": request})
 
 
-def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channel: str) -> None:
+def _ask_on_the_page(details: dict[str, Any], link: str) -> InputRequiredResult:
+    """A 2026-07-28 ``InputRequiredResult`` sending the user to the approval's page.
+
+    The client opens ``link`` for its user and repeats the call; the repeat waits
+    until the person decided there (``_apply_answers``).
+    """
+    import mcp_types as types
+
+    request = types.ElicitRequest(
+        params=types.ElicitRequestURLParams(message=_page_message(details), url=link)
+    )
+    return types.InputRequiredResult(
+        input_requests={f"confirm-url:{details['approval_id']}": request}
+    )
+
+
+def _page_message(details: dict[str, Any]) -> str:
+    why = f" ({details['reason']})" if details.get("reason") else ""
+    return (
+        f"Approve or deny {details.get('tool')} with arguments "
+        f"{json.dumps(details.get('arguments', {}))} on this page.{why}"
+    )
+
+
+async def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channel: str) -> None:
     """Record the user's answers to ``_ask_for_confirmation`` as decisions.
 
     An answer counts only for an approval this session asked for, attached to the
     repeat of that same call (tool and arguments): a client cannot decide another
-    client's approval, nor one of its own for a different call.
+    client's approval, nor one of its own for a different call. An answer to
+    ``_ask_on_the_page`` is not a decision: accepted (the page was opened), the call
+    waits until the person decides on the page or the approval expires; declined, the
+    call is denied.
     """
     call_hash = arguments_hash(params.name, params.arguments or {})
     for key, answer in (params.input_responses or {}).items():
-        if not key.startswith("confirm:"):
+        kind, _, approval_id = key.partition(":")
+        if kind not in ("confirm", "confirm-url"):
             continue
-        approval = runtime.approvals.get(key.removeprefix("confirm:"))
+        approval = runtime.approvals.get(approval_id)
         if (
             approval is None
             or approval.request.channel != channel
@@ -230,8 +265,15 @@ def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channel: str
             or approval.request.arguments_hash != call_hash
         ):
             continue
+        if kind == "confirm-url" and getattr(answer, "action", None) == "accept":
+            left = max(0.0, approval.request.expires_at - time.time())
+            with contextlib.suppress(TimeoutError, KeyError):  # undecided: asked again
+                await runtime.approvals.decided(approval_id, left)
+            continue
         content = getattr(answer, "content", None) or {}
-        approved = getattr(answer, "action", None) == "accept" and content.get("approve") is True
+        approved = getattr(answer, "action", None) == "accept" and (
+            kind == "confirm" and content.get("approve") is True
+        )
         reason = content.get("reason") or (None if approved else "declined in the MCP client")
         decision = ConfirmationDecision(
             approved=approved, message=None if approved else str(reason), approver="mcp-client"
@@ -259,9 +301,83 @@ def _channel(session: Any, modern: bool) -> str:
     return channel
 
 
-def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+def _elicitation_modes(ctx: ServerRequestContext[Any]) -> frozenset[str]:
+    """The elicitation modes the client declared: ``form``, ``url`` (MCP 2025-11-25).
+
+    An empty ``elicitation`` object is form mode (as clients declared it before URL
+    mode existed).
+    """
     capabilities = ctx.session.client_capabilities
-    return capabilities is not None and capabilities.elicitation is not None
+    declared = capabilities.elicitation if capabilities is not None else None
+    if declared is None:
+        return frozenset()
+    if declared.form is None and declared.url is None:
+        return frozenset({"form"})
+    return frozenset(m for m in ("form", "url") if getattr(declared, m) is not None)
+
+
+def _url_elicitation(ctx: ServerRequestContext[Any], runtime: Runtime) -> Any:
+    """Asks through the console's page for one approval (URL-mode elicitation).
+
+    The page link carries the approval's secret (``ApprovalStore.link``) in its
+    fragment; the client shows it to its user only (never to the model). The call waits
+    until the person decides there (or the approval expires), then the client is told
+    the elicitation is complete. None (nobody asked) when the console does not answer
+    for this approval: it is not running, or not on this project's approvals.
+    """
+
+    async def confirm(request: ConfirmationRequest) -> ConfirmationDecision | None:
+        store = runtime.approvals
+        page = await _console_link(runtime, request.approval_id)
+        if page is None:
+            return None
+        answer = await ctx.session.elicit_url(
+            _page_message(request.as_dict()),
+            page,
+            request.approval_id,
+            related_request_id=ctx.request_id,
+        )
+        if answer.action != "accept":
+            return ConfirmationDecision(
+                approved=False, message=f"user chose {answer.action}", approver="mcp-client"
+            )
+        try:
+            decided = await store.decided(
+                request.approval_id, max(0.0, request.expires_at - time.time())
+            )
+        except (TimeoutError, KeyError):
+            return ConfirmationDecision(approved=False, message="nobody decided in time")
+        with contextlib.suppress(Exception):  # a courtesy; the result follows anyway
+            await ctx.session.send_elicit_complete(request.approval_id, ctx.request_id)
+        return decided.decision
+
+    return confirm
+
+
+async def _console_link(runtime: Runtime, approval_id: str) -> str | None:
+    """The console page that decides ``approval_id``, its secret in the fragment.
+
+    None when the console (``[approvals] console_url``, default
+    ``http://127.0.0.1:<server.port>``) does not show that approval: it is not
+    running, or serves another project's approvals.
+    """
+    import httpx
+
+    settings = runtime.settings
+    console = settings.approvals.console_url or f"http://127.0.0.1:{settings.server.port}"
+    console = console.rstrip("/")
+    token = runtime.approvals.link(approval_id)
+    headers = {"x-approval-token": token}
+    if settings.server.api_key is not None:
+        headers["authorization"] = f"Bearer {settings.server.api_key.get_secret_value()}"
+    try:
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            answer = await client.get(f"{console}/api/approvals/{approval_id}", headers=headers)
+    except httpx.HTTPError:
+        return None
+    if answer.status_code != 200:
+        return None
+    return f"{console}/tools/approvals#approval={approval_id}&token={token}"
 
 
 def _elicitation(ctx: ServerRequestContext[Any]) -> Any:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Header, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
 from tooldeck.observability.redact import redact
-from tooldeck.providers.approvals import Approval, Decider
+from tooldeck.providers.approvals import Approval, Decider, visible_to
 from tooldeck.server.http import Problem, caller_of, is_approver, problems, runtime_of
 
 __all__ = ["router"]
@@ -25,6 +25,9 @@ class ApproveBody(BaseModel):
     """Edited arguments to run instead of the requested ones."""
     approver: str | None = None
     """Who approves."""
+    token: str | None = None
+    """The secret of the approval's page link (MCP URL-mode elicitation), if that is
+    how the caller got here."""
 
 
 class DenyBody(BaseModel):
@@ -36,6 +39,8 @@ class DenyBody(BaseModel):
     """Why; the model sees it in the ``denied`` error."""
     approver: str | None = None
     """Who denies."""
+    token: str | None = None
+    """The secret of the approval's page link, as for approving."""
 
 
 @router.get("", summary="Pending approvals")
@@ -48,6 +53,34 @@ async def pending(request: Request) -> list[dict[str, Any]]:
         caller_of(request), privileged=is_approver(request)
     )
     return [redact(a.as_dict()) for a in approvals]
+
+
+@router.get(
+    "/{approval_id}",
+    summary="One approval",
+    responses={**problems(404)},
+)
+async def one(
+    approval_id: str,
+    request: Request,
+    token: Annotated[str | None, Header(alias="X-Approval-Token")] = None,
+) -> dict[str, Any]:
+    """One approval, if the caller may see it.
+
+    Their own, an approver's, or any with the secret of its page link in
+    ``X-Approval-Token`` (a header, so that it stays out of access logs); 404 otherwise
+    (its existence is not disclosed).
+    """
+    store = runtime_of(request).approvals
+    approval = store.linked(approval_id, token) if token else store.get(approval_id)
+    if approval is None or not (
+        token
+        or visible_to(
+            caller_of(request), approval.request.principal, privileged=is_approver(request)
+        )
+    ):
+        raise HTTPException(status_code=404, detail=f"no approval with id {approval_id!r}")
+    return redact(approval.as_dict())  # type: ignore[no-any-return]
 
 
 @router.post(
@@ -64,7 +97,7 @@ async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict
     Only the principal whose REST call asked for it, or an approver in
     ``[approvals] approvers``, may decide it (403 otherwise).
     """
-    store, by = runtime_of(request).approvals, _decider(request)
+    store, by = runtime_of(request).approvals, _decider(request, body.token)
     return _decided(lambda: store.approve(approval_id, body.arguments, _name(by, body), by))
 
 
@@ -78,13 +111,15 @@ async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict
 )
 async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, Any]:
     """Deny; the caller's repeated call answers ``denied`` with the message."""
-    store, by = runtime_of(request).approvals, _decider(request)
+    store, by = runtime_of(request).approvals, _decider(request, body.token)
     return _decided(lambda: store.deny(approval_id, body.message, _name(by, body), by))
 
 
-def _decider(request: Request) -> Decider:
+def _decider(request: Request, token: str | None = None) -> Decider:
     principal = caller_of(request) or "anonymous"
-    return Decider(principal=principal, channel="rest", privileged=is_approver(request))
+    return Decider(
+        principal=principal, channel="rest", privileged=is_approver(request), token=token
+    )
 
 
 def _name(by: Decider, body: ApproveBody | DenyBody) -> str | None:

@@ -378,10 +378,51 @@ async function metricsPage() {
 // A chat run's pending call is an approval too; it is shown (and decided) with its run.
 const notOfRuns = (approvals) => approvals.filter((a) => !(a.channel || "").startsWith("run:"));
 
+// A link an MCP client opened for its user (URL-mode elicitation):
+// /tools/approvals#approval=<id>&token=<secret>. The secret stays in the fragment (never
+// sent in a URL) and goes in a header or body; it decides that one approval only.
+async function linkedApproval() {
+  const link = new URLSearchParams(location.hash.slice(1));
+  const id = link.get("approval"), token = link.get("token");
+  if (!id || !token) return null;
+  const path = `/api/approvals/${encodeURIComponent(id)}`;
+  const { status, data } = await api(path, { headers: { "x-approval-token": token } });
+  if (status !== 200) {
+    return h("div", { class: "panel", "data-linked": id }, h("h2", {}, "This approval link does not work"),
+      h("p", { class: "muted" }, `${detail(data)}. It may have expired; ask the client to try the call again.`));
+  }
+  const out = h("div", {});
+  const reason = h("input", { type: "text", placeholder: "Reason (shown to the model)", "aria-label": "Reason" });
+  const decide = async (verdict) => {
+    const body = verdict === "approve" ? { token } : { token, message: reason.value || "denied on the approval page" };
+    const r = await api(`${path}/${verdict}`, { method: "POST", body });
+    out.replaceChildren(r.status === 200
+      ? h("p", { class: "muted" }, `${r.data.status}: the client's call ${verdict === "approve" ? "runs now" : "is told it was denied"}. You can close this page.`)
+      : h("div", { class: "toast" }, detail(r.data)));
+    actions.hidden = r.status === 200;
+    if (r.status === 200) { badge.textContent = r.data.status; refreshPending(); }
+  };
+  const actions = h("div", { class: "actions" },
+    h("button", { type: "button", class: "primary", onclick: () => decide("approve") }, "Approve"),
+    reason, h("button", { type: "button", class: "danger", onclick: () => decide("deny") }, "Deny"));
+  actions.hidden = data.status !== "pending";
+  const badge = h("span", { class: "badge warn" }, data.status === "pending" ? "your MCP client asks" : data.status);
+  return h("div", { class: "panel", "data-linked": id },
+    h("h2", {}, data.tool, " ", badge),
+    h("p", {}, "A client you use asks to run this call. Approve only if it is what you asked for."),
+    data.reason ? h("p", { class: "toast" }, data.reason) : null,
+    h("pre", {}, JSON.stringify(data.arguments, null, 2)),
+    h("dl", { class: "kv" }, h("dt", {}, "asked by"), h("dd", {}, `${data.principal} (${data.channel || "—"})`),
+      h("dt", {}, "expires"), h("dd", {}, new Date(data.expires_at * 1000).toLocaleString())),
+    actions, out);
+}
+
 async function approvalsPage() {
   const { status, data: all } = await api("/api/approvals");
   if (status !== 200) throw new Error(detail(all));
-  const data = notOfRuns(all);
+  const linked = await linkedApproval();
+  const linkedId = linked?.dataset.linked;
+  const data = notOfRuns(all).filter((a) => a.approval_id !== linkedId);
   const list = h("div", {});
   for (const a of data) {
     const args = h("textarea", { class: "code", rows: 4, "aria-label": "Arguments to approve" }, JSON.stringify(a.arguments, null, 2));
@@ -427,8 +468,8 @@ async function approvalsPage() {
         h("button", { type: "button", class: "danger", onclick: () => decide(false) }, "Deny")), out));
   }
   const total = data.length + runs.length;
-  app.replaceChildren(h("div", { class: "panel" }, h("h1", {}, "Pending confirmations"),
-    h("p", { class: "muted" }, total ? "Calls to tools that need confirmation wait here, with chat runs waiting for a decision. \"Approve & run\" completes the call now as its principal; \"Approve\" lets the caller repeat it." : "Nothing is waiting for a decision.")), list);
+  app.replaceChildren(linked || "", h("div", { class: "panel" }, h("h1", {}, "Pending confirmations"),
+    h("p", { class: "muted" }, total ? "Calls to tools that need confirmation wait here, with chat runs waiting for a decision. \"Approve & run\" completes the call now as its principal; \"Approve\" lets the caller repeat it." : linked ? "Nothing else is waiting for a decision." : "Nothing is waiting for a decision.")), list);
 }
 
 async function waitingRuns() {
