@@ -359,6 +359,13 @@ def build_runtime(
                 user_tools.append(tool.definition.name)
     settings = _with_pack_profiles(settings, packs.profiles, set(registry.names))
     policy_config = _with_defaults(settings.policy_config(), packs.policy_defaults)
+    if base_dir is not None:  # relative args and cwd mean the project, not where we started
+        servers = {
+            sid: cfg.model_copy(update={"cwd": base_dir / (cfg.cwd or ".")})
+            if cfg.command is not None
+            else cfg
+            for sid, cfg in servers.items()
+        }
     mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
     providers = [registry, *shipped.providers, *user.providers, *mcp.values()]

@@ -54,7 +54,11 @@ async def test_doctor_reports_what_a_desktop_client_gets(tmp_path: Path) -> None
     assert "delete_note ask a person first" in done.stdout
     assert "packs off (your own tools are served alone" in done.stdout
 
-    config.write_text('tools = ["./tools.py"]\n[mcp_servers.time]\ncommand = "mcp-server-time"\n')
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    config.write_text(  # "." is the project, though the client starts the server in /
+        'tools = ["./tools.py"]\n[mcp_servers.time]\ncommand = "mcp-server-time"\n'
+        '[mcp_servers.git]\ncommand = "mcp-server-git"\nargs = ["--repository", "."]\n'
+    )
     done = doctor("--with", "builtin", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"reaches files, git, shell and python under {tmp_path.resolve()}" in done.stdout
@@ -64,7 +68,7 @@ async def test_doctor_reports_what_a_desktop_client_gets(tmp_path: Path) -> None
     )
     async with Client(params) as client:  # what the user pastes works as printed
         names = {tool.name for tool in (await client.list_tools()).tools}
-    assert {"delete_note", "get_current_time", "files"} <= names
+    assert {"delete_note", "get_current_time", "git_status", "files"} <= names
 
 
 @pytest.mark.integration

@@ -16,6 +16,16 @@ Each block is handled by its language:
   folder's file, as the text before it asks the reader to.
 - ``json``: parsed.
 
+What the README shows a command print is checked against what it prints:
+
+- ``<!-- readme: output -->`` before a block: the output of the last command run
+  before it. JSON is compared as data, but for values that change on every call
+  (``request_id``, ``duration_ms``); text line by line, each shown line found in the
+  output with spacing and table borders ignored, and a decimal number in a table row
+  (a duration) matching any number. ``...`` in a shown line matches anything.
+- ``# → TEXT`` after a command or a Python ``print``: that command's (that block's)
+  output contains TEXT, ``...`` matching anything and ``\n`` a new line.
+
 ``<!-- readme: skip REASON -->`` before a block leaves it out (the reason is required).
 Every relative link must name a file of the repository.
 """
@@ -77,6 +87,10 @@ class Terminal:
     env: dict[str, str]
     ports: dict[str, str] = field(default_factory=dict)
     servers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    output: str = ""
+    """What the last command printed (stdout, then stderr)."""
+    stdout: str = ""
+    """What the last command printed on stdout."""
 
     def port(self, documented: str) -> str:
         if documented not in self.ports:
@@ -114,6 +128,10 @@ class Terminal:
             f"{where}: `{command}` exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
         )
         assert "Traceback" not in done.stderr, f"{where}: `{command}`:\n{done.stderr}"
+        self.output, self.stdout = done.stdout + done.stderr, done.stdout
+        shown = ARROW.search(command)
+        if shown:
+            check_shown(shown[1], self.output, f"{where}: `{command}`")
 
     def serve(self, command: str, words: list[str], where: str) -> None:
         command = shlex.join(words)  # without the comment
@@ -184,6 +202,7 @@ def test_every_block_of_the_readme_runs_in_order(tmp_path: Path) -> None:
         if not k.startswith(("TOOLDECK_", "VIRTUAL_ENV", "XDG_"))
     }
     env["HOME"] = str(home)
+    env["COLUMNS"] = "80"  # what the README's shown output was printed at
     env["PATH"] = os.pathsep.join(
         p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(venv))
     )  # a fresh terminal: the environment is not active until the README activates it
@@ -200,11 +219,17 @@ def test_every_block_of_the_readme_runs_in_order(tmp_path: Path) -> None:
                 for command in commands(block.body):
                     terminal.run(command, where)
                     ran += 1
+            elif block.mark == "output":
+                check_output(block, terminal, where)
             elif block.lang == "python":
                 script = terminal.cwd / f"readme_{block.line}.py"
+                before = terminal.output if python else ""
                 python += block.body
                 script.write_text(python)
                 terminal.run(f"python {script.name}", where)
+                printed = terminal.output[len(before) :]  # this block's own prints
+                for shown in ARROW.findall(block.body):
+                    check_shown(shown, printed, where)
                 ran += 1
             elif block.lang == "toml":
                 check_toml(block, terminal, where)
@@ -213,6 +238,53 @@ def test_every_block_of_the_readme_runs_in_order(tmp_path: Path) -> None:
     finally:
         terminal.stop()
     assert ran >= 20
+
+
+ARROW = re.compile(r"#[^\n→]*→\s*(.+)$", re.M)
+"""``# → what it prints`` after a command or a ``print``."""
+VOLATILE = frozenset({"request_id", "duration_ms"})
+"""JSON keys whose values change on every call."""
+
+
+def check_shown(shown: str, output: str, where: str) -> None:
+    """``output`` contains ``shown`` (``...`` matches anything, ``\\n`` a new line)."""
+    pattern = ".*?".join(re.escape(part) for part in shown.strip().split("..."))
+    pattern = pattern.replace(re.escape("\\n"), "\n")
+    assert re.search(pattern, output, re.S), f"{where}: shows {shown!r}; printed:\n{output}"
+
+
+def check_output(block: Block, terminal: Terminal, where: str) -> None:
+    """The block is what the last command printed (see the module docstring)."""
+    if block.lang == "json":
+        assert_same_data(json.loads(block.body), json.loads(terminal.stdout), where)
+        return
+    output = terminal.output
+    printed = [_plain(line) for line in output.splitlines()]
+    for line in block.body.splitlines():
+        if not _plain(line):
+            continue
+        pattern = ".*?".join(re.escape(part) for part in _plain(line).split("..."))
+        if "│" in line:  # a table row: a duration is whatever it took this time
+            pattern = re.sub(r"\d+\\\.\d+", r"\\d+(?:\\.\\d+)?", pattern)
+        assert any(re.search(pattern, p) for p in printed), (
+            f"{where}: shows {line.strip()!r}, not printed:\n{output}"
+        )
+
+
+def _plain(line: str) -> str:
+    """A line without table borders, spacing collapsed."""
+    return " ".join(re.sub(r"[│┃┏┓┗┛┡┩└┘━─╇┳┻╋┣┫]", " ", line).split())
+
+
+def assert_same_data(shown: object, printed: object, where: str, path: str = "") -> None:
+    """Equal JSON, but for the values of ``VOLATILE`` keys."""
+    if isinstance(shown, dict) and isinstance(printed, dict):
+        assert shown.keys() == printed.keys(), f"{where}: {path or '/'} keys differ: {printed}"
+        for key in shown:
+            if key not in VOLATILE:
+                assert_same_data(shown[key], printed[key], where, f"{path}/{key}")
+        return
+    assert shown == printed, f"{where}: {path} shows {shown!r}, printed {printed!r}"
 
 
 def check_toml(block: Block, terminal: Terminal, where: str) -> None:

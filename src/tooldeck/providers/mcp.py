@@ -83,7 +83,9 @@ class MCPServerConfig(BaseModel):
     env: dict[str, str] | None = None
     """Extra environment variables for it."""
     cwd: Path | None = None
-    """Its working directory."""
+    """Its working directory; relative to the config file's folder, which is also the
+    default (a desktop client starts tooldeck in ``/``, and ``args = ["--repository",
+    "."]`` means the project)."""
     url: str | None = None
     """Endpoint of a remote server."""
     headers: dict[str, str] = Field(default_factory=dict)
