@@ -265,6 +265,8 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
 
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
+    held = httpx.post(f"{server.url}/api/tools/execute/shell", json={"command": "echo phone"})
+    assert held.status_code == 409  # a pending approval, for the Approvals page
     try:
         page.goto(f"{server.url}/tools/t/get_positions")
         page.fill("#f-symbol", "AAPL")
@@ -280,14 +282,49 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
             "/tools/sources",
             "/tools/history",
             "/tools/metrics",
+            "/tools/approvals",
         ):
             page.goto(f"{server.url}{path}")
             page.wait_for_load_state("networkidle")
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, f"{path} is {width} px wide at 390 px"
             shot(page, "mobile" + path.replace("/", "-"))
+        page.goto(f"{server.url}/tools/history")
+        status = page.locator("#history tbody tr").first.locator("td").nth(2)
+        expect(status).to_be_in_viewport()  # not scrolled off to the right
     finally:
         context.close()
+
+
+def test_a_ranking_answer_is_a_table_and_a_waiting_call_is_a_question(
+    server: Server, page: Any
+) -> None:
+    """Markdown tables in chat answers; confirmation shown as a question; did-you-mean."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{server.url}/tools/chat")
+    page.fill("#question", "Which of my positions gained the most?")
+    page.click("#ask")
+    answer = page.locator(".run").first.locator("#answer")
+    expect(answer.locator("table.md tbody tr")).to_have_count(5)
+    expect(answer.locator("table.md th.num").last).to_have_text("P/L %")
+    expect(answer.locator("table.md tbody tr").first).to_contain_text("NVDA")
+    assert "|---" not in answer.inner_text()  # no raw pipes left
+    shot(page, "chat-table")
+
+    page.goto(f"{server.url}/tools/t/shell")
+    page.fill("#f-command", "echo asked")
+    page.click("#run")
+    expect(page.locator("#result-status")).to_have_text("needs your approval")
+    expect(page.locator(".confirm-box")).to_contain_text("Run shell with these arguments?")
+    expect(page.locator(".error-box")).to_have_count(0)  # a question, not a red failure
+    shot(page, "tool-needs-approval")
+
+    page.goto(f"{server.url}/tools/t/get_positons")
+    suggestion = page.locator("#no-tool").get_by_role("link", name="get_positions", exact=True)
+    expect(suggestion).to_be_visible()
+    suggestion.click()
+    expect(page.locator("#f-symbol")).to_be_visible()
 
 
 def test_chat_streams_an_answer_asks_back_and_waits_for_approval(tmp_path: Path, page: Any) -> None:

@@ -130,7 +130,11 @@ async function toolsPage(name) {
   const sidebar = h("aside", { class: "panel sidebar" }, search, groups);
   const tool = name ? all.find((t) => t.name === name) : null;
   let mainPanel;
-  if (name && !tool) mainPanel = h("div", { class: "panel error-box" }, `No tool named ${name}.`);
+  if (name && !tool) {
+    const near = closest(name, all.map((t) => t.name));
+    mainPanel = h("div", { class: "panel error-box", id: "no-tool" }, `No tool named ${name}.`,
+      near.length ? h("p", {}, "Did you mean ", ...near.flatMap((n, i) => [i ? ", " : "", h("a", { href: `/tools/t/${encodeURIComponent(n)}`, "data-link": true }, n)]), "?") : null);
+  }
   else if (tool) mainPanel = toolDetail(tool);
   else {
     const visible = all.filter((t) => t.visible).length;
@@ -225,11 +229,18 @@ async function execute(name, body, { user = "ui", profile = state.profile } = {}
 function resultView(result, repeat) {
   const m = result.metadata || {};
   const error = result.error;
-  const panel = h("div", { class: `panel result ${result.status}`, "data-status": result.status },
-    h("h2", {}, "Result ", h("span", { class: `badge ${result.status === "success" ? "ok" : "err"}`, id: "result-status" }, result.status),
-      error ? h("span", { class: "badge err", id: "error-type" }, ` ${error.type}`) : null),
-    error ? h("div", { class: "error-box", id: "error-message" }, error.message,
-      error.details && Object.keys(error.details).length ? h("details", {}, h("summary", {}, "details"), h("pre", {}, JSON.stringify(error.details, null, 2))) : null) : null,
+  // a call waiting for a person is a question to you, not a failure: the model-directed
+  // text goes under "what the model is told"
+  const asking = error?.type === "confirmation_required" && error.details?.approval_id && repeat;
+  const details = error?.details && Object.keys(error.details).length
+    ? h("details", {}, h("summary", {}, "details"), h("pre", {}, JSON.stringify(error.details, null, 2))) : null;
+  const panel = h("div", { class: `panel result ${asking ? "asking" : result.status}`, "data-status": result.status },
+    h("h2", {}, "Result ", asking
+      ? h("span", { class: "badge warn", id: "result-status" }, "needs your approval")
+      : h("span", { class: `badge ${result.status === "success" ? "ok" : "err"}`, id: "result-status" }, result.status),
+      error && !asking ? h("span", { class: "badge err", id: "error-type" }, ` ${error.type}`) : null),
+    error && !asking ? h("div", { class: "error-box", id: "error-message" }, error.message, details) : null,
+    asking ? h("details", { id: "error-message" }, h("summary", {}, "What the model is told"), h("p", {}, error.message), details) : null,
     h("dl", { class: "kv", id: "provenance" },
       h("dt", {}, "source_id"), h("dd", {}, result.source_id ? h("code", {}, result.source_id) : "—"),
       h("dt", {}, "as_of"), h("dd", {}, result.as_of || "—"),
@@ -256,7 +267,8 @@ function confirmBox(request, panel, repeat) {
     panel.replaceWith(await repeat());
   };
   const box = h("div", { class: "confirm-box" },
-    h("p", {}, `${request.tool} needs confirmation before it runs with these arguments:`),
+    h("p", {}, h("strong", {}, `Run ${request.tool} with these arguments?`)),
+    request.reason ? h("p", { class: "muted" }, request.reason) : null,
     h("pre", {}, JSON.stringify(request.arguments, null, 2)),
     h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: () => decide("approve") }, "Approve & run"),
       h("button", { type: "button", class: "danger", onclick: () => decide("deny") }, "Deny")));
@@ -294,6 +306,27 @@ function filterSelect(name, options, fallback = "") {
 }
 
 // ---- history ----------------------------------------------------------------------
+// Up to three names closest to `name` (edit distance, a prefix or a part counts too).
+function closest(name, names) {
+  const distance = (a, b) => {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let previous = row[0]; row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const kept = row[j];
+        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+        previous = kept;
+      }
+    }
+    return row[b.length];
+  };
+  const wanted = name.toLowerCase();
+  return names
+    .map((n) => ({ n, d: n.toLowerCase().includes(wanted) || wanted.includes(n.toLowerCase()) ? 0 : distance(wanted, n.toLowerCase()) }))
+    .filter(({ n, d }) => d <= Math.max(2, Math.floor(n.length / 3)))
+    .sort((a, b) => a.d - b.d || a.n.localeCompare(b.n)).slice(0, 3).map(({ n }) => n);
+}
+
 async function historyPage() {
   const params = new URLSearchParams(location.search);
   const filters = { tool: params.get("tool") || "", status: params.get("status") || "", profile: params.get("profile") ?? "", since: params.get("since") || "" };
@@ -307,7 +340,7 @@ async function historyPage() {
     filterSelect("since", [["", "all time"], ["15m", "last 15 min"], ["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"]]));
   const body = h("tbody", {});
   const more = h("button", { type: "button", hidden: true }, "Older calls");
-  const table = h("table", { id: "history" }, h("thead", {}, h("tr", {}, ...["time", "tool", "status", "error", "ms", "profile", "user", "source_id"].map((c) => h("th", { class: c === "ms" ? "num" : "" }, c)))), body);
+  const table = h("table", { id: "history" }, h("thead", {}, h("tr", {}, ...["time", "tool", "status", "error", "ms", "profile", "user", "source_id"].map((c) => h("th", { class: c === "ms" ? "num" : WIDE.has(c) ? "wide" : "" }, c)))), body);
   const load = async (before, response) => {
     const { status, data } = response || (await page(before));
     if (status !== 200) throw new Error(detail(data));
@@ -320,13 +353,20 @@ async function historyPage() {
   await load(undefined, first);
 }
 
+// Today's calls by their time alone (a phone has room for time, tool and status).
+function shortTime(when) {
+  return when.toDateString() === new Date().toDateString() ? when.toLocaleTimeString() : when.toLocaleString();
+}
+
+const WIDE = new Set(["error", "profile", "user", "source_id"]); // hidden on a phone; in the row's details
+
 function historyRows(r) {
   const when = new Date(r.created_at);
   const row = h("tr", { class: "clickable", "data-id": r.id, tabindex: 0, "aria-expanded": "false" },
-    h("td", { title: r.created_at }, when.toLocaleString()), h("td", {}, r.tool_name),
+    h("td", { title: when.toLocaleString() }, shortTime(when)), h("td", {}, r.tool_name),
     h("td", {}, h("span", { class: `badge ${r.status === "success" ? "ok" : "err"}` }, r.status)),
-    h("td", { title: r.error_message || "" }, r.error_type || ""), h("td", { class: "num" }, r.duration_ms != null ? r.duration_ms.toFixed(1) : ""),
-    h("td", {}, r.profile || ""), h("td", {}, r.user || ""), h("td", {}, r.source_id ? h("code", {}, r.source_id) : ""));
+    h("td", { title: r.error_message || "", class: "wide" }, r.error_type || ""), h("td", { class: "num" }, r.duration_ms != null ? r.duration_ms.toFixed(1) : ""),
+    h("td", { class: "wide" }, r.profile || ""), h("td", { class: "wide" }, r.user || ""), h("td", { class: "wide" }, r.source_id ? h("code", {}, r.source_id) : ""));
   const holder = h("td", { colspan: 8 });
   const expanded = h("tr", { hidden: true }, holder);
   row.addEventListener("keydown", (event) => { // Enter or Space opens it, as a click does

@@ -78,8 +78,12 @@ export async function documentsPage(app, ctx) {
   const search = async (event) => {
     event.preventDefault();
     const query = event.target.querySelector("input").value;
+    const button = event.target.querySelector("button");
     const body = { query, top_k: 10, ...(filters.document_type ? { filters: { document_type: filters.document_type } } : {}) };
-    const { data } = await ctx.api("/api/tools/execute/semantic_search", { method: "POST", body, query: { profile: ctx.state.profile } });
+    results.replaceChildren(h("p", { class: "muted", id: "searching" }, `Searching for “${query}”…`));
+    button.disabled = true;
+    const { data } = await ctx.api("/api/tools/execute/semantic_search", { method: "POST", body, query: { profile: ctx.state.profile } })
+      .finally(() => { button.disabled = false; });
     if (data.error) { results.replaceChildren(h("div", { class: "toast" }, data.error.message)); return; }
     results.replaceChildren(h("p", { class: "muted" }, `${data.data.blocks.length} blocks (${data.data.mode})`),
       ...data.data.blocks.map((b) => blockView(b, query)));
