@@ -143,10 +143,24 @@ def test_find_run_and_see_provenance_then_a_validation_error(
     page.get_by_role("button", name="Re-run").click()
     expect(page.locator("#f-symbol")).to_have_value("AAPL")  # the form is filled from the record
 
+    held = httpx.post(f"{server.url}/api/tools/execute/shell", json={"command": "echo chart"})
+    assert held.status_code == 409  # waits for a person: counted, not as a failure
     page.goto(f"{server.url}/tools/metrics?since=1h")
     expect(page.locator("#metrics")).to_contain_text("get_positions")
-    expect(page.locator("#metrics svg.spark").first).to_be_visible()
+    chart = page.locator("#metrics-chart")
+    expect(chart.locator("canvas")).to_be_visible()  # uPlot, from the package's own files
+    expect(chart.locator(".u-axis").first).to_be_visible()
+    expect(chart.locator(".u-legend")).to_contain_text("p95 ms")
+    shell = page.locator('#metrics tr[data-key="shell"]')
+    shell.locator("td").first.click(position={"x": 60, "y": 5})  # beside the history link
+    expect(page.locator("#chart-title")).to_contain_text("shell")
+    cells = shell.locator("td")
+    assert cells.nth(2).inner_text() == "0" and int(cells.nth(4).inner_text()) >= 1, (
+        shell.inner_text()  # failures 0; waiting ≥ 1
+    )
     shot(page, "metrics")
+    approval = held.json()["error"]["details"]["approval_id"]
+    assert httpx.post(f"{server.url}/api/approvals/{approval}/deny", json={}).status_code == 200
 
 
 def test_profile_selector_greys_out_hidden_tools(
@@ -191,8 +205,14 @@ def test_a_pending_confirmation_is_approved_in_the_ui_and_the_call_completes(
     expect(card.locator("#result-status")).to_have_text("success")
     expect(card).to_contain_text("approved-from-ui")
     assert httpx.get(f"{server.url}/api/approvals").json() == []
-    user = httpx.get(f"{server.url}/api/audit", params={"tool": "shell"}).json()["records"]
-    assert [(r["status"], r["user"]) for r in user] == [("success", None), ("error", None)]
+    records = httpx.get(f"{server.url}/api/audit", params={"tool": "shell"}).json()["records"]
+    asked = {"command": "echo approved-from-ui"}
+    this = [
+        r
+        for r in records
+        if httpx.get(f"{server.url}/api/audit/{r['id']}").json()["arguments"] == asked
+    ]
+    assert [(r["status"], r["user"]) for r in this] == [("success", None), ("error", None)]
 
 
 def mcp_call(url: str, tool: str) -> bool:

@@ -101,6 +101,27 @@ def test_stats_per_tool_and_profile_with_errors_percentiles_and_series(tmp_path:
         store.close()
 
 
+def test_a_call_waiting_for_approval_or_cancelled_is_not_a_failure(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    fill(
+        db,
+        [
+            ("shell", None, 0.0, "confirmation_required", NOW - timedelta(minutes=3)),
+            ("shell", None, 900.0, "cancelled", NOW - timedelta(minutes=2)),
+            ("shell", None, 5.0, "execution", NOW - timedelta(minutes=1)),
+            ("shell", None, 5.0, None, NOW - timedelta(minutes=1)),
+        ],
+    )
+    store = AuditStore.sqlite(db)
+    try:
+        [shell] = store.stats(since=NOW - timedelta(hours=1), until=NOW, buckets=2)
+    finally:
+        store.close()
+    assert (shell.calls, shell.errors, shell.waiting) == (4, 1, 1)
+    assert shell.error_rate == pytest.approx(0.25)
+    assert sum(b.errors for b in shell.series) == 1
+
+
 def test_history_filters_pages_and_summaries(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     minute = timedelta(minutes=1)

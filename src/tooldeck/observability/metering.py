@@ -20,7 +20,15 @@ from sqlalchemy import Connection, case, literal, select
 
 from tooldeck.observability.tables import tool_calls
 
-__all__ = ["BucketStats", "CallStats", "GroupBy", "call_stats", "parse_since", "percentile"]
+__all__ = [
+    "NOT_FAILURES",
+    "BucketStats",
+    "CallStats",
+    "GroupBy",
+    "call_stats",
+    "parse_since",
+    "percentile",
+]
 
 GroupBy = Literal["tool", "profile"]
 
@@ -65,6 +73,11 @@ def percentile(ordered: Sequence[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+NOT_FAILURES = frozenset({"confirmation_required", "cancelled"})
+"""Error types that are not the tool failing: a call waiting for a person's approval,
+one its caller cancelled. They are not counted in ``errors`` and the error rate."""
+
+
 class BucketStats(BaseModel):
     """One time bucket of a key's calls."""
 
@@ -75,7 +88,7 @@ class BucketStats(BaseModel):
     calls: int
     """Calls that started in the bucket."""
     errors: int
-    """Of which ended with status ``error``."""
+    """Of which failed (``NOT_FAILURES`` aside)."""
     p95_ms: float | None
     """95th percentile duration (ms); None without calls."""
 
@@ -90,9 +103,11 @@ class CallStats(BaseModel):
     calls: int
     """Calls in the window."""
     errors: int
-    """Calls with status ``error``."""
+    """Calls that failed: status ``error``, but for ``NOT_FAILURES``."""
     error_rate: float
     """``errors / calls`` (0..1)."""
+    waiting: int = 0
+    """Calls answered ``confirmation_required``: waiting for a person, not failures."""
     total_ms: float
     """Summed duration (ms)."""
     p50_ms: float | None
@@ -132,7 +147,7 @@ def call_stats(
         if edges
         else literal(0)
     )
-    query = select(key_column, bucket, c.status, c.duration_ms).where(
+    query = select(key_column, bucket, c.status, c.error_type, c.duration_ms).where(
         c.created_at >= since, c.created_at < until
     )
     if tool:
@@ -141,12 +156,18 @@ def call_stats(
     errors: Counter[str | None] = Counter()
     cells: dict[tuple[str | None, int], list[float]] = defaultdict(list)
     cell_errors: Counter[tuple[str | None, int]] = Counter()
-    for key, index, status, duration_ms in conn.execute(query).all():  # one fetch, tight loop
+    waiting: Counter[str | None] = Counter()
+    rows = conn.execute(query).all()  # one fetch, tight loop
+    for key, index, status, error_type, duration_ms in rows:
         ms = duration_ms or 0.0
         durations[key].append(ms)
         if buckets:
             cells[(key, index)].append(ms)
-        if status == "error":
+        if status != "error":
+            continue
+        if error_type in NOT_FAILURES:
+            waiting[key] += error_type == "confirmation_required"
+        else:
             errors[key] += 1
             cell_errors[(key, index)] += 1
     stats = []
@@ -167,6 +188,7 @@ def call_stats(
                 calls=len(values),
                 errors=errors[key],
                 error_rate=errors[key] / len(values),
+                waiting=waiting[key],
                 total_ms=sum(values),
                 p50_ms=percentile(values, 0.5),
                 p95_ms=percentile(values, 0.95),

@@ -1,8 +1,9 @@
 // The tools UI: pages rendered from /api/* (catalog, execute, audit, stats, approvals).
-import { h, spark } from "./dom.js";
+import { h } from "./dom.js";
 import { buildForm, withCode } from "./form.js";
 import { chatPage } from "./chat.js";
 import { documentsPage } from "./documents.js";
+import { metricsPage } from "./metrics.js";
 import { sourcesPage } from "./sources.js";
 
 const app = document.getElementById("app");
@@ -67,7 +68,7 @@ async function render() {
   if (page === "metrics" || page === "approvals" || page === "chat" || page === "documents" || page === "sources") loadCatalog().catch(() => {}); // fills the profile selector
   try {
     if (page === "history") await historyPage();
-    else if (page === "metrics") await metricsPage();
+    else if (page === "metrics") await metricsPage(app, { api, detail, filterSelect });
     else if (page === "approvals") await approvalsPage();
     else if (page === "chat") await chatPage(app, { api, detail, state, authHeaders, refreshPending });
     else if (page === "documents") await documentsPage(app, { api, detail, state });
@@ -391,28 +392,6 @@ function historyRows(r) {
 }
 
 // ---- metrics ----------------------------------------------------------------------
-async function metricsPage() {
-  const params = new URLSearchParams(location.search);
-  const since = params.get("since") || "24h";
-  const by = params.get("by") || "tool";
-  const { status, data } = await api("/api/stats", { query: { since, by, buckets: 24 } });
-  if (status !== 200) throw new Error(detail(data));
-  const total = data.stats.reduce((n, s) => n + s.calls, 0);
-  const errors = data.stats.reduce((n, s) => n + s.errors, 0);
-  const ms = (v) => (v == null ? "—" : v.toFixed(v < 10 ? 2 : 1));
-  const rows = data.stats.map((s) => h("tr", {},
-    h("td", {}, by === "tool" ? h("a", { href: `/tools/history?tool=${encodeURIComponent(s.key)}`, "data-link": true }, s.key) : (s.key || "(none)")),
-    h("td", { class: "num" }, s.calls), h("td", { class: "num" }, s.errors),
-    h("td", { class: "num" }, `${(s.error_rate * 100).toFixed(1)}%`), h("td", { class: "num" }, ms(s.p50_ms)), h("td", { class: "num" }, ms(s.p95_ms)),
-    h("td", {}, spark(s.series.map((b) => b.calls), { line: s.series.map((b) => b.p95_ms), title: `calls per bucket (bars) and p95 ms (line) for ${s.key}` }))));
-  app.replaceChildren(
-    h("div", { class: "panel" }, h("h1", {}, "Metrics"),
-      h("div", { class: "filters" }, filterSelect("since", [["1h", "last hour"], ["24h", "last 24 h"], ["7d", "last 7 days"], ["30d", "last 30 days"]], "24h"), filterSelect("by", [["tool", "tool"], ["profile", "profile"]], "tool")),
-      h("p", { class: "muted" }, `${total} calls, ${errors} errors between ${new Date(data.since).toLocaleString()} and ${new Date(data.until).toLocaleString()}. Prometheus: `, h("a", { href: "/metrics" }, "/metrics"), ".")),
-    h("div", { class: "panel" }, h("table", { id: "metrics" },
-      h("thead", {}, h("tr", {}, ...[[by, ""], ["calls", "num"], ["errors", "num"], ["error rate", "num"], ["p50 ms", "num"], ["p95 ms", "num"], ["calls · p95 over time", ""]].map(([c, k]) => h("th", { class: k }, c)))),
-      h("tbody", {}, ...(rows.length ? rows : [h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No calls in this window."))])))));
-}
 
 // ---- approvals --------------------------------------------------------------------
 // A chat run's pending call is an approval too; it is shown (and decided) with its run.
