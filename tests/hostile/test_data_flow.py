@@ -182,3 +182,27 @@ async def test_an_mcp_session_that_read_private_data_is_asked_before_egress(
         asked = await client.call_tool("web", {"action": "fetch", "url": f"{page}?q=42"})
         assert asked.is_error and asked.meta["error_type"] == "confirmation_required"  # type: ignore[index]
         assert "private data (from get_positions)" in asked.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.integration
+async def test_an_http_mcp_connection_is_one_session_for_the_data_flow_rule(
+    tmp_path: Path, page: str
+) -> None:
+    """On a 2025-11-25 streamable HTTP connection, every call used to be a session of its own
+    (the SDK's per-request session object named the channel), so reading private data and
+    then sending data out were never seen together."""
+    from integration.processes import Server, free_port
+
+    config = project(tmp_path)
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    try:
+        async with Client(f"{server.url}/mcp", mode="legacy") as client:
+            assert not (await client.call_tool("get_positions", {"symbol": "AAPL"})).is_error
+            asked = await client.call_tool("web", {"action": "fetch", "url": f"{page}?q=42"})
+        assert asked.is_error and asked.meta["error_type"] == "confirmation_required"  # type: ignore[index]
+        assert "private data (from get_positions)" in asked.content[0].text  # type: ignore[union-attr]
+        async with Client(f"{server.url}/mcp", mode="legacy") as other:  # another session
+            clean = await other.call_tool("web", {"action": "fetch", "url": page})
+        assert not clean.is_error, clean.content
+    finally:
+        server.stop()

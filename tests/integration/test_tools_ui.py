@@ -399,6 +399,53 @@ def test_chat_streams_an_answer_asks_back_and_waits_for_approval(tmp_path: Path,
         server.stop()
 
 
+def test_a_run_and_an_mcp_session_open_as_a_waterfall(tmp_path: Path, page: Any) -> None:
+    """The run view: calls placed in time, the approval waited on, the grounded answer."""
+    from playwright.sync_api import expect
+
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[profiles.careful]\nconfirm = ["get_quotes"]\n')
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    try:
+        page.goto(f"{server.url}/tools/chat")
+        page.select_option("#profile", "careful")
+        page.fill("#question", "How much is my AAPL position worth?")
+        page.click("#ask")
+        latest = page.locator(".run").first
+        latest.get_by_role("button", name="Approve").click()
+        expect(latest.locator("#run-state")).to_have_text("completed")
+        latest.locator("#run-view").click()  # from the chat to the run's view
+
+        waterfall = page.locator("#waterfall")
+        expect(page.locator("#run-state")).to_have_text("completed")
+        expect(waterfall.locator("tbody tr[data-call]")).to_have_count(3)  # 2 calls, 1 wait
+        expect(waterfall).to_contain_text("approval")
+        expect(waterfall).to_contain_text("tool:quotes:v1")
+        widths = waterfall.locator(".bar").evaluate_all("bars => bars.map(b => b.style.width)")
+        assert all(w.endswith("%") for w in widths), widths
+        expect(page.locator("#run-outcome #grounding")).to_have_text("grounded")
+        waterfall.locator("tbody tr", has_text="get_positions").first.click()
+        expect(waterfall).to_contain_text('"symbol": "AAPL"')  # its audit record
+        shot(page, "run-view")
+
+        page.goto(f"{server.url}/tools/history")
+        page.locator("#history a.group-link", has_text="run").first.click()
+        expect(page.locator("#waterfall")).to_contain_text("get_positions")
+
+        async def session_calls() -> None:  # a 2025-11-25 client: one connection
+            async with Client(f"{server.url}/mcp", mode="legacy") as client:
+                for symbol in ("AAPL", "MSFT"):
+                    await client.call_tool("get_positions", {"symbol": symbol})
+
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, session_calls()).result(timeout=60)
+        page.goto(f"{server.url}/tools/history")
+        page.locator("#history a.group-link", has_text="session").first.click()
+        expect(page.locator("#waterfall tbody tr[data-call]")).to_have_count(2)
+    finally:
+        server.stop()
+
+
 def pdf_with_image(title: str) -> bytes:
     """A real one-page PDF (matplotlib) with a sentence and a picture (an image XObject)."""
     import io

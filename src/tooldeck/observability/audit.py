@@ -432,6 +432,8 @@ class AuditStore:
         before_id: int | None = None,
         summary: bool = False,
         user: str | None = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
     ) -> list[AuditRecord]:
         """Recent records, newest first.
 
@@ -447,12 +449,20 @@ class AuditStore:
             summary: Leave out arguments, data and error details (a listing's rows).
             user: Only this user's calls (``anonymous``: also calls made without a
                 user); None: everyone's.
+            run_id: Only the calls of this chat run.
+            session_id: Only the calls of this session (an MCP connection's channel).
         """
         self.flush()
         c = tool_calls.c
         columns = _SUMMARY_COLUMNS if summary else tool_calls.columns
         stmt = select(*columns).order_by(c.id.desc()).limit(max(1, limit))
-        for column, value in ((c.tool_name, tool), (c.status, status), (c.error_type, error_type)):
+        for column, value in (
+            (c.tool_name, tool),
+            (c.status, status),
+            (c.error_type, error_type),
+            (c.run_id, run_id),
+            (c.session_id, session_id),
+        ):
             if value:
                 stmt = stmt.where(column == value)
         if profile is not None:

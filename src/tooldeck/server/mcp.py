@@ -126,7 +126,9 @@ def create_mcp_server(
     ) -> CallToolResult | InputRequiredResult:
         name = chosen(ctx)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        channel = only_client or _channel(ctx.session, modern)
+        # the SDK's session object lives one request; its connection lasts the session
+        connection = getattr(ctx.session, "_connection", None) or ctx.session
+        channel = only_client or _channel(connection, modern)
         if modern and params.input_responses:
             await _apply_answers(runtime, params, channel)
         modes = _elicitation_modes(ctx)
@@ -138,6 +140,7 @@ def create_mcp_server(
         call_ctx = runtime.context(
             profile=name,
             channel=channel,
+            session_id=None if channel == "mcp" else channel,  # the run view groups by it
             # the JSON-RPC id repeats across sessions: it names the call, not its record
             request_id=f"mcp-{ctx.request_id}-{new_request_id()}",
             confirm=confirm,

@@ -50,6 +50,10 @@ def history(
         int | None, Query(ge=1, le=ROW_ID_MAX, description="Next page: records older than this id.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    run: Annotated[str | None, Query(description="Only the calls of this chat run.")] = None,
+    session: Annotated[
+        str | None, Query(description="Only the calls of this session (an MCP connection).")
+    ] = None,
 ) -> dict[str, Any]:
     """The caller's recent calls (an approver's: everyone's), newest first.
 
@@ -69,6 +73,8 @@ def history(
         before_id=before_id,
         summary=True,
         user=_owner(request),
+        run_id=run or None,
+        session_id=session or None,
     )
     next_id = records[-1].id if len(records) == limit else None
     return {

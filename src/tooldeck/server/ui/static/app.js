@@ -4,6 +4,7 @@ import { buildForm, withCode } from "./form.js";
 import { chatPage } from "./chat.js";
 import { documentsPage } from "./documents.js";
 import { metricsPage } from "./metrics.js";
+import { runPage } from "./runs.js";
 import { sourcesPage } from "./sources.js";
 
 const app = document.getElementById("app");
@@ -64,10 +65,12 @@ profileSelect.addEventListener("change", () => {
 async function render() {
   const path = location.pathname.replace(/\/+$/, "");
   const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
-  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === page));
+  const nav = page === "runs" ? "history" : page; // a run is opened from History or Chat
+  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === nav));
   if (page === "metrics" || page === "approvals" || page === "chat" || page === "documents" || page === "sources") loadCatalog().catch(() => {}); // fills the profile selector
   try {
     if (page === "history") await historyPage();
+    else if (page === "runs") await runPage(app, { api, detail, authHeaders }, path.split("/").slice(3).join("/"));
     else if (page === "metrics") await metricsPage(app, { api, detail, filterSelect });
     else if (page === "approvals") await approvalsPage();
     else if (page === "chat") await chatPage(app, { api, detail, state, authHeaders, refreshPending });
@@ -330,7 +333,8 @@ function closest(name, names) {
 
 async function historyPage() {
   const params = new URLSearchParams(location.search);
-  const filters = { tool: params.get("tool") || "", status: params.get("status") || "", profile: params.get("profile") ?? "", since: params.get("since") || "" };
+  const filters = { tool: params.get("tool") || "", status: params.get("status") || "", profile: params.get("profile") ?? "", since: params.get("since") || "",
+    run: params.get("run") || "", session: params.get("session") || "" };
   const page = (before) => api("/api/audit", { query: { ...filters, before_id: before, limit: 50 } });
   const [catalog, first] = await Promise.all([loadCatalog(), page()]); // in parallel
   const tools = catalog.providers.flatMap((p) => p.tools.map((t) => t.name)).sort();
@@ -354,6 +358,16 @@ async function historyPage() {
   await load(undefined, first);
 }
 
+// A call made in a chat run or an MCP session links to that run's view.
+function groupLink(r) {
+  const [label, href] = r.run_id ? ["run", `/tools/runs/${encodeURIComponent(r.run_id)}`]
+    : r.session_id ? ["session", `/tools/runs/session/${encodeURIComponent(r.session_id)}`] : [null, null];
+  if (!label) return null;
+  const link = h("a", { href, "data-link": true, class: "group-link", title: `all calls of this ${label}` }, label);
+  link.addEventListener("click", (e) => e.stopPropagation()); // not the row's own toggle
+  return [" ", link];
+}
+
 // Today's calls by their time alone (a phone has room for time, tool and status).
 function shortTime(when) {
   return when.toDateString() === new Date().toDateString() ? when.toLocaleTimeString() : when.toLocaleString();
@@ -364,7 +378,7 @@ const WIDE = new Set(["error", "profile", "user", "source_id"]); // hidden on a 
 function historyRows(r) {
   const when = new Date(r.created_at);
   const row = h("tr", { class: "clickable", "data-id": r.id, tabindex: 0, "aria-expanded": "false" },
-    h("td", { title: when.toLocaleString() }, shortTime(when)), h("td", {}, r.tool_name),
+    h("td", { title: when.toLocaleString() }, shortTime(when)), h("td", {}, r.tool_name, groupLink(r)),
     h("td", {}, h("span", { class: `badge ${r.status === "success" ? "ok" : "err"}` }, r.status)),
     h("td", { title: r.error_message || "", class: "wide" }, r.error_type || ""), h("td", { class: "num" }, r.duration_ms != null ? r.duration_ms.toFixed(1) : ""),
     h("td", { class: "wide" }, r.profile || ""), h("td", { class: "wide" }, r.user || ""), h("td", { class: "wide" }, r.source_id ? h("code", {}, r.source_id) : ""));

@@ -2,9 +2,10 @@
 // Server-Sent Events), answer a clarifying question, approve or deny a waiting call.
 import { h } from "./dom.js";
 import { withCode } from "./form.js";
+import { answerView } from "./markdown.js";
 
 // Reads a text/event-stream body and calls onEvent(RunEvent) for each event.
-async function readEvents(response, onEvent) {
+export async function readEvents(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
@@ -21,61 +22,7 @@ async function readEvents(response, onEvent) {
   }
 }
 
-// Markdown of an answer, safely: text nodes only (no HTML is ever parsed); **bold**,
-// _italic_, `code`, lists and tables (GFM pipes, alignment from the separator row).
-function inline(text) {
-  return text.split(/(\*\*[^*\n]+\*\*|(?<!\w)_[^_\n]+_(?!\w))/).map((part, i) => {
-    if (i % 2 === 0) return withCode(part);
-    return part.startsWith("**") ? h("strong", {}, part.slice(2, -2)) : h("em", {}, part.slice(1, -1));
-  });
-}
-
-const TABLE_SEPARATOR = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
-const LIST_ITEM = /^\s*([-*•]|\d+\.)\s+/;
-
-function cells(line) {
-  return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
-}
-
-function tableView(lines) {
-  const [head, separator, ...rows] = lines;
-  const align = cells(separator).map((c) => (c.endsWith(":") ? (c.startsWith(":") ? "center" : "num") : null));
-  const cell = (tag) => (text, i) => h(tag, { class: align[i] }, ...inline(text));
-  return h("div", { class: "table-wrap" }, h("table", { class: "md" },
-    h("thead", {}, h("tr", {}, ...cells(head).map(cell("th")))),
-    h("tbody", {}, ...rows.map((row) => h("tr", {}, ...cells(row).map(cell("td")))))));
-}
-
-// One paragraph: runs of table rows, list items and text, each rendered as itself.
-function blockView(para) {
-  const lines = para.split("\n");
-  const out = [];
-  let i = 0;
-  while (i < lines.length) {
-    if (lines[i].trim().startsWith("|") && TABLE_SEPARATOR.test(lines[i + 1] || "")) {
-      let end = i + 2;
-      while (end < lines.length && lines[end].trim().startsWith("|")) end++;
-      out.push(tableView(lines.slice(i, end)));
-      i = end;
-    } else if (LIST_ITEM.test(lines[i])) {
-      const ordered = /^\s*\d+\./.test(lines[i]);
-      const items = [];
-      while (i < lines.length && LIST_ITEM.test(lines[i])) items.push(h("li", {}, ...inline(lines[i++].replace(LIST_ITEM, ""))));
-      out.push(h(ordered ? "ol" : "ul", {}, ...items));
-    } else {
-      const text = [];
-      while (i < lines.length && !LIST_ITEM.test(lines[i]) && !(lines[i].trim().startsWith("|") && TABLE_SEPARATOR.test(lines[i + 1] || ""))) text.push(lines[i++]);
-      out.push(h("p", {}, ...inline(text.join("\n"))));
-    }
-  }
-  return out;
-}
-
-function answerView(markdown) {
-  return h("div", { class: "answer", id: "answer" }, ...markdown.split(/\n{2,}/).flatMap(blockView));
-}
-
-function verdictBadge(grounding) {
+export function verdictBadge(grounding) {
   const kind = { grounded: "ok", repaired: "warn", ungrounded: "err" }[grounding.verdict] || "";
   return h("span", { class: `badge ${kind}`, id: "grounding", title: `${grounding.numbers_checked} numbers, ${grounding.citations_checked} citations checked` }, grounding.verdict);
 }
@@ -91,7 +38,8 @@ function runView(ctx, ask) {
   const body = h("div", {}, streamed);
   const waiting = h("div", {});
   let runId = null;
-  const panel = h("div", { class: "panel run" }, h("h2", {}, "Run ", stateBadge), waiting, body,
+  const viewLink = h("a", { class: "small", "data-link": true, hidden: true, id: "run-view" }, "timeline");
+  const panel = h("div", { class: "panel run" }, h("h2", {}, "Run ", stateBadge, " ", viewLink), waiting, body,
     h("div", { class: "table-wrap" }, callTable));
 
   const decide = async (approve, out) => {
@@ -109,6 +57,8 @@ function runView(ctx, ask) {
   };
   const onEvent = (event) => {
     runId = event.run_id;
+    viewLink.href = `/tools/runs/${encodeURIComponent(runId)}`;
+    viewLink.hidden = false;
     const d = event.data || {};
     switch (event.type) {
       case "run.created": case "run.started": stateBadge.textContent = "running"; waiting.replaceChildren(); break;
