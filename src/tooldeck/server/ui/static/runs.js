@@ -6,6 +6,8 @@ import { h } from "./dom.js";
 import { readEvents, verdictBadge } from "./chat.js";
 import { answerView } from "./markdown.js";
 
+const BADGE = { success: "ok", decided: "ok", running: "", waiting: "warn" }; // else: a failure
+
 const ms = (v) => (v == null ? "" : v < 10 ? v.toFixed(2) : v.toFixed(1));
 
 // The waterfall: rows of { label, start, end, status, source_id, as_of, detail(), kind }.
@@ -26,7 +28,7 @@ function waterfall(rows) {
       h("td", {}, r.kind === "approval" ? [h("span", { class: "badge warn" }, "approval"), " ", h("code", {}, r.label || "")] : h("code", {}, r.label)),
       h("td", { class: "lane" }, h("div", { class: "track" }, bar)),
       h("td", { class: "num" }, r.end == null ? "…" : ms(r.end - r.start)),
-      h("td", {}, r.status ? h("span", { class: `badge ${r.status === "success" || r.status === "approved" ? "ok" : r.status === "running" || r.status === "waiting" ? "" : "err"}` }, r.status) : ""),
+      h("td", {}, r.status ? h("span", { class: `badge ${BADGE[r.status] ?? "err"}` }, r.status) : ""),
       h("td", {}, r.source_id ? h("code", {}, r.source_id) : "", r.as_of ? h("span", { class: "muted small" }, ` ${r.as_of}`) : ""));
     const toggle = async () => {
       open.hidden = !open.hidden;
