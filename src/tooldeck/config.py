@@ -74,7 +74,7 @@ from tooldeck.packs.builtin.config import BuiltinConfig
 from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.providers.flow import FlowConfig
-from tooldeck.providers.mcp import MCPServerConfig, load_mcp_servers_file
+from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
 
 __all__ = [

@@ -96,10 +96,12 @@ class ApprovalFile:
             db.execute("BEGIN IMMEDIATE")
             try:
                 stored = dict(db.execute("SELECT id, body FROM approvals").fetchall())
-                items = {}
+                items, unreadable = {}, set()
                 for approval_id, body in stored.items():
-                    with contextlib.suppress(ValueError, TypeError, KeyError):
+                    try:
                         items[approval_id] = _load(body)
+                    except (ValueError, TypeError, KeyError):
+                        unreadable.add(approval_id)
                 yield items
                 for approval_id, approval in items.items():
                     body = _dump(approval)
@@ -108,7 +110,7 @@ class ApprovalFile:
                             "INSERT OR REPLACE INTO approvals (id, body) VALUES (?, ?)",
                             (approval_id, body),
                         )
-                gone = [(i,) for i in stored if i not in items and _readable(stored[i])]
+                gone = [(i,) for i in stored if i not in items and i not in unreadable]
                 db.executemany("DELETE FROM approvals WHERE id = ?", gone)
                 db.execute("COMMIT")
             except BaseException:
@@ -151,11 +153,3 @@ def _load(body: str) -> Approval:
         decision=None if decision is None else ConfirmationDecision(**decision),
         **data,
     )
-
-
-def _readable(body: str) -> bool:
-    try:
-        _load(body)
-    except (ValueError, TypeError, KeyError):
-        return False
-    return True

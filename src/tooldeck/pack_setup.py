@@ -1,0 +1,176 @@
+"""How ``build_runtime`` sets up packs: their tables, their tools, profiles and defaults.
+
+Every pack (shipped, a user's file, an installed entry point) goes through ``PackSetup``
+in order; whether a shipped pack is on, and why, is decided here and said at start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from tooldeck.config import ProfileConfig, Settings
+from tooldeck.core.context import ServiceContainer
+from tooldeck.core.intents import IntentPack, IntentPacks
+from tooldeck.core.names import closest_names
+from tooldeck.core.pack import Pack
+from tooldeck.core.tool import Tool
+from tooldeck.exceptions import ConfigError, ToolDeckError
+from tooldeck.packs.loader import LoadError
+from tooldeck.providers.policy import PolicyConfig, PolicyOverride
+
+__all__ = ["PackSetup", "with_pack_profiles", "with_policy_defaults"]
+
+
+class PackSetup:
+    """Sets packs up in order, collecting their tools, answers and policy defaults."""
+
+    def __init__(self, settings: Settings, services: ServiceContainer) -> None:
+        self.settings = settings
+        self.services = services
+        self.names: list[str] = []
+        self.tools: list[Tool] = []
+        self.intent_packs: list[IntentPack] = []
+        self.policy_defaults: dict[str, Mapping[str, Any]] = {}
+        self.profiles: dict[str, Mapping[str, Any]] = {}
+        self.states: dict[str, str] = {}
+        """Each shipped pack: ``on`` or ``off`` and why, and what it reaches; a user's
+        pack when it says what it reaches (``Runtime.packs``)."""
+
+    def add(self, pack: Pack, errors: list[LoadError]) -> None:
+        """Validate the pack's table and set it up.
+
+        A pack of another package whose ``setup`` fails with anything but a
+        ``ToolDeckError`` becomes a load error (the rest starts), as an import error does.
+
+        Raises:
+            ConfigError: the pack's table is invalid, or two packs share a name.
+            ToolDeckError: what the pack's ``setup`` raised (a bad data file, a typo).
+        """
+        if pack.name in self.names:
+            raise ConfigError(f"two packs are named {pack.name!r}; pack names must be unique")
+        self.names.append(pack.name)
+        try:
+            parts = pack.setup(self._config(pack), self.services)
+        except ToolDeckError:
+            raise
+        except Exception as exc:
+            errors.append(LoadError(f"pack {pack.name}", f"{type(exc).__name__}: {exc}"))
+            return
+        self.tools.extend(parts.tools)
+        if parts.reaches:
+            state = self.states.get(pack.name, "on (your pack)")
+            self.states[pack.name] = f"{state}; reaches {'; '.join(parts.reaches)}"
+        if parts.answers is not None:
+            self.intent_packs.append(parts.answers)
+        for name, fields in parts.policy_defaults.items():
+            self.policy_defaults.setdefault(name, fields)
+        for name, profile in parts.profiles.items():
+            self.profiles.setdefault(name, profile)
+
+    @property
+    def answers(self) -> IntentPack | None:
+        """What answers chat questions without a model, or None.
+
+        The packs' intents together: each question goes to the pack that claims it most.
+
+        Raises:
+            ConfigError: two packs declare an intent of the same name.
+        """
+        if len(self.intent_packs) <= 1:
+            return self.intent_packs[0] if self.intent_packs else None
+        try:
+            return IntentPacks(self.intent_packs)
+        except ValueError as exc:  # two packs declare one intent
+            raise ConfigError(f"packs {', '.join(self.names)}: {exc}") from None
+
+    def check_tables(self) -> None:
+        """Every ``[packs.<name>]`` table names a loaded pack.
+
+        Raises:
+            ConfigError: the unknown table, and the packs that exist.
+        """
+        for name in self.settings.packs:
+            if name not in self.names:
+                near = closest_names(name, self.names)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ConfigError(
+                    f"[packs.{name}]: no pack named {name!r}{hint}; "
+                    f"loaded packs: {', '.join(self.names) or 'none'}"
+                )
+
+    def _config(self, pack: Pack) -> Any:
+        """The pack's validated table: a shipped pack's own field, else ``[packs.<name>]``."""
+        own = Settings.model_fields.get(pack.name)
+        if (
+            own is not None
+            and pack.config_model is not None
+            and own.annotation is pack.config_model
+        ):
+            config = getattr(self.settings, pack.name)
+            on, why = _shipped_default(pack.name, config, self.settings)
+            self.states[pack.name] = f"{'on' if on else 'off'} ({why})"
+            return config if on == config.enabled else config.model_copy(update={"enabled": on})
+        table = self.settings.packs.get(pack.name, {})
+        if pack.config_model is None:
+            if table:
+                raise ConfigError(f"[packs.{pack.name}]: the pack takes no configuration")
+            return None
+        try:
+            return pack.config_model.model_validate(table)
+        except ValidationError as exc:
+            raise ConfigError(f"[packs.{pack.name}]: {exc}") from None
+
+
+def _shipped_default(name: str, config: Any, settings: Settings) -> tuple[bool, str]:
+    """Whether a shipped pack is on, and why (issue 26: your own tools are served alone).
+
+    Said in its table (``[builtin] enabled = true``, ``--with builtin``), it is as said.
+    Otherwise, when you name your own tools (``tools = [...]``, ``tooldeck mcp
+    ./tools.py``), the shipped packs stay off: a desktop model is not handed ``python``,
+    ``shell`` and a demo portfolio it would report as the user's. The demo data
+    (``brokerage``) is on only when nothing else is configured.
+    """
+    if "enabled" in config.model_fields_set:
+        return config.enabled, "as its table says (or --with)"
+    if settings.tools:
+        return False, "your own tools are served alone; add one with --with NAME"
+    if name == "brokerage" and settings.mcp_servers:
+        return False, "demo data, served only when nothing else is configured (--with NAME)"
+    return True, "the default when no tools of your own are named"
+
+
+def with_pack_profiles(
+    settings: Settings, offered: Mapping[str, Mapping[str, Any]], loaded: set[str]
+) -> Settings:
+    """``settings`` with the packs' profiles the configuration does not define.
+
+    A pack profile keeps only the tools that loaded (``rag`` without the built-in tools
+    has no ``python``), so that it never names a tool that does not exist.
+    """
+    added = {}
+    for name, fields in offered.items():
+        if name in settings.profiles:
+            continue
+        tools = fields.get("tools")
+        kept = {**fields, "tools": [t for t in tools if t in loaded]} if tools else fields
+        added[name] = ProfileConfig.model_validate(kept)
+    if not added:
+        return settings
+    return settings.model_copy(update={"profiles": {**added, **settings.profiles}})
+
+
+def with_policy_defaults(
+    config: PolicyConfig, defaults: Mapping[str, Mapping[str, Any]]
+) -> PolicyConfig:
+    """``config`` with the packs' per-tool defaults under what the configuration sets."""
+    if not defaults:
+        return config
+    tools = dict(config.tools)
+    for name, fields in defaults.items():
+        own = tools.get(name)
+        values = own.model_dump(exclude_unset=True) if own is not None else {}
+        tools[name] = PolicyOverride(**{**fields, **values})
+    return config.model_copy(update={"tools": tools})
