@@ -77,11 +77,31 @@ def test_a_row_it_cannot_read_is_kept_and_skipped(tmp_path: Path) -> None:
     store = ApprovalStore(path=path)
     approval_id = ask(store)
     with sqlite3.connect(path) as db:
-        db.execute("INSERT INTO approvals VALUES ('future', '{\"request\": {\"v\": 2}}')")
+        db.execute(
+            "INSERT INTO approval_requests VALUES "
+            "('future', 'pending', 'k', 9e18, '{\"request\": {\"v\": 2}}')"
+        )
     assert [a.request.approval_id for a in store.pending()] == [approval_id]
     store.deny(approval_id)
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT count(*) FROM approvals WHERE id = 'future'").fetchone() == (1,)
+        found = db.execute("SELECT count(*) FROM approval_requests WHERE id = 'future'")
+        assert found.fetchone() == (1,)
+
+
+def test_expiry_reaches_every_process_and_old_approvals_go(tmp_path: Path) -> None:
+    now = [1000.0]
+    path = tmp_path / "approvals.db"
+    server = ApprovalStore(ttl_s=60, clock=lambda: now[0], path=path)
+    terminal = ApprovalStore(ttl_s=60, clock=lambda: now[0], path=path)
+    approval_id = ask(server)
+    now[0] += 61
+    assert terminal.pending() == [] and terminal.get(approval_id).status == "expired"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="already expired"):
+        terminal.approve(approval_id)
+    now[0] += 61  # one more ttl: gone from the file
+    assert server.get(approval_id) is None
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM approval_requests").fetchone() == (0,)
 
 
 def test_not_a_database_says_which_file(tmp_path: Path) -> None:

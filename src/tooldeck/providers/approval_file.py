@@ -3,9 +3,10 @@
 The file (``<data_dir>/approvals.db``) is what lets a person approve, from a terminal
 (``tooldeck approvals``) or another server process, a call that a stdio MCP session
 asked for; and what keeps pending approvals over a restart. Every operation is one
-``BEGIN IMMEDIATE`` transaction that reads the table, changes it and writes the rows
-that changed, so two processes never decide the same approval twice. Approvals are
-few (pending ones, and decided ones until they expire), so reading them all is cheap.
+``BEGIN IMMEDIATE`` transaction that expires what is due (in SQL), reads the rows the
+operation is about (one id, one call, or the pending ones: indexed columns), and
+writes back the rows it changed; so two processes never decide the same approval
+twice, and the cost does not grow with the approvals decided earlier.
 
 Whoever can write the file can approve anything, so it is created ``0600`` in a
 ``0700`` folder, and a file or folder that another user owns or may write is refused.
@@ -22,7 +23,7 @@ import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.exceptions import ConfigError
@@ -30,7 +31,16 @@ from tooldeck.exceptions import ConfigError
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
 
-__all__ = ["ApprovalFile", "ApprovalMemory"]
+__all__ = ["ApprovalFile", "ApprovalMemory", "Rows", "call_key"]
+
+Rows = tuple[Literal["id", "call", "pending"], str | None]
+"""Which approvals an operation reads: ``("id", approval_id)``, ``("call", call_key)``
+(every approval of the same call) or ``("pending", None)``."""
+
+
+def call_key(request: ConfirmationRequest) -> str:
+    """What makes two requests the same call: tool, arguments hash and principal."""
+    return f"{request.tool}\n{request.arguments_hash}\n{request.principal}"
 
 
 class ApprovalMemory:
@@ -44,10 +54,14 @@ class ApprovalMemory:
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[dict[str, Approval]]:
-        """The approvals by id, to read and change in place."""
+    def transaction(self, rows: Rows, now: float, keep_s: float) -> Iterator[dict[str, Approval]]:
+        """Every approval by id (``rows`` is for the file), expired as of ``now``."""
         with self._lock:
+            expire(self._items, now, keep_s)
             yield self._items
+
+    def close(self) -> None:
+        """Nothing to close."""
 
 
 class ApprovalFile:
@@ -69,49 +83,52 @@ class ApprovalFile:
         self.path = path
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _check_private(path.parent)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        os.close(fd)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
         _check_private(path)
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
                 path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS approvals (id TEXT PRIMARY KEY, body TEXT NOT NULL)"
-            )
+            self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"cannot open the approval store {path}: {exc}") from None
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[dict[str, Approval]]:
-        """The approvals by id, read in one write transaction; changes are written back.
+    def transaction(self, rows: Rows, now: float, keep_s: float) -> Iterator[dict[str, Approval]]:
+        """The approvals ``rows`` names, by id; what the block changes is written back.
 
-        A row that cannot be read (written by a newer version, or damaged) is left as
-        it is and not shown.
+        First, approvals past their expiry are marked ``expired``, and those expired
+        more than ``keep_s`` ago deleted. A row that cannot be read (written by a newer
+        version, or damaged) is left as it is and not shown.
         """
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                stored = dict(db.execute("SELECT id, body FROM approvals").fetchall())
-                items, unreadable = {}, set()
-                for approval_id, body in stored.items():
-                    try:
-                        items[approval_id] = _load(body)
-                    except (ValueError, TypeError, KeyError):
-                        unreadable.add(approval_id)
+                db.execute("DELETE FROM approval_requests WHERE expires_at < ?", (now - keep_s,))
+                db.execute(_EXPIRE, (now,))
+                kind, value = rows
+                stored = db.execute(_SELECT[kind], () if value is None else (value,)).fetchall()
+                items: dict[str, Approval] = {}
+                before = {approval_id: (status, body) for approval_id, status, body in stored}
+                for approval_id, (status, body) in before.items():
+                    with contextlib.suppress(ValueError, TypeError, KeyError):
+                        items[approval_id] = _load(body, status)
                 yield items
                 for approval_id, approval in items.items():
                     body = _dump(approval)
-                    if stored.get(approval_id) != body:
+                    if before.get(approval_id) != (approval.status, body):
                         db.execute(
-                            "INSERT OR REPLACE INTO approvals (id, body) VALUES (?, ?)",
-                            (approval_id, body),
+                            _UPSERT,
+                            (
+                                approval_id,
+                                approval.status,
+                                call_key(approval.request),
+                                approval.request.expires_at,
+                                body,
+                            ),
                         )
-                gone = [(i,) for i in stored if i not in items and i not in unreadable]
-                db.executemany("DELETE FROM approvals WHERE id = ?", gone)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -121,6 +138,45 @@ class ApprovalFile:
         """Close the database connection."""
         with self._lock:
             self._db.close()
+
+
+def expire(items: dict[str, Approval], now: float, keep_s: float) -> None:
+    """Mark approvals past their expiry ``expired``; drop those expired ``keep_s`` ago."""
+    for approval_id, item in list(items.items()):
+        if item.request.expires_at > now:
+            continue
+        if now - item.request.expires_at > keep_s:
+            del items[approval_id]
+        elif item.status in ("pending", "approved", "denied"):
+            items[approval_id] = dataclasses.replace(item, status="expired")
+
+
+_SCHEMA = """
+PRAGMA journal_mode=WAL;
+PRAGMA synchronous=NORMAL;
+CREATE TABLE IF NOT EXISTS approval_requests (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    call_key TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS approval_requests_call ON approval_requests (call_key);
+CREATE INDEX IF NOT EXISTS approval_requests_status ON approval_requests (status);
+"""
+_EXPIRE = (
+    "UPDATE approval_requests SET status = 'expired' "
+    "WHERE expires_at <= ? AND status IN ('pending', 'approved', 'denied')"
+)
+_SELECT = {
+    "id": "SELECT id, status, body FROM approval_requests WHERE id = ?",
+    "call": "SELECT id, status, body FROM approval_requests WHERE call_key = ?",
+    "pending": "SELECT id, status, body FROM approval_requests WHERE status = 'pending'",
+}
+_UPSERT = (
+    "INSERT OR REPLACE INTO approval_requests (id, status, call_key, expires_at, body) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
 
 
 def _check_private(path: Path) -> None:
@@ -140,10 +196,11 @@ def _check_private(path: Path) -> None:
 
 def _dump(approval: Approval) -> str:
     body = dataclasses.asdict(approval)
+    del body["status"]  # a column of its own, which expiry updates in SQL
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
-def _load(body: str) -> Approval:
+def _load(body: str, status: str) -> Approval:
     from tooldeck.providers.approvals import Approval
 
     data: dict[str, Any] = json.loads(body)
@@ -151,5 +208,6 @@ def _load(body: str) -> Approval:
     return Approval(
         request=ConfirmationRequest(**data.pop("request")),
         decision=None if decision is None else ConfirmationDecision(**decision),
+        status=status,  # type: ignore[arg-type]
         **data,
     )

@@ -15,13 +15,14 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
 from tooldeck.core.context import ToolContext
-from tooldeck.providers.approval_file import ApprovalFile, ApprovalMemory
+from tooldeck.providers.approval_file import ApprovalFile, ApprovalMemory, Rows, call_key
 
 __all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider", "visible_to"]
 
@@ -168,8 +169,7 @@ class ApprovalStore:
         The same call is the same tool, arguments and principal, asked on the same
         channel (a call asked again in a chat run is not folded into a REST one).
         """
-        with self._state.transaction() as items:
-            self._expire(items)
+        with self._open(("call", call_key(request))) as items:
             for item in items.values():
                 if (
                     item.status == "pending"
@@ -182,8 +182,7 @@ class ApprovalStore:
 
     def get(self, approval_id: str) -> Approval | None:
         """The approval with this id, or None."""
-        with self._state.transaction() as items:
-            self._expire(items)
+        with self._open(("id", approval_id)) as items:
             return items.get(approval_id)
 
     def pending(self, principal: str | None = None, *, privileged: bool = True) -> list[Approval]:
@@ -193,8 +192,7 @@ class ApprovalStore:
             principal: Whose approvals (see ``visible_to``).
             privileged: Every principal's (the default, for trusted in-process code).
         """
-        with self._state.transaction() as items:
-            self._expire(items)
+        with self._open(("pending", None)) as items:
             found = [
                 a
                 for a in items.values()
@@ -264,8 +262,7 @@ class ApprovalStore:
             ValueError: the approval is not pending any more (already decided, used or
                 expired); the message says which.
         """
-        with self._state.transaction() as items:
-            self._expire(items)
+        with self._open(("id", approval_id)) as items:
             approval = items.get(approval_id)
             if approval is None:
                 raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
@@ -327,8 +324,7 @@ class ApprovalStore:
         Raises:
             KeyError: no approval has this id (or it expired and was pruned).
         """
-        with self._state.transaction() as items:
-            self._expire(items)
+        with self._open(("id", approval_id)) as items:
             approval = items.get(approval_id)
             if approval is None:
                 raise KeyError(f"no approval with id {approval_id!r}; it may have expired")
@@ -346,8 +342,7 @@ class ApprovalStore:
 
     def take(self, request: ConfirmationRequest) -> Approval | None:
         """Consume the decided, unexpired approval of the same call, if any."""
-        with self._state.transaction() as items:
-            self._expire(items)
+        with self._open(("call", call_key(request))) as items:
             for approval_id, item in items.items():
                 if item.status in ("approved", "denied") and _same_call(item.request, request):
                     items[approval_id] = replace(item, status="used")
@@ -364,18 +359,14 @@ class ApprovalStore:
 
     def close(self) -> None:
         """Close the file, if any (the in-memory store has nothing to close)."""
-        if isinstance(self._state, ApprovalFile):
-            self._state.close()
+        self._state.close()
 
-    def _expire(self, items: dict[str, Approval]) -> None:
-        now = self.clock()
-        for approval_id, item in list(items.items()):
-            if item.request.expires_at > now:
-                continue
-            if now - item.request.expires_at > self.ttl_s:  # kept one more ttl for history
-                del items[approval_id]
-            elif item.status in ("pending", "approved", "denied"):
-                items[approval_id] = replace(item, status="expired")
+    def _open(self, rows: Rows) -> AbstractContextManager[dict[str, Approval]]:
+        """The approvals ``rows`` names (in memory: all), expired as of now.
+
+        An approval is kept one ``ttl_s`` after it expired, for the history.
+        """
+        return self._state.transaction(rows, self.clock(), self.ttl_s)
 
 
 def _resolve(waiter: asyncio.Future[Approval], approval: Approval) -> None:
