@@ -85,6 +85,34 @@ async def test_a_tool_that_breaks_the_contract_still_gives_an_envelope() -> None
     assert "RuntimeError: broken contract" in result.error.message
 
 
+def test_execute_sync_keeps_one_loop_per_thread() -> None:
+    """What a tool binds to its loop (a client, a subprocess) works from call to call."""
+    import threading
+
+    first: dict[str, asyncio.AbstractEventLoop] = {}
+
+    @tool
+    async def same_loop(name: str) -> bool:
+        """Whether this call runs on the loop of its thread's first call.
+
+        Args:
+            name: Unused.
+        """
+        loop = asyncio.get_running_loop()
+        return first.setdefault(threading.current_thread().name, loop) is loop
+
+    registry = ToolRegistry([same_loop])
+    assert [registry.execute_sync("same_loop", {"name": "a"}).data for _ in range(3)] == [True] * 3
+    other: list[object] = []
+    worker = threading.Thread(
+        target=lambda: other.append(registry.execute_sync("same_loop", {"name": "b"}).data),
+        name="worker",
+    )
+    worker.start()
+    worker.join()
+    assert other == [True] and first["worker"] is not first["MainThread"]
+
+
 def test_execute_sync_outside_and_inside_a_loop() -> None:
     registry = ToolRegistry([get_quote])
     assert registry.execute_sync("get_quote", {"symbol": "A"}).data == {"symbol": "A"}

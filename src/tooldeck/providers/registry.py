@@ -11,7 +11,9 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import atexit
 import re
+import threading
 import traceback
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
@@ -205,7 +207,12 @@ class ToolRegistry(ToolsProvider):
     def execute_sync(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> ToolResult:
-        """``execute`` for synchronous code (runs its own event loop).
+        """``execute`` for synchronous code, on an event loop kept for the calling thread.
+
+        The loop lives as long as the thread (closed when the thread ends, or at exit),
+        so a call costs tens of microseconds rather than the milliseconds of an
+        ``asyncio.run`` per call, and what a tool keeps bound to its loop (an HTTP
+        client, a subprocess) stays usable from one call to the next.
 
         Raises:
             RuntimeError: called from a thread that is running an event loop; ``await
@@ -214,9 +221,38 @@ class ToolRegistry(ToolsProvider):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.execute(name, arguments, ctx))
+            return _thread_loop().run_until_complete(self.execute(name, arguments, ctx))
         raise RuntimeError("execute_sync() called inside a running event loop; use await execute()")
 
     def not_found(self, name: str, ctx: ToolContext | None = None) -> ToolResult:
         """The ``not_found`` result for ``name``, naming the closest tools."""
         return not_found(name, self._entries, ctx, self._lookup)
+
+
+class _ThreadLoop:
+    """An event loop owned by one thread: closed when that thread's locals go."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def __del__(self) -> None:
+        if not self.loop.is_closed() and not self.loop.is_running():
+            self.loop.close()
+
+
+_LOOPS = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """The calling thread's own event loop for ``execute_sync`` (made on first use)."""
+    held: _ThreadLoop | None = getattr(_LOOPS, "held", None)
+    if held is None or held.loop.is_closed():
+        held = _LOOPS.held = _ThreadLoop()
+        if threading.current_thread() is threading.main_thread():
+            atexit.register(_close, held)
+    return held.loop
+
+
+def _close(held: _ThreadLoop) -> None:
+    if not held.loop.is_closed() and not held.loop.is_running():
+        held.loop.close()
