@@ -120,3 +120,35 @@ def test_ordinary_text_is_left_alone() -> None:
         "symbol": "AAPL",
         "keyboard": "us",
     }
+
+
+SHORT_ONES = [
+    "xoxb-1-2abc",  # a Slack token shorter than the 16-character run
+    "AKCp8jQ3xYz12345",  # Artifactory
+    " AP6xxxxxxxxxx ",  # Artifactory
+    "Authorization: Bearer abcdefgh",
+    "https://user:hunter2@example.com/x",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIE",
+    "eyJhbGciOi.eyJzdWIiOi.sig",
+]
+
+
+@pytest.mark.parametrize(
+    "text", [*SECRETS.values(), *SHORT_ONES], ids=[*SECRETS, *(s[:12] for s in SHORT_ONES)]
+)
+def test_the_fast_pre_check_never_misses_what_the_patterns_find(text: str) -> None:
+    """``might_contain_secret`` skips the full pattern set only when no pattern can match."""
+    from tooldeck.observability.redact import _credentials, might_contain_secret
+
+    for value in (text, f'{{"value": "{text}"}}', f"x {text} y"):
+        if _credentials().search(value) is not None:
+            assert might_contain_secret(value), value
+
+
+def test_the_pre_check_was_checked_against_the_installed_patterns() -> None:
+    """A detect-secrets with other patterns turns the gate off (safe, slower) and fails here,
+    so the gate is reviewed against the new patterns (and ``_GATED`` updated)."""
+    from tooldeck.observability.redact import _gate_applies, might_contain_secret
+
+    assert _gate_applies()
+    assert not might_contain_secret('{"symbol": "AAPL", "as_of": "2026-11-20"}')
