@@ -18,7 +18,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from tooldeck.observability.tables import BUCKET_COLUMNS, BUCKETS_MS, tool_call_totals, tool_calls
 
-__all__ = ["Totals", "TotalsKey", "add_totals", "backfill_totals", "read_totals"]
+__all__ = [
+    "Totals",
+    "TotalsKey",
+    "add_totals",
+    "backfill_totals",
+    "read_totals",
+    "sqlite_totals_upsert",
+]
 
 TotalsKey = tuple[str, str, str, str]
 """(tool_name, status, error_type or "", profile or "")."""
@@ -104,6 +111,26 @@ def _upsert(dialect: str) -> Any:
             set_={c: tool_call_totals.c[c] + base.excluded[c] for c in _INCREMENTS},
         )
     return stmt
+
+
+def sqlite_totals_upsert(
+    totals: dict[TotalsKey, Totals],
+) -> tuple[str, list[tuple[Any, ...]]]:
+    """``add_totals`` for a raw ``sqlite3`` connection: the upsert's SQL and its rows.
+
+    The same statement ``add_totals`` runs, compiled once for SQLite with positional
+    parameters, for a writer that does not go through SQLAlchemy.
+    """
+    global _sqlite_upsert
+    if _sqlite_upsert is None:
+        compiled = _upsert("sqlite").compile(dialect=sqlite.dialect())
+        _sqlite_upsert = (compiled.string, tuple(compiled.positiontup or ()))
+    sql, order = _sqlite_upsert
+    rows = [_totals_row(key, t) for key, t in totals.items()]
+    return sql, [tuple(row[name] for name in order) for row in rows]
+
+
+_sqlite_upsert: tuple[str, tuple[str, ...]] | None = None
 
 
 def backfill_totals(conn: Connection) -> None:

@@ -62,6 +62,23 @@ class ObservedProvider(WrapperProvider):
                 retryable=True,
             )
         started = time.perf_counter()
+        if sink is not None:
+            sink.in_flight += 1
+            try:
+                return await self._observed(name, arguments, ctx, sink, started)
+            finally:
+                sink.in_flight -= 1
+        return await self._observed(name, arguments, ctx, None, started)
+
+    async def _observed(
+        self,
+        name: str,
+        arguments: Arguments,
+        ctx: ToolContext | None,
+        sink: AuditSink | None,
+        started: float,
+    ) -> ToolResult:
+        """The call inside its span, then its record (``sink``)."""
         tracer = self.tracer
         if tracer is None:
             try:
@@ -82,7 +99,9 @@ class ObservedProvider(WrapperProvider):
             tracer.end(span, token, result)
         if sink is not None:
             if sink.durability == "ack":
-                await asyncio.wrap_future(sink.record_acked(name, arguments, ctx, result))
+                stored = sink.record_acked(name, arguments, ctx, result)
+                if not stored.done():  # committed inline already when nobody else writes
+                    await asyncio.wrap_future(stored)
             else:
                 sink.record(name, arguments, ctx, result)
         return result
