@@ -29,6 +29,7 @@ marker with their size. When neither the database nor the fallback file takes a 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import logging
@@ -257,9 +258,11 @@ class AuditStore:
         self.engine: Engine = create_engine(url)
         self._raw: sqlite3.Connection | None = None
         """The writes' own connection to a SQLite file (no SQLAlchemy on the write path)."""
+        file = None
         if self.engine.dialect.name == "sqlite":
             database = self.engine.url.database
             if database and database != ":memory:":
+                file = database
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
             event.listen(self.engine, "connect", _sqlite_pragmas)
             default_fallback = Path(database or ".").with_suffix(".fallback.jsonl")
@@ -268,10 +271,9 @@ class AuditStore:
         self.fallback_path = fallback_path or default_fallback
         _create_schema(self.engine)
         self._insert_sql, self._positional = _compiled_insert(self.engine)
-        database = self.engine.url.database
-        if self.engine.dialect.name == "sqlite" and database and database != ":memory:":
+        if file is not None:
             self._raw = sqlite3.connect(
-                database, isolation_level=None, check_same_thread=False, timeout=5.0
+                file, isolation_level=None, check_same_thread=False, timeout=5.0
             )
             _sqlite_pragmas(self._raw, None)
             self._raw.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints
@@ -480,9 +482,9 @@ class AuditStore:
         self._writer.join(timeout=10)
         self.flush()
         if self._raw is not None:
-            with self._write_lock:
+            with self._write_lock, contextlib.suppress(sqlite3.Error):  # a full disk
                 self._raw.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                self._raw.close()
+            self._raw.close()
         self.engine.dispose()
         atexit.unregister(self.close)
 
