@@ -72,6 +72,10 @@ def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on(  # what the page's Content-Security-Policy refused: the UI must not need it
+        "console",
+        lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     yield page
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
@@ -285,6 +289,8 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
 
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Security Policy" in m.text else None)
     held = httpx.post(f"{server.url}/api/tools/execute/shell", json={"command": "echo phone"})
     assert held.status_code == 409  # a pending approval, for the Approvals page
     try:
@@ -312,6 +318,7 @@ def test_a_phone_sees_every_page_without_sideways_scrolling(
         page.goto(f"{server.url}/tools/history")
         status = page.locator("#history tbody tr").first.locator("td").nth(2)
         expect(status).to_be_in_viewport()  # not scrolled off to the right
+        assert refused == [], refused  # every page works under its Content-Security-Policy
     finally:
         context.close()
 

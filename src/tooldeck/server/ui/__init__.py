@@ -16,14 +16,25 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from starlette.staticfiles import StaticFiles
 
-__all__ = ["STATIC_DIR", "install"]
+__all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "install"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 
 
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+"""The page's own files only: no inline script or style, nothing from elsewhere, not
+framed. The page shows text other people wrote (tool results, documents, answers) as
+text nodes; this is the net under that rule."""
+
+
 async def _page(path: str = "") -> FileResponse:
     """The UI's single page; the browser routes on ``location.pathname``."""
-    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+    headers = {"Cache-Control": "no-cache", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
+    return FileResponse(STATIC_DIR / "index.html", headers=headers)
 
 
 def install(app: FastAPI) -> None:

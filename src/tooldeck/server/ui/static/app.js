@@ -392,7 +392,7 @@ function historyRows(r) {
     row.setAttribute("aria-expanded", String(!expanded.hidden));
     if (expanded.hidden || holder.childElementCount) return;
     const { data } = await api(`/api/audit/${r.id}`);
-    holder.append(h("div", { class: "layout", style: "grid-template-columns: 1fr 1fr" },
+    holder.append(h("div", { class: "layout two" },
       h("div", {}, h("h2", {}, "Arguments"), h("pre", {}, JSON.stringify(data.arguments, null, 2))),
       h("div", {}, h("h2", {}, data.error_type ? `Error: ${data.error_type}` : "Data"),
         h("pre", {}, data.error_type ? `${data.error_message}\n${data.error_details ? JSON.stringify(data.error_details, null, 2) : ""}` : JSON.stringify(data.data, null, 2)))),

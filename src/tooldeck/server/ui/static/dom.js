@@ -1,10 +1,10 @@
 // h(tag, attrs, ...children): a small element builder; on* attributes become listeners.
+// Children are nodes or text (never parsed as HTML).
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
     if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
-    else if (key === "html") el.innerHTML = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   for (const child of children.flat()) {
