@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deadlines import wait_until
+from deadlines import scaled, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +43,7 @@ def test_ctrl_c_says_cancelled_and_exits_at_once(tmp_path: Path) -> None:
     start = time.perf_counter()
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
-    assert time.perf_counter() - start < 5  # not the 60 s the thread still sleeps
+    assert time.perf_counter() - start < scaled(10)  # not the 60 s the thread still sleeps
     assert process.returncode == 130 and "cancelled" in stderr
     audit = subprocess.run(
         [sys.executable, "-m", "tooldeck", "audit", "--json"],

@@ -203,7 +203,7 @@ def test_a_hostile_upload_gets_an_answer_and_the_server_stays_responsive(
     assert response.status_code in (200, 400), response.text
     if response.status_code == 400:
         assert name in response.json()["detail"] or "limit" in response.json()["detail"]
-    assert elapsed < 10 + 5  # parse_timeout_s, and the answer after it
+    assert elapsed < scaled(10 + 5)  # parse_timeout_s, and the answer after it
     # responsive: a parse on the event loop blocked it for seconds; a busy 2-core machine
     # adds 100-200 ms of scheduling (speed itself is measured in benchmarks/, not here)
     assert probe.failures == 0 and probe.worst < scaled(1000), probe.worst

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import scaled
 from tooldeck.packs.builtin import PythonTool, Roots, make_sandbox
 from tooldeck.packs.builtin.config import PythonConfig
 
@@ -158,5 +159,5 @@ async def test_a_stopped_or_killed_fork_server_is_replaced_within_a_second(
         await asyncio.sleep(1.0)
         started = time.perf_counter()
         assert await run(python, "result = 2") == 2
-        assert time.perf_counter() - started < 1.0  # already replaced, not after a timeout
+        assert time.perf_counter() - started < scaled(1.0)  # replaced, not after a timeout
         assert python.sandbox._server is not server
