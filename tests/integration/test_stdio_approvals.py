@@ -113,3 +113,53 @@ def test_deny_from_the_terminal_tells_the_model_why(tmp_path: Path) -> None:
     assert denied["error"]["type"] == "denied"
     assert "keep it" in denied["error"]["message"]
     assert "no call is waiting" in tooldeck("approvals").stderr
+
+
+@pytest.mark.integration
+def test_watch_asks_about_each_waiting_call_and_records_the_answer(tmp_path: Path) -> None:
+    import signal
+
+    from deadlines import wait_until
+
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "tooldeck.toml").write_text('tools = ["./tools.py"]\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    watch = subprocess.Popen(
+        [str(BIN / "tooldeck"), "approvals", "watch"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watch.stdin is not None
+        watch.stdin.write("y\n")  # the person's answer to the first question
+        watch.stdin.flush()
+        asked = subprocess.run(
+            [str(BIN / "tooldeck"), "call", "delete_note", "name=x"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert json.loads(asked.stdout)["error"]["type"] == "confirmation_required"
+
+        def ran() -> bool:
+            again = subprocess.run(
+                [str(BIN / "tooldeck"), "call", "delete_note", "name=x"],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            return json.loads(again.stdout)["status"] == "success"
+
+        wait_until(ran, "the call approved in `tooldeck approvals watch` to run")
+    finally:
+        watch.send_signal(signal.SIGINT)
+        out, err = watch.communicate(timeout=30)
+    assert "delete_note" in out and "approved delete_note" in err, out + err
