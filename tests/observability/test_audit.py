@@ -170,3 +170,34 @@ def test_large_arguments_and_data_are_stored_as_size_hash_and_head(tmp_path: Pat
     assert record.arguments["head"].startswith('{"blob": "zzz')
     assert record.data["_truncated"] is True and record.data["size_bytes"] > 200_000
     assert (tmp_path / "audit.db").stat().st_size < 1_000_000
+
+
+def test_processes_starting_together_on_a_new_project_all_open_the_audit(
+    tmp_path: Path,
+) -> None:
+    """A desktop client's ``tooldeck mcp`` beside ``tooldeck serve``: both create the schema."""
+    import subprocess
+    import sys
+    import time
+
+    opener = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from tooldeck.observability.audit import AuditStore\n"
+        "while time.time() < float(sys.argv[2]): pass\n"
+        "AuditStore.sqlite(Path(sys.argv[1]) / 'audit.db').close()\n"
+    )
+    for round_ in range(3):
+        folder = tmp_path / f"project{round_}"
+        folder.mkdir()
+        start = str(time.time() + 2.0)  # every process past its imports by then
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", opener, str(folder), start],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        ended = [(p.communicate(timeout=60)[1], p.returncode) for p in processes]
+        assert [code for _, code in ended] == [0, 0, 0], [err[-600:] for err, _ in ended]

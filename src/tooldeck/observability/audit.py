@@ -57,6 +57,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
@@ -269,7 +270,7 @@ class AuditStore:
         else:
             default_fallback = Path("audit-fallback.jsonl")
         self.fallback_path = fallback_path or default_fallback
-        _create_schema(self.engine)
+        _create_schema_once(self.engine)
         self._insert_sql, self._positional = _compiled_insert(self.engine)
         if file is not None:
             self._raw = sqlite3.connect(
@@ -699,9 +700,9 @@ def _compiled_insert(engine: Engine) -> tuple[str, bool]:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA busy_timeout=5000")  # first: switching to WAL takes a lock
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
 
 
@@ -737,6 +738,30 @@ def _batch_totals(rows: list[tuple[Any, ...]]) -> dict[TotalsKey, Totals]:
             entry = totals[key] = Totals()
         entry.add(row[_DURATION_FIELD])
     return totals
+
+
+def _create_schema_once(engine: Engine, attempts: int = 6) -> None:
+    """``_create_schema``, when other processes may be creating the same schema.
+
+    Two tooldeck processes started together on a new project (a desktop client's
+    ``tooldeck mcp`` beside ``tooldeck serve``, ``tooldeck approvals``) both find the
+    tables missing and both create them; the slower one's ``CREATE TABLE`` (or ``ADD
+    COLUMN``, or ``CREATE INDEX``) fails because the other's landed first. Creation is
+    idempotent, so it is tried again and then finds everything there.
+
+    Raises:
+        OperationalError: a failure that is not that race, or the race every time.
+    """
+    for attempt in range(attempts):
+        try:
+            _create_schema(engine)
+            return
+        except OperationalError as exc:
+            text = str(exc)
+            raced = "already exists" in text or "duplicate column" in text or "locked" in text
+            if not raced or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 def _create_schema(engine: Engine) -> None:
