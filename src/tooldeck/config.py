@@ -73,6 +73,7 @@ from tooldeck.packs.brokerage.config import BrokerageConfig
 from tooldeck.packs.builtin.config import BuiltinConfig
 from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.knowledge.config import KnowledgeConfig
+from tooldeck.providers.approval_file import not_private
 from tooldeck.providers.flow import FlowConfig
 from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
@@ -473,12 +474,7 @@ def project_data_dir(folder: Path | None = None) -> Path:
     folder = (folder or Path.cwd()).resolve()
     own = folder / ".tooldeck"
     with contextlib.suppress(OSError):
-        info = own.stat()
-        if (
-            stat.S_ISDIR(info.st_mode)
-            and info.st_uid == os.getuid()
-            and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-        ):
+        if own.is_dir() and not_private(own) is None:  # what approvals.db needs, too
             return own
     digest = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:8]
     name = re.sub(r"[^A-Za-z0-9._-]", "_", folder.name) or "root"

@@ -31,7 +31,7 @@ from tooldeck.exceptions import ConfigError
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
 
-__all__ = ["ApprovalFile", "ApprovalMemory", "Rows", "call_key"]
+__all__ = ["ApprovalFile", "ApprovalMemory", "Rows", "call_key", "not_private"]
 
 Rows = tuple[Literal["id", "call", "pending"], str | None]
 """Which approvals an operation reads: ``("id", approval_id)``, ``("call", call_key)``
@@ -179,19 +179,31 @@ _UPSERT = (
 )
 
 
-def _check_private(path: Path) -> None:
+def not_private(path: Path) -> str | None:
+    """Why another user could change ``path`` (a file or folder), or None when only we can.
+
+    Private: owned by this user and writable by neither group nor others (no POSIX
+    owners, as on Windows: only the mode is checked).
+
+    Raises:
+        OSError: ``path`` cannot be read.
+    """
     info = path.stat()
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise ConfigError(
-            f"the approval store {path} belongs to another user (uid {info.st_uid}); "
-            "whoever can write it can approve calls: use a data_dir of your own"
-        )
+        return f"belongs to another user (uid {info.st_uid})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise ConfigError(
-            f"the approval store {path} may be written by group or others "
-            f"(mode {stat.filemode(info.st_mode)}); whoever can write it can approve "
-            f"calls: chmod go-w {path}"
-        )
+        return f"may be written by group or others (mode {stat.filemode(info.st_mode)})"
+    return None
+
+
+def _check_private(path: Path) -> None:
+    why = not_private(path)
+    if why is None:
+        return
+    fix = "chmod go-w " + str(path) if "mode" in why else "use a data_dir of your own"
+    raise ConfigError(
+        f"the approval store {path} {why}; whoever can write it can approve calls: {fix}"
+    )
 
 
 def _dump(approval: Approval) -> str:
