@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tooldeck.cli.shared import ConfigOption, err, out, row, runtime_for
+from tooldeck.cli.shared import ConfigOption, clip, err, out, row, runtime_for
 from tooldeck.observability.audit import AuditStore
 from tooldeck.observability.metering import GroupBy, parse_since
 from tooldeck.runtime import Runtime
@@ -87,10 +87,10 @@ def audit(
     table.add_column("ms", no_wrap=True, justify="right")
     table.add_column("call and outcome", overflow="fold", ratio=1, min_width=24)
     for r in records:
-        detail = Text(_clip(json.dumps(r.arguments), 80))
+        detail = Text(clip(json.dumps(r.arguments), 80))
         if r.error_type:
             detail.append(f"\n{r.error_type}", "red")
-            detail.append(f": {_clip(r.error_message or '', 100)}")
+            detail.append(f": {clip(r.error_message or '', 100)}")
         else:
             detail.append("\nsuccess", "green")
             if r.source_id:
@@ -103,10 +103,6 @@ def audit(
             detail,
         )
     out.print(table)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @audit_app.command("export")

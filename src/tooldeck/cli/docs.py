@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from tooldeck.cli.shared import ConfigOption, err, out, row, runtime_for, session
+from tooldeck.cli.shared import ConfigOption, clip, err, out, row, runtime_for, session
 from tooldeck.config import Settings, load_settings
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError, ToolFailure
@@ -262,10 +262,5 @@ def search(
         head = Text(f"{block['document_title']}", "bold")
         head.append(f"  {where or ''}  {block['source_id']}  score {block['score']:.3g}")
         out.print(head)
-        out.print(Text(_clip(block["content_text"], 400)))
+        out.print(Text(clip(" ".join(block["content_text"].split()), 400)))
         out.print()
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -25,6 +25,7 @@ __all__ = [
     "ConfigOption",
     "ProfileOption",
     "ToolsOption",
+    "clip",
     "err",
     "out",
     "parse_pairs",
@@ -39,6 +40,11 @@ T = TypeVar("T")
 # comes from tools, users or the audit goes through escape() or Text, never markup.
 out = Console(emoji=False)
 err = Console(stderr=True, soft_wrap=True, emoji=False)  # paths in errors stay copyable
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def row(table: Table, *cells: str | Text) -> None:

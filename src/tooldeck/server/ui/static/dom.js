@@ -13,3 +13,6 @@ export function h(tag, attrs = {}, ...children) {
   }
   return el;
 }
+
+// A duration in ms as the tables show it: two decimals under 10, one above; "—" if none.
+export const ms = (v) => (v == null ? "—" : v.toFixed(v < 10 ? 2 : 1));

@@ -1,7 +1,7 @@
 // The Metrics page: per tool (or profile) calls, failures, calls waiting for a person,
 // latency percentiles, and a chart of the selected row over the window (uPlot, vendored
 // in static/vendor: nothing is fetched from the internet).
-import { h } from "./dom.js";
+import { h, ms } from "./dom.js";
 
 let loading = null;
 
@@ -67,7 +67,6 @@ export async function metricsPage(app, { api, detail, filterSelect }) {
   const total = data.stats.reduce((n, s) => n + s.calls, 0);
   const failures = data.stats.reduce((n, s) => n + s.errors, 0);
   const waiting = data.stats.reduce((n, s) => n + (s.waiting || 0), 0);
-  const ms = (v) => (v == null ? "—" : v.toFixed(v < 10 ? 2 : 1));
   const holder = h("div", { id: "metrics-chart", class: "chart" });
   const title = h("h2", { id: "chart-title" });
   const select = (stat, row) => {

@@ -2,13 +2,11 @@
 // (/tools/runs/session/<id>) as a waterfall of its tool calls, each placed at its start
 // and as long as it took, with its arguments, result, provenance, the approvals the run
 // waited on and the answer's grounding. A run still going is drawn live from its events.
-import { h } from "./dom.js";
+import { h, ms } from "./dom.js";
 import { readEvents, verdictBadge } from "./chat.js";
 import { answerView } from "./markdown.js";
 
 const BADGE = { success: "ok", decided: "ok", running: "", waiting: "warn" }; // else: a failure
-
-const ms = (v) => (v == null ? "" : v < 10 ? v.toFixed(2) : v.toFixed(1));
 
 // The waterfall: rows of { label, start, end, status, source_id, as_of, detail(), kind }.
 function waterfall(rows) {
