@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from integration import processes
 from tooldeck.config import find_config, load_settings
 from tooldeck.exceptions import ConfigError
 from tooldeck.runtime import build_runtime
@@ -36,14 +37,7 @@ def plant(folder: Path) -> Path:
 
 def tooldeck(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TOOLDECK_DATA_DIR": str(home / "d")}
-    return subprocess.run(
-        [str(BIN / "tooldeck"), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return processes.tooldeck(*args, cwd=cwd, env=env)
 
 
 def test_a_config_in_a_world_writable_folder_above_is_not_read(tmp_path: Path) -> None:

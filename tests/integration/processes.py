@@ -1,5 +1,6 @@
-"""Helpers for tests that start real processes and servers: ``tooldeck serve``, a
-local HTTP server, free ports."""
+"""Helpers for tests that start real processes and servers: ``tooldeck serve``, the
+``tooldeck`` command, a project with a tool that needs confirmation, a local HTTP
+server, free ports."""
 
 from __future__ import annotations
 
@@ -18,6 +19,47 @@ from pathlib import Path
 import httpx
 
 from deadlines import scaled
+
+BIN = Path(sys.executable).parent
+"""Where this environment's ``tooldeck`` command is (a desktop launch names it so)."""
+
+CONFIRMED_TOOL = '''
+from tooldeck import tool
+
+
+@tool(requires_confirmation=True)
+def delete_note(name: str) -> dict:
+    """Delete a note.
+
+    Args:
+        name: The note.
+    """
+    return {"deleted": name}
+'''
+"""A ``tools.py`` whose one tool, ``delete_note``, a person must approve each call of."""
+
+
+def confirming_project(folder: Path, extra: str = "") -> Path:
+    """``folder`` as a project serving ``CONFIRMED_TOOL``; its ``tooldeck.toml`` + ``extra``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tools.py").write_text(CONFIRMED_TOOL)
+    config = folder / "tooldeck.toml"
+    config.write_text('tools = ["./tools.py"]\n' + extra)
+    return config
+
+
+def tooldeck(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run this environment's ``tooldeck`` command, its output captured as text."""
+    return subprocess.run(
+        [str(BIN / "tooldeck"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def free_port() -> int:

@@ -4,47 +4,25 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-
-BIN = Path(sys.executable).parent
-TOOLS = '''
-from tooldeck import tool
-
-
-@tool(requires_confirmation=True)
-def delete_note(name: str) -> dict:
-    """Delete a note.
-
-    Args:
-        name: The note.
-    """
-    return {"deleted": name}
-'''
+from processes import confirming_project, tooldeck
 
 
 def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "tooldeck"), "doctor", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd / "home"), "COLUMNS": "200"},
-    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd / "home"), "COLUMNS": "200"}
+    return tooldeck("doctor", *args, cwd=cwd, env=env, timeout=300)
 
 
 @pytest.mark.integration
 @pytest.mark.anyio
 async def test_doctor_reports_what_a_desktop_client_gets(tmp_path: Path) -> None:
-    (tmp_path / "tools.py").write_text(TOOLS)
-    config = tmp_path / "tooldeck.toml"
-    config.write_text(
-        'tools = ["./tools.py"]\n[mcp_servers.time]\ncommand = "mcp-server-time"\n'
-        '[mcp_servers.gone]\ncommand = "mcp-server-that-is-not-installed"\n'
+    config = confirming_project(
+        tmp_path,
+        '[mcp_servers.time]\ncommand = "mcp-server-time"\n'
+        '[mcp_servers.gone]\ncommand = "mcp-server-that-is-not-installed"\n',
     )
     done = doctor(cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -13,36 +13,18 @@ import re
 import shlex
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-
-BIN = Path(sys.executable).parent
-TOOLS = '''
-from tooldeck import tool
-
-
-@tool(requires_confirmation=True)
-def delete_note(name: str) -> dict:
-    """Delete a note.
-
-    Args:
-        name: The note.
-    """
-    return {"deleted": name}
-'''
+from processes import BIN, confirming_project, tooldeck
 
 
 @pytest.mark.integration
 @pytest.mark.anyio
 async def test_a_terminal_approves_what_a_stdio_session_asked(tmp_path: Path) -> None:
     project = tmp_path / "project"
-    project.mkdir()
-    (project / "tools.py").write_text(TOOLS)
-    config = project / "tooldeck.toml"
-    config.write_text('tools = ["./tools.py"]\n')
+    config = confirming_project(project)
     home = tmp_path / "home"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
     params = StdioServerParameters(
@@ -59,14 +41,7 @@ async def test_a_terminal_approves_what_a_stdio_session_asked(tmp_path: Path) ->
         assert command[0] == str(BIN / "tooldeck")  # not on the bare PATH: spelled out
         again = await client.call_tool("delete_note", {"name": "groceries"})
         assert again.is_error  # still waiting: one pending approval, not two
-        listed = subprocess.run(
-            [str(BIN / "tooldeck"), "approvals", "--json", "--config", str(config)],
-            cwd=home.parent,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        listed = tooldeck("approvals", "--json", "--config", str(config), cwd=tmp_path, env=env)
         assert [json.loads(line)["tool"] for line in listed.stdout.splitlines()] == [
             "delete_note"
         ], listed.stderr
@@ -89,30 +64,22 @@ async def test_a_terminal_approves_what_a_stdio_session_asked(tmp_path: Path) ->
 
 @pytest.mark.integration
 def test_deny_from_the_terminal_tells_the_model_why(tmp_path: Path) -> None:
-    (tmp_path / "tools.py").write_text(TOOLS)
-    (tmp_path / "tooldeck.toml").write_text('tools = ["./tools.py"]\n')
+    confirming_project(tmp_path)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
 
-    def tooldeck(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(BIN / "tooldeck"), *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return tooldeck(*args, cwd=tmp_path, env=env)
 
-    asked = json.loads(tooldeck("call", "delete_note", "name=x").stdout)
+    asked = json.loads(run("call", "delete_note", "name=x").stdout)
     approval_id = asked["error"]["details"]["approval_id"]
     assert "--yes" in asked["error"]["message"]
-    unknown = tooldeck("approvals", "deny", "0123456789abcdef")
+    unknown = run("approvals", "deny", "0123456789abcdef")
     assert unknown.returncode == 1 and f"waiting: {approval_id}" in unknown.stderr
-    assert tooldeck("approvals", "deny", approval_id, "--reason", "keep it").returncode == 0
-    denied = json.loads(tooldeck("call", "delete_note", "name=x").stdout)
+    assert run("approvals", "deny", approval_id, "--reason", "keep it").returncode == 0
+    denied = json.loads(run("call", "delete_note", "name=x").stdout)
     assert denied["error"]["type"] == "denied"
     assert "keep it" in denied["error"]["message"]
-    assert "no call is waiting" in tooldeck("approvals").stderr
+    assert "no call is waiting" in run("approvals").stderr
 
 
 @pytest.mark.integration
@@ -121,8 +88,7 @@ def test_watch_asks_about_each_waiting_call_and_records_the_answer(tmp_path: Pat
 
     from deadlines import wait_until
 
-    (tmp_path / "tools.py").write_text(TOOLS)
-    (tmp_path / "tooldeck.toml").write_text('tools = ["./tools.py"]\n')
+    confirming_project(tmp_path)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     watch = subprocess.Popen(
         [str(BIN / "tooldeck"), "approvals", "watch"],
@@ -137,25 +103,11 @@ def test_watch_asks_about_each_waiting_call_and_records_the_answer(tmp_path: Pat
         assert watch.stdin is not None
         watch.stdin.write("y\n")  # the person's answer to the first question
         watch.stdin.flush()
-        asked = subprocess.run(
-            [str(BIN / "tooldeck"), "call", "delete_note", "name=x"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        asked = tooldeck("call", "delete_note", "name=x", cwd=tmp_path, env=env)
         assert json.loads(asked.stdout)["error"]["type"] == "confirmation_required"
 
         def ran() -> bool:
-            again = subprocess.run(
-                [str(BIN / "tooldeck"), "call", "delete_note", "name=x"],
-                cwd=tmp_path,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
+            again = tooldeck("call", "delete_note", "name=x", cwd=tmp_path, env=env)
             return json.loads(again.stdout)["status"] == "success"
 
         wait_until(ran, "the call approved in `tooldeck approvals watch` to run")

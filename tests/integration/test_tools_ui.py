@@ -354,103 +354,103 @@ def test_a_ranking_answer_is_a_table_and_a_waiting_call_is_a_question(
     expect(page.locator("#f-symbol")).to_be_visible()
 
 
-def test_chat_streams_an_answer_asks_back_and_waits_for_approval(tmp_path: Path, page: Any) -> None:
+@pytest.fixture
+def careful(tmp_path: Path) -> Iterator[Server]:
+    """A server whose profile ``careful`` asks before every ``get_quotes``."""
+    config = tmp_path / "tooldeck.toml"
+    config.write_text('[profiles.careful]\nconfirm = ["get_quotes"]\n')
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    yield server
+    server.stop()
+
+
+def test_chat_streams_an_answer_asks_back_and_waits_for_approval(
+    careful: Server, page: Any
+) -> None:
     """The Chat page: a clarifying question, a call approved in the chat, one on Approvals."""
     from playwright.sync_api import expect
 
-    config = tmp_path / "tooldeck.toml"
-    config.write_text('[profiles.careful]\nconfirm = ["get_quotes"]\n')
-    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
-    try:
-        page.goto(f"{server.url}/tools/chat")
-        page.select_option("#profile", "careful")
-        page.fill("#question", "How did my portfolio perform?")
-        page.click("#ask")
-        clarify = page.locator("form.clarify")
-        expect(clarify).to_contain_text("YTD")
-        clarify.get_by_label("YTD").check()
-        clarify.get_by_role("button", name="Answer").click()
-        latest = page.locator(".run").first
-        expect(latest.locator("#run-state")).to_have_text("completed")
-        expect(latest.locator("#grounding")).to_have_text("grounded")
-        expect(latest.locator("#citations")).to_contain_text("tool:performance:v1")
-        expect(latest.locator("#run-calls")).to_contain_text("get_performance")
+    page.goto(f"{careful.url}/tools/chat")
+    page.select_option("#profile", "careful")
+    page.fill("#question", "How did my portfolio perform?")
+    page.click("#ask")
+    clarify = page.locator("form.clarify")
+    expect(clarify).to_contain_text("YTD")
+    clarify.get_by_label("YTD").check()
+    clarify.get_by_role("button", name="Answer").click()
+    latest = page.locator(".run").first
+    expect(latest.locator("#run-state")).to_have_text("completed")
+    expect(latest.locator("#grounding")).to_have_text("grounded")
+    expect(latest.locator("#citations")).to_contain_text("tool:performance:v1")
+    expect(latest.locator("#run-calls")).to_contain_text("get_performance")
 
-        page.fill("#question", "What is AAPL trading at?")
-        page.click("#ask")
-        latest = page.locator(".run").first
-        expect(latest.locator("#pending")).to_contain_text("get_quotes")
-        expect(page.locator("#pending-count")).to_have_text("1")
-        shot(page, "chat-waiting")
-        latest.get_by_role("button", name="Approve").click()
-        expect(latest.locator("#run-state")).to_have_text("completed")
-        expect(latest.locator("#grounding")).to_have_text("grounded")
-        expect(latest.locator("#citations")).to_contain_text("tool:quotes:v1")
-        expect(latest.locator("#answer")).to_contain_text("AAPL")
-        expect(latest.locator("#run-calls tbody tr")).to_contain_text("success")
-        shot(page, "chat-answered")
+    page.fill("#question", "What is AAPL trading at?")
+    page.click("#ask")
+    latest = page.locator(".run").first
+    expect(latest.locator("#pending")).to_contain_text("get_quotes")
+    expect(page.locator("#pending-count")).to_have_text("1")
+    shot(page, "chat-waiting")
+    latest.get_by_role("button", name="Approve").click()
+    expect(latest.locator("#run-state")).to_have_text("completed")
+    expect(latest.locator("#grounding")).to_have_text("grounded")
+    expect(latest.locator("#citations")).to_contain_text("tool:quotes:v1")
+    expect(latest.locator("#answer")).to_contain_text("AAPL")
+    expect(latest.locator("#run-calls tbody tr")).to_contain_text("success")
+    shot(page, "chat-answered")
 
-        # a run waiting while nobody has the chat open: decided on the Approvals page
-        page.fill("#question", "Quote for TSLA")
-        page.click("#ask")
-        expect(page.locator(".run").first.locator("#pending")).to_be_visible()
-        page.click('a[data-nav="approvals"]')
-        card = page.locator("[data-run]")
-        expect(card).to_contain_text("Quote for TSLA")
-        card.get_by_role("button", name="Approve").click()
-        expect(card).to_contain_text("The run is completed.")
-        runs = httpx.get(f"{server.url}/api/runs").json()
-        assert [r["state"] for r in runs][:3] == ["completed"] * 3
-        assert runs[0]["answer"]["citations"] == ["tool:quotes:v1"]
-    finally:
-        server.stop()
+    # a run waiting while nobody has the chat open: decided on the Approvals page
+    page.fill("#question", "Quote for TSLA")
+    page.click("#ask")
+    expect(page.locator(".run").first.locator("#pending")).to_be_visible()
+    page.click('a[data-nav="approvals"]')
+    card = page.locator("[data-run]")
+    expect(card).to_contain_text("Quote for TSLA")
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_contain_text("The run is completed.")
+    runs = httpx.get(f"{careful.url}/api/runs").json()
+    assert [r["state"] for r in runs][:3] == ["completed"] * 3
+    assert runs[0]["answer"]["citations"] == ["tool:quotes:v1"]
 
 
-def test_a_run_and_an_mcp_session_open_as_a_waterfall(tmp_path: Path, page: Any) -> None:
+def test_a_run_and_an_mcp_session_open_as_a_waterfall(careful: Server, page: Any) -> None:
     """The run view: calls placed in time, the approval waited on, the grounded answer."""
     from playwright.sync_api import expect
 
-    config = tmp_path / "tooldeck.toml"
-    config.write_text('[profiles.careful]\nconfirm = ["get_quotes"]\n')
-    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
-    try:
-        page.goto(f"{server.url}/tools/chat")
-        page.select_option("#profile", "careful")
-        page.fill("#question", "How much is my AAPL position worth?")
-        page.click("#ask")
-        latest = page.locator(".run").first
-        latest.get_by_role("button", name="Approve").click()
-        expect(latest.locator("#run-state")).to_have_text("completed")
-        latest.locator("#run-view").click()  # from the chat to the run's view
+    page.goto(f"{careful.url}/tools/chat")
+    page.select_option("#profile", "careful")
+    page.fill("#question", "How much is my AAPL position worth?")
+    page.click("#ask")
+    latest = page.locator(".run").first
+    latest.get_by_role("button", name="Approve").click()
+    expect(latest.locator("#run-state")).to_have_text("completed")
+    latest.locator("#run-view").click()  # from the chat to the run's view
 
-        waterfall = page.locator("#waterfall")
-        expect(page.locator("#run-state")).to_have_text("completed")
-        expect(waterfall.locator("tbody tr[data-call]")).to_have_count(3)  # 2 calls, 1 wait
-        expect(waterfall).to_contain_text("approval")
-        expect(waterfall).to_contain_text("tool:quotes:v1")
-        widths = waterfall.locator(".bar").evaluate_all("bars => bars.map(b => b.style.width)")
-        assert all(w.endswith("%") for w in widths), widths
-        expect(page.locator("#run-outcome #grounding")).to_have_text("grounded")
-        waterfall.locator("tbody tr", has_text="get_positions").first.click()
-        expect(waterfall).to_contain_text('"symbol": "AAPL"')  # its audit record
-        shot(page, "run-view")
+    waterfall = page.locator("#waterfall")
+    expect(page.locator("#run-state")).to_have_text("completed")
+    expect(waterfall.locator("tbody tr[data-call]")).to_have_count(3)  # 2 calls, 1 wait
+    expect(waterfall).to_contain_text("approval")
+    expect(waterfall).to_contain_text("tool:quotes:v1")
+    widths = waterfall.locator(".bar").evaluate_all("bars => bars.map(b => b.style.width)")
+    assert all(w.endswith("%") for w in widths), widths
+    expect(page.locator("#run-outcome #grounding")).to_have_text("grounded")
+    waterfall.locator("tbody tr", has_text="get_positions").first.click()
+    expect(waterfall).to_contain_text('"symbol": "AAPL"')  # its audit record
+    shot(page, "run-view")
 
-        page.goto(f"{server.url}/tools/history")
-        page.locator("#history a.group-link", has_text="run").first.click()
-        expect(page.locator("#waterfall")).to_contain_text("get_positions")
+    page.goto(f"{careful.url}/tools/history")
+    page.locator("#history a.group-link", has_text="run").first.click()
+    expect(page.locator("#waterfall")).to_contain_text("get_positions")
 
-        async def session_calls() -> None:  # a 2025-11-25 client: one connection
-            async with Client(f"{server.url}/mcp", mode="legacy") as client:
-                for symbol in ("AAPL", "MSFT"):
-                    await client.call_tool("get_positions", {"symbol": symbol})
+    async def session_calls() -> None:  # a 2025-11-25 client: one connection
+        async with Client(f"{careful.url}/mcp", mode="legacy") as client:
+            for symbol in ("AAPL", "MSFT"):
+                await client.call_tool("get_positions", {"symbol": symbol})
 
-        with ThreadPoolExecutor(1) as pool:
-            pool.submit(asyncio.run, session_calls()).result(timeout=60)
-        page.goto(f"{server.url}/tools/history")
-        page.locator("#history a.group-link", has_text="session").first.click()
-        expect(page.locator("#waterfall tbody tr[data-call]")).to_have_count(2)
-    finally:
-        server.stop()
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, session_calls()).result(timeout=60)
+    page.goto(f"{careful.url}/tools/history")
+    page.locator("#history a.group-link", has_text="session").first.click()
+    expect(page.locator("#waterfall tbody tr[data-call]")).to_have_count(2)
 
 
 def pdf_with_image(title: str) -> bytes:

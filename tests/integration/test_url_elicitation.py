@@ -9,7 +9,6 @@ with its capability ad narrowed to ``url``.
 from __future__ import annotations
 
 import asyncio
-import sys
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -19,24 +18,9 @@ import pytest
 from browser import ARTIFACTS, launch_chromium
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientSession
-from processes import Server, free_port
+from processes import BIN, Server, confirming_project, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
-
-BIN = Path(sys.executable).parent
-TOOLS = '''
-from tooldeck import tool
-
-
-@tool(requires_confirmation=True)
-def delete_note(name: str) -> dict:
-    """Delete a note.
-
-    Args:
-        name: The note.
-    """
-    return {"deleted": name}
-'''
 
 
 @pytest.fixture
@@ -56,11 +40,8 @@ def url_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[Path, int]:
-    (tmp_path / "tools.py").write_text(TOOLS)
     port = free_port()
-    config = tmp_path / "tooldeck.toml"
-    config.write_text(f'tools = ["./tools.py"]\n[server]\nport = {port}\n')
-    return config, port
+    return confirming_project(tmp_path, f"[server]\nport = {port}\n"), port
 
 
 def approve_in_chromium(link: str) -> str:
