@@ -178,7 +178,7 @@ async def main(quick: bool) -> int:
     print(f"{'     floor (gather of 1,000 floor calls)':52} {f_floor:9.2f} {1.0:8.2f}")
     print(f"{'     ToolRegistry.execute':52} {f_reg:9.2f} {f_reg / f_floor:8.2f}  ≤ 2×")
     print(f"{'     + policy stack':52} {f_stack:9.2f} {f_stack / f_floor:8.2f}")
-    print(f"{'     audited, durability ack (group commit)':52} {f_ack:9.2f} {f_ack / f_floor:8.2f}")
+    print(f"{'     audited, durability ack (journalled)':52} {f_ack:9.2f} {f_ack / f_floor:8.2f}")
     print("\n* (d): the fastest thread path measured in the issue (openai-agents, 77–95 µs).")
     checks = {
         "(b) ≤ 3× floor": b <= 3 * a,

@@ -1,8 +1,9 @@
 """Nothing lost (issue 19): acknowledged calls survive SIGKILL; a full disk fails closed.
 
 A real ``tooldeck serve`` (default ``[audit] durability = "ack"``) takes REST calls
-from 8 threads and is killed with SIGKILL mid-stream; every call that was answered
-200 must be in the audit database, found by its ``X-Request-ID``. Then the audit
+from 8 threads and is killed with SIGKILL mid-stream; once the next tooldeck process
+has opened the audit (it stores what the killed one left in its journal), every call
+that was answered 200 must be in the audit database, found by its ``X-Request-ID``. Then the audit
 database is put on a 1 MiB tmpfs and filled: a destructive tool answers
 ``unavailable`` without running, a read-only one still runs, and once space is free
 again, so does the destructive one.
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from processes import Server, free_port
+from processes import Server, env_for, free_port, tooldeck
 
 from tooldeck.config import load_settings
 from tooldeck.core.definition import ToolAnnotations
@@ -69,6 +70,9 @@ def test_no_acknowledged_call_is_lost_when_the_server_is_killed(tmp_path: Path) 
         server.proc.wait(10)
         server.log.close()
     assert len(acknowledged) >= 600
+    data = tmp_path / "data"
+    shown = tooldeck("audit", "--json", "-n", "1", cwd=tmp_path, env=env_for(data))
+    assert shown.returncode == 0, shown.stderr  # the next start: the journal is stored
     with sqlite3.connect(tmp_path / "data" / "audit.db") as db:
         stored = {row[0] for row in db.execute("SELECT request_id FROM tool_calls")}
     missing = [r for r in acknowledged if r not in stored]

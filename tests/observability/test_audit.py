@@ -119,40 +119,6 @@ def test_a_bad_record_fails_alone_and_deep_values_leave_a_marker(tmp_path: Path)
     assert not (tmp_path / "audit.fallback.jsonl").exists()
 
 
-async def test_ack_durability_settles_once_committed(tmp_path: Path) -> None:
-    import asyncio
-
-    from tooldeck.core.result import ToolResult
-
-    store = AuditStore.sqlite(tmp_path / "audit.db", durability="ack")
-    done = store.record_acked("t", {"x": 1}, None, ToolResult.ok(1))
-    assert await asyncio.wait_for(asyncio.wrap_future(done), 5) is True
-    with sqlite3.connect(tmp_path / "audit.db") as db:  # visible to another connection
-        assert db.execute("SELECT count(*) FROM tool_calls").fetchone() == (1,)
-    store.close()
-
-
-def test_a_call_made_alone_is_committed_before_record_acked_returns(tmp_path: Path) -> None:
-    """One call at a time: committed on the caller's thread; with others under way: grouped."""
-    from tooldeck.core.result import ToolResult
-
-    store = AuditStore.sqlite(tmp_path / "audit.db", durability="ack")
-    try:
-        alone = store.record_acked("t", {"x": 1}, None, ToolResult.ok(1))
-        assert alone.done() and alone.result() is True
-        with sqlite3.connect(tmp_path / "audit.db") as db:  # another connection sees it
-            assert db.execute("SELECT count(*) FROM tool_calls").fetchone() == (1,)
-            totals = db.execute("SELECT calls FROM tool_call_totals WHERE tool_name = 't'")
-            assert totals.fetchone() == (1,)
-        store.in_flight = 5  # others under way: they share one commit on the writer
-        grouped = [store.record_acked("t", {"x": i}, None, ToolResult.ok(i)) for i in range(5)]
-        assert all(f.result(timeout=5) for f in grouped)
-        with sqlite3.connect(tmp_path / "audit.db") as db:
-            assert db.execute("SELECT count(*) FROM tool_calls").fetchone() == (6,)
-    finally:
-        store.close()
-
-
 def test_large_arguments_and_data_are_stored_as_size_hash_and_head(tmp_path: Path) -> None:
     import hashlib
 

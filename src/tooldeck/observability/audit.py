@@ -7,15 +7,16 @@ Arguments and data past ``MAX_STORED_CHARS`` are kept as their size, hash and he
 
 Durability (``durability``):
 
-- ``"ack"``: ``record_acked()`` returns a future that completes once the record is
-  committed. On a SQLite file, when nothing else is being written (a caller making
-  calls one by one), the caller's thread commits the row itself through its own
-  ``sqlite3`` connection (~60 µs, no thread hop); otherwise the row joins a group
-  commit (every call waiting at that moment shares one transaction). The observed
-  provider answers only after that, so an answered call is on disk even if the
-  process is killed the next instant (SQLite WAL with ``synchronous=NORMAL``: safe
-  against a crash of the process, not of the machine). The WAL is checkpointed by the
-  writer thread (``PASSIVE``), never by a caller's commit.
+- ``"ack"``: ``record_acked()`` says when the record is safe from a kill of the
+  process, and the observed provider answers only after that. On a SQLite file the
+  caller appends the serialised, redacted row to the journal (``journal.py``: one
+  ``os.write``, about 1 µs) and goes on; the writer thread moves journalled rows into
+  the database in batches, and any later ``AuditStore`` on the same database stores
+  the rows a killed process left there. Without a journal (in-memory SQLite, a server
+  database, no ``flock``) the future completes once the row is committed, in a group
+  commit with every call waiting at that moment. Either way: safe against a crash of
+  the process, not of the machine (SQLite WAL with ``synchronous=NORMAL``, no
+  ``fsync`` per call). The WAL is checkpointed by the writer thread (``PASSIVE``).
 - ``"batch"``: records wait up to ``flush_interval_s`` (200 ms) in memory; a process
   killed in that window loses them. Faster for a caller that makes calls one by one.
 
@@ -62,12 +63,14 @@ from sqlalchemy.exc import OperationalError
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
+from tooldeck.observability.journal import Journal, Segment
 from tooldeck.observability.metering import CallStats, GroupBy, call_stats
 from tooldeck.observability.redact import might_contain_secret, redact, redact_text
 from tooldeck.observability.tables import (
     approval_decisions,
     metadata,
     owned_by,
+    tool_call_journal,
     tool_call_totals,
     tool_calls,
 )
@@ -84,7 +87,9 @@ __all__ = ["AuditRecord", "AuditSink", "AuditStore"]
 
 log = logging.getLogger("tooldeck.audit")
 
-_PRUNE_EVERY_S = 3600.0
+_MAINTAIN_EVERY_S = 3600.0
+"""How often the writer prunes, stores journals that dead processes left and forgets
+old journal markers, in seconds."""
 MAX_STORED_CHARS = 64_000
 """Arguments or data longer than this (JSON characters) are stored as a marker with
 their size, SHA-256 and first 2,000 characters, so a 100 MB body costs 2 KB."""
@@ -99,9 +104,6 @@ class AuditSink(Protocol):
     healthy: bool
     """False while records can be written nowhere (the observed provider then refuses
     calls it must not run unrecorded)."""
-    in_flight: int
-    """Calls under way that will be recorded (kept by the observed providers): with one,
-    a caller is making calls one by one and nothing can share its commit."""
 
     def record(
         self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
@@ -164,6 +166,23 @@ def _dumps(value: Any) -> str:
         return _encode(value)
     except (RecursionError, ValueError) as exc:
         return _encode({"_unrecorded": f"{type(exc).__name__}: {exc}"[:200]})
+
+
+def _call_texts(arguments: Arguments, data: Any, check_syntax: bool) -> tuple[str, str | None]:
+    """Redacted JSON texts of a call's arguments and data (None: no data), bounded.
+
+    The common case, arguments and data with nothing secret-looking in either, takes one
+    pre-check over both, joined by a newline (every credential pattern treats it as a
+    boundary, as the start or end of a text); anything else is redacted field by field.
+    """
+    if not check_syntax and isinstance(arguments, str | Mapping):
+        text = arguments if isinstance(arguments, str) else _dumps(dict(arguments))
+        args = text.strip() or "{}"
+        data_text = None if data is None else _dumps(data)
+        joined = args if data_text is None else f"{args}\n{data_text}"
+        if len(joined) <= MAX_STORED_CHARS and not might_contain_secret(joined):
+            return args, data_text
+    return _arguments_json(arguments, check_syntax), None if data is None else _data_json(data)
 
 
 def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
@@ -236,8 +255,10 @@ class AuditStore:
             a SQLite file, else ``./audit-fallback.jsonl``.
         retention_s: Records older than this many seconds are pruned by the writer
             thread, at start and then hourly; None keeps everything.
-        durability: ``"ack"`` (callers of ``record_acked`` wait for the commit) or
+        durability: ``"ack"`` (the observed provider waits for ``record_acked``) or
             ``"batch"`` (see the module docstring).
+        journal_dir: The folder of the journal (``journal.py``); default beside a
+            SQLite file (``audit.journal`` for ``audit.db``), none for other databases.
     """
 
     def __init__(
@@ -249,13 +270,12 @@ class AuditStore:
         fallback_path: Path | None = None,
         retention_s: float | None = None,
         durability: Literal["ack", "batch"] = "batch",
+        journal_dir: Path | None = None,
     ) -> None:
         self.url = url
         self.durability = durability
         self.healthy = True
         """False after a row could be written neither to the database nor the fallback."""
-        self.in_flight = 0
-        """Calls under way (the observed providers count them): see ``record_acked``."""
         self.engine: Engine = create_engine(url)
         self._raw: sqlite3.Connection | None = None
         """The writes' own connection to a SQLite file (no SQLAlchemy on the write path)."""
@@ -265,6 +285,7 @@ class AuditStore:
             if database and database != ":memory:":
                 file = database
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
+                journal_dir = journal_dir or Path(database).with_suffix(".journal")
             event.listen(self.engine, "connect", _sqlite_pragmas)
             default_fallback = Path(database or ".").with_suffix(".fallback.jsonl")
         else:
@@ -284,9 +305,13 @@ class AuditStore:
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
         self._queue: deque[_Item] = deque()
+        self._journal = None if journal_dir is None else Journal.open(journal_dir)
+        self._journalled: deque[tuple[Any, ...]] = deque()
+        """Rows in the journal's current segment, not yet in the database."""
         self._wake = threading.Event()
         self._write_lock = threading.Lock()
         self._closed = False
+        self._recover()
         self._writer = threading.Thread(target=self._run, name="tooldeck-audit", daemon=True)
         self._writer.start()
         atexit.register(self.close)
@@ -303,38 +328,40 @@ class AuditStore:
     ) -> None:
         """Queue one call for writing; never blocks, never raises."""
         self._queue.append((time.time(), name, arguments, ctx, result, None))
-        if len(self._queue) >= self.batch_size:
+        if len(self._queue) >= self.batch_size and not self._wake.is_set():
             self._wake.set()
 
     def record_acked(
         self, name: str, arguments: Arguments, ctx: ToolContext | None, result: ToolResult
     ) -> Future[bool]:
-        """Store one call; the future says whether it was stored.
+        """Store one call so that a kill of the process cannot lose it.
 
-        The future's result is True once the row is committed to the database or
-        appended and fsynced to the fallback file, False when neither took it. When
-        this call is the only one under way (``in_flight``), nothing waits to be
-        written and the writer is idle, a SQLite row is committed here and the future
-        returned done; otherwise the writer commits it with the others waiting.
+        Returns a future whose result is True once the row is in the journal, in the
+        database, or appended and fsynced to the fallback file; False when none took
+        it. A journalled row's future is returned done: the row is serialised and
+        appended on the caller's thread. Without a journal (or when the append fails:
+        a full disk) the writer commits the row with the others waiting.
         """
+        item = (time.time(), name, arguments, ctx, result, None)
+        journal = self._journal
+        if journal is not None:
+            try:
+                row = self._row(item)
+            except Exception:  # a bug in serialising: the writer says so below
+                row = None
+            if row is not None:
+                with journal.lock:
+                    if journal.append(row):
+                        self._journalled.append(row)
+                        appended = True
+                    else:
+                        appended = False
+                if appended:
+                    if len(self._journalled) >= self.batch_size and not self._wake.is_set():
+                        self._wake.set()  # once: each set wakes the writer, which takes the GIL
+                    return _STORED
         done: Future[bool] = Future()
-        item = (time.time(), name, arguments, ctx, result, done)
-        if (
-            self._raw is not None
-            and self.in_flight <= 1
-            and not self._queue
-            and self._write_lock.acquire(blocking=False)
-        ):
-            try:  # nobody to group with: commit it now, without two thread hops
-                if not self._queue:
-                    try:
-                        self._write([item])
-                    finally:
-                        _settle(done, False)  # only if _write did not say (a bug): no hang
-                    return done
-            finally:
-                self._write_lock.release()
-        self._queue.append(item)
+        self._queue.append((*item[:5], done))
         self._wake.set()
         return done
 
@@ -347,18 +374,14 @@ class AuditStore:
         if edited is not None:  # the record shows what ran, and what was asked
             asked = _arguments_json(arguments, check_syntax=True)
             arguments = edited.arguments
-        created_at: Any = datetime.fromtimestamp(ts, UTC)
-        if self._bind_time is not None:
-            created_at = self._bind_time(created_at)
         return (
-            created_at,
+            self._bound(datetime.fromtimestamp(ts, UTC)),
             meta.tool_name or name,
             result.status,
             error.type.value if error else None,
             redact_text(error.message) if error else None,
             _dumps(redact(error.details)) if error and error.details else None,
-            _arguments_json(arguments, check_syntax=error is not None),
-            None if result.data is None else _data_json(result.data),
+            *_call_texts(arguments, result.data, check_syntax=error is not None),
             meta.duration_ms,
             meta.attempts,
             result.source_id,
@@ -373,46 +396,99 @@ class AuditStore:
             redact_text(edited.by) if edited and edited.by else None,
         )
 
+    def _bound(self, moment: datetime) -> Any:
+        """``moment`` as the dialect stores it (text on SQLite)."""
+        return moment if self._bind_time is None else self._bind_time(moment)
+
     def flush(self) -> int:
-        """Write everything queued so far, in the calling thread. Returns rows written."""
+        """Write everything queued or journalled so far, in the calling thread.
+
+        Returns the number of rows written.
+        """
         with self._write_lock:
+            segment, rows = self._take_journalled()
             items = []
             while self._queue:
                 items.append(self._queue.popleft())
-            if not items:
+            if not items and not rows:
                 return 0
             try:
-                return self._write(items)
+                return self._write(items, rows, segment)
             finally:  # whatever happened, no caller waits forever
                 for item in items:
                     _settle(item[5], False)
 
-    def _write(self, items: list[_Item]) -> int:
-        rows: list[tuple[Any, ...]] = []
-        waiting: list[Future[bool] | None] = []
+    def _take_journalled(self) -> tuple[Segment | None, list[tuple[Any, ...]]]:
+        """The journal's current segment and its rows; later appends go to a new one.
+
+        When no new segment can be made (the folder is gone, the disk is full), the
+        journal is retired: this segment is the last, later calls wait for commits.
+        """
+        journal = self._journal
+        if journal is None:
+            return None, []
+        with journal.lock:
+            rows = list(self._journalled)
+            self._journalled.clear()
+            try:
+                return journal.rotate(), rows
+            except OSError as exc:
+                log.warning("audit: journal stopped (%s); acknowledged calls wait for commits", exc)
+                self._journal = None
+                return journal.retire(), rows
+
+    def _write(
+        self,
+        items: list[_Item],
+        journalled: list[tuple[Any, ...]] | None = None,
+        segment: Segment | None = None,
+    ) -> int:
+        """Store queued ``items`` and the ``journalled`` rows of ``segment``; returns rows.
+
+        The segment is named in the same transaction and deleted after it; when some
+        row could be stored nowhere, it is kept for a later attempt (rows already
+        stored may then be stored twice, never lost).
+        """
+        rows: list[tuple[Any, ...]] = list(journalled or ())
+        waiting: list[Future[bool] | None] = [None] * len(rows)
         for item in items:
             try:
                 rows.append(self._row(item))
                 waiting.append(item[5])
             except Exception:  # a bug in serialising: say so, never sink the batch
                 log.exception("audit: cannot serialise a record of %s", item[1])
+        name = segment.name if segment else None
         try:
-            self._insert(rows)
+            self._insert(rows, name)
             stored = [True] * len(rows)
         except Exception:
             stored = [self._insert_alone(row) for row in rows]
+            if name is not None and all(stored):
+                with contextlib.suppress(Exception):
+                    self._insert([], name)
         for done, ok in zip(waiting, stored, strict=True):
             _settle(done, ok)
         self.healthy = all(stored) if stored else self.healthy
+        if segment is not None:
+            if all(stored):
+                segment.delete()
+            else:
+                segment.release()
         return len(rows)
 
-    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+    def _insert(self, rows: list[tuple[Any, ...]], segment: str | None = None) -> None:
+        """Insert ``rows`` and their totals, and name ``segment`` as stored, in one commit."""
         if self._raw is not None:
             db = self._raw
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany(self._insert_sql, rows)
                 db.executemany(*sqlite_totals_upsert(_batch_totals(rows)))
+                if segment is not None:
+                    db.execute(
+                        "INSERT OR IGNORE INTO tool_call_journal (segment, stored_at) VALUES (?, ?)",
+                        (segment, self._bound(datetime.now(UTC))),
+                    )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -423,8 +499,48 @@ class AuditStore:
             rows if self._positional else [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
         )
         with self.engine.begin() as conn:
-            conn.exec_driver_sql(self._insert_sql, params)
+            if params:
+                conn.exec_driver_sql(self._insert_sql, params)
             add_totals(conn, _batch_totals(rows))
+            if segment is not None:
+                conn.execute(
+                    insert(tool_call_journal), {"segment": segment, "stored_at": datetime.now(UTC)}
+                )
+
+    def _recover(self) -> None:
+        """Store the rows that processes which are gone left in the journal.
+
+        A segment already named in the database is deleted; a line that does not parse
+        as a row (cut short by a full disk) goes to the fallback file as text.
+        """
+        journal = self._journal
+        if journal is None:
+            return
+        for segment in journal.orphans():
+            try:
+                rows, bad = segment.rows()
+                with self.engine.connect() as conn:
+                    done = conn.execute(
+                        select(tool_call_journal.c.segment).where(
+                            tool_call_journal.c.segment == segment.name
+                        )
+                    ).first()
+                if done is not None:
+                    segment.delete()
+                    continue
+                for row in rows:
+                    if len(row) != len(_COLUMNS):
+                        bad.append(_dumps(row))
+                if bad:
+                    self._to_fallback([{"_journal_line": line} for line in bad])
+                good = [tuple(row) for row in rows if len(row) == len(_COLUMNS)]
+                with self._write_lock:
+                    self._write([], good, segment)
+                log.info("audit: stored %d journalled calls from %s", len(good), segment.name)
+            except Exception:
+                log.exception("audit: cannot store journal segment %s", segment.path)
+                with contextlib.suppress(OSError):
+                    segment.release()
 
     def _insert_alone(self, row: tuple[Any, ...]) -> bool:
         """Insert one row of a refused batch (text made UTF-8 safe), else the fallback."""
@@ -435,25 +551,30 @@ class AuditStore:
         except Exception:
             log.exception("audit: database write failed; the row goes to %s", self.fallback_path)
         try:
-            record = dict(zip(_COLUMNS, safe, strict=True))
-            with self.fallback_path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, default=str) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            self._to_fallback([dict(zip(_COLUMNS, safe, strict=True))])
             return True
         except Exception:
             log.exception("audit: the fallback file %s failed too", self.fallback_path)
             return False
 
+    def _to_fallback(self, records: list[dict[str, Any]]) -> None:
+        """Append ``records`` to the fallback file as JSON lines, fsynced.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        with self.fallback_path.open("a", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record, default=str) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
     def _run(self) -> None:
-        next_prune = time.monotonic()
+        next_maintenance = time.monotonic()
         while not self._closed:
-            if self.retention_s is not None and time.monotonic() >= next_prune:
-                next_prune = time.monotonic() + _PRUNE_EVERY_S
-                try:
-                    self.prune(datetime.now(UTC) - timedelta(seconds=self.retention_s))
-                except Exception:
-                    log.exception("audit: pruning failed")
+            if time.monotonic() >= next_maintenance:
+                next_maintenance = time.monotonic() + _MAINTAIN_EVERY_S
+                self._maintain()
             self._wake.wait(self.flush_interval_s)
             self._wake.clear()
             try:
@@ -461,6 +582,21 @@ class AuditStore:
                 self._checkpoint()
             except Exception:
                 log.exception("audit: flush failed")
+
+    def _maintain(self) -> None:
+        """The writer's hourly work: prune, store orphaned journals, forget old markers."""
+        try:
+            if self.retention_s is not None:
+                self.prune(datetime.now(UTC) - timedelta(seconds=self.retention_s))
+            if self._journal is not None:
+                self._recover()
+                old = datetime.now(UTC) - timedelta(days=1)
+                with self._write_lock, self.engine.begin() as conn:
+                    conn.execute(
+                        delete(tool_call_journal).where(tool_call_journal.c.stored_at < old)
+                    )
+        except Exception:
+            log.exception("audit: maintenance failed")
 
     def _checkpoint(self, every: int = 1000) -> None:
         """Move the WAL into the database after ``every`` rows (PASSIVE: nobody waits).
@@ -482,6 +618,8 @@ class AuditStore:
         self._wake.set()
         self._writer.join(timeout=10)
         self.flush()
+        if self._journal is not None:
+            self._journal.close()
         if self._raw is not None:
             with self._write_lock, contextlib.suppress(sqlite3.Error):  # a full disk
                 self._raw.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -665,6 +803,11 @@ _COLUMNS = tuple(c.name for c in tool_calls.columns if c.name != "id")
 
 _Item = tuple[float, str, Arguments, "ToolContext | None", ToolResult, "Future[bool] | None"]
 """A queued record: time, tool name, arguments, context, result, the waiting future."""
+
+
+_STORED: Future[bool] = Future()
+_STORED.set_result(True)
+"""What ``record_acked`` returns for a journalled row: stored, nothing to wait for."""
 
 
 def _settle(done: Future[bool] | None, ok: bool) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "owned_by",
     "run_events",
     "runs",
+    "tool_call_journal",
     "tool_call_totals",
     "tool_calls",
 ]
@@ -71,6 +72,15 @@ tool_calls = Table(
     Index("ix_tool_calls_status", "status"),
     Index("ix_tool_calls_profile", "profile"),
 )
+
+tool_call_journal = Table(
+    "tool_call_journal",
+    metadata,
+    Column("segment", String(128), primary_key=True),
+    Column("stored_at", DateTime(timezone=True), nullable=False),
+)
+"""Journal segments whose rows are stored (``observability.journal``), written in the
+same transaction as the rows: a segment found again after a crash is not stored twice."""
 
 approval_decisions = Table(
     "approval_decisions",

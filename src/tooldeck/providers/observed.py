@@ -24,9 +24,9 @@ class ObservedProvider(WrapperProvider):
         The span is current while the call runs, so what the tool does nests under it.
         A cancelled call ends its span as ``cancelled`` and is recorded as a
         ``cancelled`` error (queued, never waited for: the caller is going away; the
-        CLI flushes the audit before it exits). Either part may be None. With a ``sink`` whose durability is ``ack``,
-        the answer waits until the record is stored (group commit); with ``batch`` the
-        sink only queues (cost: benchmarks/overhead.py (e), benchmarks/providers.py).
+        CLI flushes the audit before it exits). Either part may be None. With a ``sink``
+        whose durability is ``ack``, the answer waits until the record is safe from a
+        kill (journalled: ``observability.journal``); with ``batch`` the sink only queues (cost: benchmarks/overhead.py (e), benchmarks/providers.py).
         While the sink cannot store anything (``healthy`` false: a full disk), a call
         that must not run unrecorded answers ``unavailable`` without running:
         ``fail_closed`` says which: ``destructive`` tools (the default), ``all`` or
@@ -62,23 +62,6 @@ class ObservedProvider(WrapperProvider):
                 retryable=True,
             )
         started = time.perf_counter()
-        if sink is not None:
-            sink.in_flight += 1
-            try:
-                return await self._observed(name, arguments, ctx, sink, started)
-            finally:
-                sink.in_flight -= 1
-        return await self._observed(name, arguments, ctx, None, started)
-
-    async def _observed(
-        self,
-        name: str,
-        arguments: Arguments,
-        ctx: ToolContext | None,
-        sink: AuditSink | None,
-        started: float,
-    ) -> ToolResult:
-        """The call inside its span, then its record (``sink``)."""
         tracer = self.tracer
         if tracer is None:
             try:
@@ -100,7 +83,7 @@ class ObservedProvider(WrapperProvider):
         if sink is not None:
             if sink.durability == "ack":
                 stored = sink.record_acked(name, arguments, ctx, result)
-                if not stored.done():  # committed inline already when nobody else writes
+                if not stored.done():  # journalled already, unless there is no journal
                     await asyncio.wrap_future(stored)
             else:
                 sink.record(name, arguments, ctx, result)
