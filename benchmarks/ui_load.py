@@ -96,6 +96,8 @@ def seed(data_dir: Path, rows: int) -> float:
             "printf('-%d seconds', (? - id) * 604800 / ?))",
             (rows, rows),
         )
+        conn.execute("drop table tool_call_hours")  # the hourly totals, from the new times:
+    AuditStore.sqlite(data_dir / "audit.db").close()  # rebuilt when the store opens
     return took
 
 
@@ -115,7 +117,9 @@ def page_timings(url: str, repeats: int) -> dict[str, tuple[float, float]]:
             "/api/audit?limit=50&status=error&since=24h",
         ],
         "history ?profile=": ["/tools/history", "/api/audit?limit=50&profile=support"],
+        "history ?until=6d": ["/tools/history", "/api/audit?limit=50&until=6d"],
         "metrics 7d": ["/tools/metrics", "/api/stats?since=7d&buckets=24"],
+        "metrics 24h": ["/tools/metrics", "/api/stats?since=24h&buckets=24"],
         "/metrics": ["/metrics"],
     }
     out = {}

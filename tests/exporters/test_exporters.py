@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -8,7 +9,7 @@ from openai.types.chat import ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam
 from pydantic import BaseModel, Field, TypeAdapter
 
-from tooldeck.core import ToolAnnotations, tool
+from tooldeck.core import ToolAnnotations, ToolDefinition, tool
 from tooldeck.exporters import FORMATS, export
 from tooldeck.providers import ToolRegistry
 
@@ -209,3 +210,31 @@ def test_unknown_format_lists_formats() -> None:
     ):
         export([], "cohere")
     assert FORMATS == ("openai", "openai-responses", "anthropic", "gemini", "mcp")
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_an_export_is_built_once_per_definition_and_never_shared_by_mutation(
+    format: str,
+) -> None:
+    """A model loop exports the same tools every turn: the second export is the cache's."""
+    definition = ToolDefinition(
+        name="lookup",
+        description="Look a word up.",
+        input_schema={
+            "type": "object",
+            "properties": {"word": {"type": "string"}},
+            "required": ["word"],
+        },
+    )
+    first = export([definition], format)
+    assert export([definition], format) == first
+    for item in first:  # a caller changing what it got changes nothing for the next turn
+        for value in item.values():
+            if isinstance(value, dict):
+                value.clear()  # function, parameters, inputSchema ...
+        item.clear()
+    again = export([definition], format)
+    assert again and again[0] and again == export([definition], format)
+    changed = definition.model_copy(update={"description": "Look a word up, in Latin."})
+    assert "Latin" in json.dumps(export([changed], format))
+    assert "Latin" not in json.dumps(export([definition], format))

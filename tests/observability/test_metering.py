@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_left
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,8 +12,9 @@ import pytest
 from deadlines import wait_until
 from tooldeck.core import ToolContext, ToolError, ToolResult
 from tooldeck.core.result import ErrorType, ResultMetadata
-from tooldeck.observability import AuditStore
+from tooldeck.observability import AuditStore, metering
 from tooldeck.observability.metering import parse_since, percentile
+from tooldeck.observability.tables import BUCKETS_MS
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -224,3 +226,62 @@ def test_totals_are_backfilled_for_a_database_from_before_them(tmp_path: Path) -
         assert dict(store.totals())[("get_quotes", "success", "", "")].calls == 2
     finally:
         store.close()
+
+
+def test_long_windows_are_summarised_from_hourly_totals_with_exact_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``EXACT_CALLS``, whole hours come from ``tool_call_hours``: same counts."""
+    db = tmp_path / "audit.db"
+    calls: list[tuple[str, str | None, float, ErrorType | None, datetime]] = []
+    for i in range(600):  # 12 calls an hour for 50 hours
+        error: ErrorType | None = (
+            "timeout" if i % 7 == 0 else "confirmation_required" if i % 11 == 0 else None
+        )
+        tool = "get_quotes" if i % 3 else "python"
+        when = NOW - timedelta(minutes=5 * i + 1)
+        calls.append((tool, "analyst" if i % 2 else None, float(1 + i % 40), error, when))
+    fill(db, calls)
+    with sqlite3.connect(db) as conn:  # rebuilt from the rows' own times when reopened
+        conn.execute("drop table tool_call_hours")
+    store = AuditStore.sqlite(db)
+    try:
+        since = NOW - timedelta(hours=40, minutes=20)
+        for by in ("tool", "profile"):
+            exact = store.stats(since=since, until=NOW, by=by, buckets=10)
+            monkeypatch.setattr(metering, "EXACT_CALLS", 100)
+            summarised = store.stats(since=since, until=NOW, by=by, buckets=10)
+            monkeypatch.undo()
+            assert [(s.key, s.calls, s.errors, s.waiting) for s in summarised] == [
+                (s.key, s.calls, s.errors, s.waiting) for s in exact
+            ]
+            assert summarised[0].calls > 100  # the summarised path did run
+            for got, want in zip(summarised, exact, strict=True):
+                assert got.total_ms == pytest.approx(want.total_ms)
+                assert sum(b.calls for b in got.series) == got.calls
+                assert sum(b.errors for b in got.series) == got.errors
+                for mine, theirs in zip(got.series, want.series, strict=True):
+                    assert abs(mine.calls - theirs.calls) <= 12  # an hour's share at most
+                assert got.p95_ms is not None and want.p95_ms is not None
+                assert bisect_left(BUCKETS_MS, got.p95_ms) == bisect_left(BUCKETS_MS, want.p95_ms)
+        assert store.prune(NOW - timedelta(hours=10)) > 0
+        with sqlite3.connect(db) as conn:
+            (oldest,) = conn.execute("select min(hour) from tool_call_hours").fetchone()
+        assert oldest >= (NOW - timedelta(hours=10)).strftime("%Y-%m-%d %H")
+    finally:
+        store.close()
+
+
+def test_the_writer_keeps_hourly_totals_with_the_rows(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    store = AuditStore.sqlite(db)
+    for ms in (0.5, 3.0, 70.0):
+        store.record("get_quotes", {}, ToolContext(profile="analyst"), result(ms))
+    store.close()
+    hour = datetime.now(UTC).strftime("%Y-%m-%d %H:00:00.000000")
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "select hour, tool_name, profile, calls, duration_ms_sum, le_00, le_02, le_06 "
+            "from tool_call_hours"
+        ).fetchall()
+    assert rows == [(hour, "get_quotes", "analyst", 3, 73.5, 1, 1, 1)]

@@ -14,6 +14,7 @@ from tooldeck.core.schema import (
     maps_as_pairs,
     required_as_properties,
 )
+from tooldeck.exporters._common import exported
 
 __all__ = ["gemini_schema", "to_gemini"]
 
@@ -100,11 +101,12 @@ def to_gemini(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     Raises:
         RegistrationError: a tool's schema is recursive (Gemini has no ``$ref``).
     """
-    declarations = []
-    for d in definitions:
-        params = gemini_schema(maps_as_pairs(flatten_root_union(inline_refs(d.input_schema))))
-        declaration: dict[str, Any] = {"name": safe_tool_name(d.name), "description": d.description}
-        if params.get("properties"):
-            declaration["parameters"] = params
-        declarations.append(declaration)
-    return declarations
+    return exported(definitions, "gemini", _declaration)
+
+
+def _declaration(d: ToolDefinition) -> dict[str, Any]:
+    params = gemini_schema(maps_as_pairs(flatten_root_union(inline_refs(d.input_schema))))
+    declaration: dict[str, Any] = {"name": safe_tool_name(d.name), "description": d.description}
+    if params.get("properties"):
+        declaration["parameters"] = params
+    return declaration

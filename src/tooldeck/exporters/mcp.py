@@ -10,6 +10,7 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ToolResult
 from tooldeck.core.schema import closed_objects, flatten_root_union, inline_refs
 from tooldeck.exceptions import RegistrationError
+from tooldeck.exporters._common import exported
 
 __all__ = ["mcp_input_schema", "to_mcp", "to_mcp_result"]
 
@@ -44,32 +45,33 @@ def to_mcp(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     tool's ``source_id`` when it has one, and ``requires_confirmation: true`` for a tool
     a person must approve each call of.
     """
-    tools = []
-    for d in definitions:
-        item: dict[str, Any] = {
-            "name": d.name,
-            "description": d.description,
-            "inputSchema": mcp_input_schema(d.input_schema),
-        }
-        meta = {"source_id": d.source_id, "requires_confirmation": d.requires_confirmation}
-        if any(meta.values()):
-            item["_meta"] = {k: v for k, v in meta.items() if v}
-        if d.annotations.title:
-            item["title"] = d.annotations.title
-        if d.output_schema and d.output_schema.get("type") == "object":
-            item["outputSchema"] = d.output_schema
-        hints = {
-            "title": d.annotations.title,
-            "readOnlyHint": d.annotations.read_only,
-            "destructiveHint": d.annotations.destructive,
-            "idempotentHint": d.annotations.idempotent,
-            "openWorldHint": d.annotations.open_world,
-        }
-        hints = {k: v for k, v in hints.items() if v is not None}
-        if hints:
-            item["annotations"] = hints
-        tools.append(item)
-    return tools
+    return exported(definitions, "mcp", _listing)
+
+
+def _listing(d: ToolDefinition) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "name": d.name,
+        "description": d.description,
+        "inputSchema": mcp_input_schema(d.input_schema),
+    }
+    meta = {"source_id": d.source_id, "requires_confirmation": d.requires_confirmation}
+    if any(meta.values()):
+        item["_meta"] = {k: v for k, v in meta.items() if v}
+    if d.annotations.title:
+        item["title"] = d.annotations.title
+    if d.output_schema and d.output_schema.get("type") == "object":
+        item["outputSchema"] = d.output_schema
+    hints = {
+        "title": d.annotations.title,
+        "readOnlyHint": d.annotations.read_only,
+        "destructiveHint": d.annotations.destructive,
+        "idempotentHint": d.annotations.idempotent,
+        "openWorldHint": d.annotations.open_world,
+    }
+    hints = {k: v for k, v in hints.items() if v is not None}
+    if hints:
+        item["annotations"] = hints
+    return item
 
 
 def to_mcp_result(result: ToolResult) -> dict[str, Any]:

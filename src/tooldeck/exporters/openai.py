@@ -17,7 +17,7 @@ from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
 from tooldeck.core.schema import to_strict
 from tooldeck.core.tool import ToolExecutor
-from tooldeck.exporters._common import model_facing
+from tooldeck.exporters._common import exported, model_facing
 
 __all__ = [
     "openai_parameters",
@@ -42,34 +42,36 @@ def to_openai_chat(
     Names are the format-safe aliases (``core.names.safe_tool_name``); strict mode makes
     every property required, optional ones nullable (``core.schema.to_strict``).
     """
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": safe_tool_name(d.name),
-                "description": d.description,
-                "parameters": openai_parameters(d, strict=strict),
-                **({"strict": True} if strict else {}),
-            },
+
+    def build(d: ToolDefinition) -> dict[str, Any]:
+        function = {
+            "name": safe_tool_name(d.name),
+            "description": d.description,
+            "parameters": openai_parameters(d, strict=strict),
         }
-        for d in definitions
-    ]
+        return {
+            "type": "function",
+            "function": {**function, "strict": True} if strict else function,
+        }
+
+    return exported(definitions, f"openai-chat:{strict}", build)
 
 
 def to_openai_responses(
     definitions: Iterable[ToolDefinition], *, strict: bool = True
 ) -> list[dict[str, Any]]:
     """Responses-API ``tools``: ``{"type": "function", "name", "description", "parameters", "strict"}``."""
-    return [
-        {
+
+    def build(d: ToolDefinition) -> dict[str, Any]:
+        return {
             "type": "function",
             "name": safe_tool_name(d.name),
             "description": d.description,
             "parameters": openai_parameters(d, strict=strict),
             "strict": strict,
         }
-        for d in definitions
-    ]
+
+    return exported(definitions, f"openai-responses:{strict}", build)
 
 
 def tool_message(

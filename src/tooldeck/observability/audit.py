@@ -70,15 +70,18 @@ from tooldeck.observability.tables import (
     approval_decisions,
     metadata,
     owned_by,
+    tool_call_hours,
     tool_call_journal,
     tool_call_totals,
     tool_calls,
 )
 from tooldeck.observability.totals import (
+    HourKey,
     Totals,
     TotalsKey,
     add_totals,
     backfill_totals,
+    hour_of,
     read_totals,
     sqlite_totals_upsert,
 )
@@ -300,7 +303,7 @@ class AuditStore:
             _sqlite_pragmas(self._raw, None)
             self._raw.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints
         self._since_checkpoint = 0
-        self._bind_time = tool_calls.c.created_at.type.bind_processor(self.engine.dialect)
+        self._sqlite = self.engine.dialect.name == "sqlite"
         self.retention_s = retention_s
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
@@ -397,8 +400,13 @@ class AuditStore:
         )
 
     def _bound(self, moment: datetime) -> Any:
-        """``moment`` as the dialect stores it (text on SQLite)."""
-        return moment if self._bind_time is None else self._bind_time(moment)
+        """``moment`` (UTC) as the dialect stores it.
+
+        On SQLite, the text SQLAlchemy writes and compares with (``2026-11-26
+        02:03:29.563768``), made here in 1 µs instead of its 3 µs processor; anywhere
+        else, the datetime itself.
+        """
+        return moment.isoformat(" ", "microseconds")[:26] if self._sqlite else moment
 
     def flush(self) -> int:
         """Write everything queued or journalled so far, in the calling thread.
@@ -483,7 +491,9 @@ class AuditStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany(self._insert_sql, rows)
-                db.executemany(*sqlite_totals_upsert(_batch_totals(rows)))
+                totals, hours = _batch_totals(rows)
+                db.executemany(*sqlite_totals_upsert(totals))
+                db.executemany(*sqlite_totals_upsert(hours, tool_call_hours))
                 if segment is not None:
                     db.execute(
                         "INSERT OR IGNORE INTO tool_call_journal (segment, stored_at) VALUES (?, ?)",
@@ -501,7 +511,9 @@ class AuditStore:
         with self.engine.begin() as conn:
             if params:
                 conn.exec_driver_sql(self._insert_sql, params)
-            add_totals(conn, _batch_totals(rows))
+            totals, hours = _batch_totals(rows)
+            add_totals(conn, totals)
+            add_totals(conn, hours, tool_call_hours)
             if segment is not None:
                 conn.execute(
                     insert(tool_call_journal), {"segment": segment, "stored_at": datetime.now(UTC)}
@@ -721,6 +733,8 @@ class AuditStore:
         cutoff = before.astimezone(UTC)
         with self._write_lock, self.engine.begin() as conn:
             deleted = conn.execute(delete(tool_calls).where(tool_calls.c.created_at < cutoff))
+            hour = cutoff.replace(minute=0, second=0, microsecond=0)  # whole hours only
+            conn.execute(delete(tool_call_hours).where(tool_call_hours.c.hour < hour))
             conn.execute(delete(approval_decisions).where(approval_decisions.c.decided_at < cutoff))
         return int(deleted.rowcount or 0)
 
@@ -870,17 +884,26 @@ def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None
     return stmt
 
 
-def _batch_totals(rows: list[tuple[Any, ...]]) -> dict[TotalsKey, Totals]:
-    """The running totals to add for a batch of rows in ``_COLUMNS`` order."""
+def _batch_totals(
+    rows: list[tuple[Any, ...]],
+) -> tuple[dict[TotalsKey, Totals], dict[HourKey, Totals]]:
+    """The running totals, and the hourly ones, to add for a batch of rows."""
     totals: dict[TotalsKey, Totals] = {}
+    hours: dict[HourKey, Totals] = {}
     tool, status, error_type, profile = _TOTALS_FIELDS
     for row in rows:
         key = (row[tool], row[status], row[error_type] or "", row[profile] or "")
+        duration = row[_DURATION_FIELD]
         entry = totals.get(key)
         if entry is None:
             entry = totals[key] = Totals()
-        entry.add(row[_DURATION_FIELD])
-    return totals
+        entry.add(duration)
+        hour_key = (hour_of(row[0]), *key)
+        entry = hours.get(hour_key)
+        if entry is None:
+            entry = hours[hour_key] = Totals()
+        entry.add(duration)
+    return totals, hours
 
 
 def _create_schema_once(engine: Engine, attempts: int = 6) -> None:
@@ -911,6 +934,7 @@ def _create_schema(engine: Engine) -> None:
     """Create missing tables and indexes; fill the totals of a database from before them."""
     inspector = inspect(engine)
     had_totals = inspector.has_table(tool_call_totals.name)
+    had_hours = inspector.has_table(tool_call_hours.name)
     had = (
         {c["name"] for c in inspector.get_columns(tool_calls.name)}
         if inspector.has_table(tool_calls.name)
@@ -928,3 +952,5 @@ def _create_schema(engine: Engine) -> None:
             index.create(conn, checkfirst=True)
         if not had_totals:
             backfill_totals(conn)
+        if not had_hours:
+            backfill_totals(conn, tool_call_hours)

@@ -1,9 +1,15 @@
 """Aggregates over the audit log: calls, errors, total and percentile latency per tool or profile.
 
 What ``tooldeck stats``, ``/api/stats`` and the tools UI's metrics page show (seed 000:
-"ToolResult metadata feeds metering and audit"). One query reads the window's
-(key, time bucket, status, duration) rows; the time bucket is computed by the
-database from bound edges, so no timestamp is parsed in Python.
+"ToolResult metadata feeds metering and audit"). A window with few calls (up to
+``EXACT_CALLS``) is computed from its rows: one query reads the (key, time bucket,
+status, duration) rows, the bucket computed by the database from bound edges, and the
+percentiles are exact. A window with more reads the hourly totals the audit writer
+keeps (``tool_call_hours``) for its whole hours and the rows only for the partial hours
+at either end, so a week of a million calls costs a few hundred rows, not a million
+(``benchmarks/ui_load.py``); counts stay exact, percentiles come from the latency
+histogram (as Prometheus' ``histogram_quantile``), and an hour that spans two series
+buckets is shared between them in proportion to the time it spends in each.
 """
 
 from __future__ import annotations
@@ -13,14 +19,16 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, case, literal, select
+from sqlalchemy import Connection, Select, case, func, literal, select
 
-from tooldeck.observability.tables import tool_calls
+from tooldeck.observability.tables import BUCKET_COLUMNS, tool_call_hours, tool_calls
+from tooldeck.observability.totals import Totals
 
 __all__ = [
+    "EXACT_CALLS",
     "NOT_FAILURES",
     "BucketStats",
     "CallStats",
@@ -72,6 +80,10 @@ def percentile(ordered: Sequence[float], q: float) -> float | None:
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
+
+EXACT_CALLS = 20_000
+"""Windows whose whole hours hold more calls than this are summarised from the hourly
+totals (percentiles estimated); others are computed exactly from their rows."""
 
 NOT_FAILURES = frozenset({"confirmation_required", "cancelled"})
 """Error types that are not the tool failing: a call waiting for a person's approval,
@@ -137,27 +149,18 @@ def call_stats(
         buckets: Split the window into this many equal buckets for ``series`` (0: none).
         tool: Only this tool's calls.
     """
-    c = tool_calls.c
-    key_column = c.tool_name if by == "tool" else c.profile
+    first = _next_hour(since)
+    last = until.replace(minute=0, second=0, microsecond=0)
+    if first < last and _calls_in_hours(conn, first, last, tool) > EXACT_CALLS:
+        return _summarised(conn, since=since, until=until, by=by, buckets=buckets, tool=tool)
     count = max(buckets, 1)
     step = (until - since) / count
-    edges = [since + step * (i + 1) for i in range(count - 1)]
-    bucket = (
-        case(*((c.created_at < edge, i) for i, edge in enumerate(edges)), else_=count - 1)
-        if edges
-        else literal(0)
-    )
-    query = select(key_column, bucket, c.status, c.error_type, c.duration_ms).where(
-        c.created_at >= since, c.created_at < until
-    )
-    if tool:
-        query = query.where(c.tool_name == tool)
+    rows = conn.execute(_rows(since, until, by, since, step, count, tool)).all()
     durations: dict[str | None, list[float]] = defaultdict(list)
     errors: Counter[str | None] = Counter()
     cells: dict[tuple[str | None, int], list[float]] = defaultdict(list)
     cell_errors: Counter[tuple[str | None, int]] = Counter()
     waiting: Counter[str | None] = Counter()
-    rows = conn.execute(query).all()  # one fetch, tight loop
     for key, index, status, error_type, duration_ms in rows:
         ms = duration_ms or 0.0
         durations[key].append(ms)
@@ -195,5 +198,160 @@ def call_stats(
                 series=series,
             )
         )
+    stats.sort(key=lambda s: (-s.calls, s.key))
+    return stats
+
+
+def _next_hour(moment: datetime) -> datetime:
+    """``moment`` if it starts an hour, else the start of the next hour."""
+    start = moment.replace(minute=0, second=0, microsecond=0)
+    return start if start == moment else start + timedelta(hours=1)
+
+
+def _rows(
+    start: datetime,
+    end: datetime,
+    by: GroupBy,
+    since: datetime,
+    step: timedelta,
+    count: int,
+    tool: str | None,
+) -> Select[Any]:
+    """(key, series bucket, status, error type, duration) of the calls in ``[start, end)``.
+
+    The bucket (of ``count`` buckets of ``step`` from ``since``) is computed by the
+    database from bound edges.
+    """
+    c = tool_calls.c
+    edges = [since + step * (i + 1) for i in range(count - 1)]
+    bucket = (
+        case(*((c.created_at < edge, i) for i, edge in enumerate(edges)), else_=count - 1)
+        if edges
+        else literal(0)
+    )
+    key = c.tool_name if by == "tool" else c.profile
+    query = select(key, bucket, c.status, c.error_type, c.duration_ms).where(
+        c.created_at >= start, c.created_at < end
+    )
+    return query.where(c.tool_name == tool) if tool else query
+
+
+_Part = tuple[int, Totals]
+"""A series bucket's index and the share of an hour's totals that falls in it."""
+
+
+def _split(
+    whole: Totals, hour: datetime, since: datetime, step: timedelta, count: int
+) -> list[_Part]:
+    """``whole`` (an hour's totals) shared between the series buckets the hour overlaps.
+
+    In proportion to the time the hour spends in each; counts are rounded so that the
+    shares add up to ``whole`` exactly.
+    """
+    start = (hour - since) / step
+    end = (hour + timedelta(hours=1) - since) / step
+    parts: list[_Part] = []
+    done = 0.0
+    before = [0] * len(whole.buckets)
+    for index in range(int(start), min(count, math.ceil(end))):
+        share = (min(end, index + 1) - max(start, index)) / (end - start)
+        done += share
+        upto = [round(n * done) for n in whole.buckets]
+        buckets = [a - b for a, b in zip(upto, before, strict=True)]
+        ms = whole.duration_ms_sum * share
+        parts.append((index, Totals(calls=sum(buckets), duration_ms_sum=ms, buckets=buckets)))
+        before = upto
+    return parts or [(min(int(start), count - 1), whole)]
+
+
+def _calls_in_hours(conn: Connection, first: datetime, last: datetime, tool: str | None) -> int:
+    """Calls counted in the hourly totals of the hours ``[first, last)``."""
+    h = tool_call_hours.c
+    query = select(func.coalesce(func.sum(h.calls), 0)).where(h.hour >= first, h.hour < last)
+    if tool:
+        query = query.where(h.tool_name == tool)
+    return int(conn.execute(query).scalar_one())
+
+
+def _summarised(
+    conn: Connection,
+    *,
+    since: datetime,
+    until: datetime,
+    by: GroupBy,
+    buckets: int,
+    tool: str | None,
+) -> list[CallStats]:
+    """``call_stats`` from the hourly totals of the whole hours and the rows of the rest."""
+    first, last = _next_hour(since), until.replace(minute=0, second=0, microsecond=0)
+    count = max(buckets, 1)
+    step = (until - since) / count
+    totals: dict[str, Totals] = defaultdict(Totals)
+    cells: dict[tuple[str, int], Totals] = defaultdict(Totals)
+    errors: Counter[str] = Counter()
+    cell_errors: Counter[tuple[str, int]] = Counter()
+    waiting: Counter[str] = Counter()
+
+    def count_in(key: str, status: str, error_type: str | None, parts: list[_Part]) -> None:
+        for index, part in parts:
+            totals[key].merge(part)
+            cells[(key, index)].merge(part)
+            if status != "error":
+                continue
+            if error_type in NOT_FAILURES:
+                waiting[key] += part.calls if error_type == "confirmation_required" else 0
+            else:
+                errors[key] += part.calls
+                cell_errors[(key, index)] += part.calls
+
+    h = tool_call_hours.c
+    key_column = h.tool_name if by == "tool" else h.profile
+    query = select(
+        h.hour,
+        key_column,
+        h.status,
+        h.error_type,
+        h.calls,
+        h.duration_ms_sum,
+        *(h[name] for name in BUCKET_COLUMNS),
+    ).where(h.hour >= first, h.hour < last)
+    if tool:
+        query = query.where(h.tool_name == tool)
+    for hour, key, status, error_type, calls, ms_sum, *counts in conn.execute(query):
+        hour = hour if hour.tzinfo else hour.replace(tzinfo=UTC)
+        whole = Totals.from_counts(int(calls), float(ms_sum), [int(n) for n in counts])
+        count_in(key, status, error_type or None, _split(whole, hour, since, step, count))
+    for start, end in ((since, first), (last, until)):  # the partial hours, row by row
+        if start >= end:
+            continue
+        for key, index, status, error_type, duration_ms in conn.execute(
+            _rows(start, end, by, since, step, count, tool)
+        ):
+            one = Totals()
+            one.add(duration_ms)
+            count_in(key or "", status, error_type, [(index, one)])
+    stats = [
+        CallStats(
+            key=key,
+            calls=total.calls,
+            errors=errors[key],
+            error_rate=errors[key] / total.calls,
+            waiting=waiting[key],
+            total_ms=total.duration_ms_sum,
+            p50_ms=total.quantile(0.5),
+            p95_ms=total.quantile(0.95),
+            series=[
+                BucketStats(
+                    start=since + step * i,
+                    calls=(cell := cells.get((key, i), Totals())).calls,
+                    errors=cell_errors[(key, i)],
+                    p95_ms=cell.quantile(0.95),
+                )
+                for i in range(count if buckets else 0)
+            ],
+        )
+        for key, total in totals.items()
+        if total.calls
+    ]
     stats.sort(key=lambda s: (-s.calls, s.key))
     return stats

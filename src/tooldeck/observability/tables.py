@@ -36,6 +36,7 @@ __all__ = [
     "owned_by",
     "run_events",
     "runs",
+    "tool_call_hours",
     "tool_call_journal",
     "tool_call_totals",
     "tool_calls",
@@ -107,18 +108,34 @@ BUCKETS_MS: tuple[float, ...] = (
 BUCKET_COLUMNS: tuple[str, ...] = tuple(f"le_{i:02d}" for i in range(len(BUCKETS_MS)))
 """Columns of ``tool_call_totals`` counting calls in each bucket (not cumulative)."""
 
-tool_call_totals = Table(
-    "tool_call_totals",
+
+def _totals_columns() -> list[Column[Any]]:
+    """The key and counts of a totals row.
+
+    '' rather than NULL for "none", so the key's four columns can be (part of) the
+    primary key.
+    """
+    return [
+        Column("tool_name", String(128), primary_key=True),
+        Column("status", String(16), primary_key=True),
+        Column("error_type", String(32), primary_key=True),
+        Column("profile", String(64), primary_key=True),
+        Column("calls", Integer, nullable=False),
+        Column("duration_ms_sum", Float, nullable=False),
+        *(Column(name, Integer, nullable=False) for name in BUCKET_COLUMNS),
+    ]
+
+
+tool_call_totals = Table("tool_call_totals", metadata, *_totals_columns())
+
+tool_call_hours = Table(
+    "tool_call_hours",
     metadata,
-    # '' rather than NULL for "none", so the four columns can form the primary key.
-    Column("tool_name", String(128), primary_key=True),
-    Column("status", String(16), primary_key=True),
-    Column("error_type", String(32), primary_key=True),
-    Column("profile", String(64), primary_key=True),
-    Column("calls", Integer, nullable=False),
-    Column("duration_ms_sum", Float, nullable=False),
-    *(Column(name, Integer, nullable=False) for name in BUCKET_COLUMNS),
+    Column("hour", DateTime(timezone=True), primary_key=True),
+    *_totals_columns(),
 )
+"""The same totals per hour (UTC, the hour's start), written with the rows they count:
+statistics over days read these instead of every row (``metering.call_stats``)."""
 
 runs = Table(
     "runs",

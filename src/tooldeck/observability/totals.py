@@ -1,7 +1,9 @@
 """Running totals of tool calls, kept in the audit database (``tool_call_totals``).
 
 The audit writer adds each batch's totals in the same transaction as its rows, so a
-total never counts a call the log lacks; pruning old rows leaves the totals alone.
+total never counts a call the log lacks; pruning old rows leaves the totals alone. The
+same rows per hour (``tool_call_hours``, keyed by the hour first) are what statistics
+over long windows read.
 ``/metrics`` reads them, which makes its counters cover every process that writes to
 the database (``tooldeck call``, ``tooldeck mcp``, the server) and survive restarts.
 """
@@ -11,12 +13,19 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, func, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, case, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from tooldeck.observability.tables import BUCKET_COLUMNS, BUCKETS_MS, tool_call_totals, tool_calls
+from tooldeck.observability.tables import (
+    BUCKET_COLUMNS,
+    BUCKETS_MS,
+    tool_call_hours,
+    tool_call_totals,
+    tool_calls,
+)
 
 __all__ = [
     "Totals",
@@ -29,6 +38,8 @@ __all__ = [
 
 TotalsKey = tuple[str, str, str, str]
 """(tool_name, status, error_type or "", profile or "")."""
+HourKey = tuple[Any, str, str, str, str]
+"""(hour as the dialect stores it, *TotalsKey)."""
 
 _KEY_COLUMNS = ("tool_name", "status", "error_type", "profile")
 
@@ -61,9 +72,32 @@ class Totals:
         self.duration_ms_sum += ms
         self.buckets[bisect_left(BUCKETS_MS, ms)] += 1
 
+    def quantile(self, q: float) -> float | None:
+        """The ``q``-quantile (0..1) of the durations, estimated from the buckets (ms).
 
-def add_totals(conn: Connection, totals: dict[TotalsKey, Totals]) -> None:
-    """Add ``totals`` to the table inside the caller's transaction (upsert per key).
+        Prometheus' ``histogram_quantile``: linear within the bucket the rank falls in;
+        in the +Inf bucket, the highest finite bound. None without calls.
+        """
+        if self.calls <= 0:
+            return None
+        rank = q * self.calls
+        seen = 0
+        for i, count in enumerate(self.buckets):
+            if count and seen + count >= rank:
+                if i == len(BUCKETS_MS):
+                    return BUCKETS_MS[-1]
+                low = BUCKETS_MS[i - 1] if i else 0.0
+                return low + (BUCKETS_MS[i] - low) * (rank - seen) / count
+            seen += count
+        return BUCKETS_MS[-1]
+
+
+def add_totals(
+    conn: Connection, totals: dict[Any, Totals], table: Table = tool_call_totals
+) -> None:
+    """Add ``totals`` to ``table`` inside the caller's transaction (upsert per key).
+
+    Keys are ``TotalsKey`` for ``tool_call_totals``, ``HourKey`` for ``tool_call_hours``.
 
     SQLite and PostgreSQL run one prepared ``INSERT ... ON CONFLICT DO UPDATE`` for all
     keys (built once per dialect: building it per flush cost ~1.5 ms); other
@@ -72,69 +106,85 @@ def add_totals(conn: Connection, totals: dict[TotalsKey, Totals]) -> None:
     if not totals:
         return
     dialect = conn.dialect.name
-    rows = [_totals_row(key, t) for key, t in totals.items()]
+    rows = [_totals_row(table, key, t) for key, t in totals.items()]
     if dialect in ("sqlite", "postgresql"):
-        conn.execute(_upsert(dialect), rows)
+        conn.execute(_upsert(dialect, table), rows)
         return
     for row in rows:
-        where = [tool_call_totals.c[c] == row[c] for c in _KEY_COLUMNS]
+        where = [table.c[c] == row[c] for c in _keys(table)]
         changed = conn.execute(
-            update(tool_call_totals)
-            .where(*where)
-            .values({c: tool_call_totals.c[c] + row[c] for c in _INCREMENTS})
+            update(table).where(*where).values({c: table.c[c] + row[c] for c in _INCREMENTS})
         )
         if changed.rowcount == 0:
-            conn.execute(insert(tool_call_totals).values(**row))
+            conn.execute(insert(table).values(**row))
 
 
 _INCREMENTS = ("calls", "duration_ms_sum", *BUCKET_COLUMNS)
-_upserts: dict[str, Any] = {}
+_upserts: dict[tuple[str, str], Any] = {}
 
 
-def _totals_row(key: TotalsKey, t: Totals) -> dict[str, Any]:
-    row: dict[str, Any] = dict(zip(_KEY_COLUMNS, key, strict=True))
+def _keys(table: Table) -> tuple[str, ...]:
+    """The key columns of a totals table, in order (its primary key)."""
+    return tuple(c.name for c in table.primary_key.columns)
+
+
+def _totals_row(table: Table, key: tuple[Any, ...], t: Totals) -> dict[str, Any]:
+    row: dict[str, Any] = dict(zip(_keys(table), key, strict=True))
     row.update(calls=t.calls, duration_ms_sum=t.duration_ms_sum)
     row.update(zip(BUCKET_COLUMNS, t.buckets, strict=False))  # +Inf is derived
     return row
 
 
-def _upsert(dialect: str) -> Any:
-    """The prepared upsert of one totals row for ``dialect`` (sqlite or postgresql)."""
-    stmt = _upserts.get(dialect)
+def _upsert(dialect: str, table: Table) -> Any:
+    """The prepared upsert of one row of ``table`` for ``dialect`` (sqlite or postgresql)."""
+    stmt = _upserts.get((dialect, table.name))
     if stmt is None:
         make = sqlite.insert if dialect == "sqlite" else postgresql.insert
-        base = make(tool_call_totals).values(
-            {c: bindparam(c) for c in (*_KEY_COLUMNS, *_INCREMENTS)}
-        )
-        stmt = _upserts[dialect] = base.on_conflict_do_update(
-            index_elements=list(_KEY_COLUMNS),
-            set_={c: tool_call_totals.c[c] + base.excluded[c] for c in _INCREMENTS},
+        keys = _keys(table)
+        base = make(table).values({c: bindparam(c) for c in (*keys, *_INCREMENTS)})
+        stmt = _upserts[(dialect, table.name)] = base.on_conflict_do_update(
+            index_elements=list(keys),
+            set_={c: table.c[c] + base.excluded[c] for c in _INCREMENTS},
         )
     return stmt
 
 
 def sqlite_totals_upsert(
-    totals: dict[TotalsKey, Totals],
+    totals: dict[Any, Totals], table: Table = tool_call_totals
 ) -> tuple[str, list[tuple[Any, ...]]]:
     """``add_totals`` for a raw ``sqlite3`` connection: the upsert's SQL and its rows.
 
     The same statement ``add_totals`` runs, compiled once for SQLite with positional
     parameters, for a writer that does not go through SQLAlchemy.
     """
-    global _sqlite_upsert
-    if _sqlite_upsert is None:
-        compiled = _upsert("sqlite").compile(dialect=sqlite.dialect())
-        _sqlite_upsert = (compiled.string, tuple(compiled.positiontup or ()))
-    sql, order = _sqlite_upsert
-    rows = [_totals_row(key, t) for key, t in totals.items()]
+    prepared = _sqlite_upserts.get(table.name)
+    if prepared is None:
+        compiled = _upsert("sqlite", table).compile(dialect=sqlite.dialect())
+        prepared = _sqlite_upserts[table.name] = (
+            compiled.string,
+            tuple(compiled.positiontup or ()),
+        )
+    sql, order = prepared
+    rows = [_totals_row(table, key, t) for key, t in totals.items()]
     return sql, [tuple(row[name] for name in order) for row in rows]
 
 
-_sqlite_upsert: tuple[str, tuple[str, ...]] | None = None
+_sqlite_upserts: dict[str, tuple[str, tuple[str, ...]]] = {}
 
 
-def backfill_totals(conn: Connection) -> None:
-    """Fill an empty totals table from the rows of ``tool_calls`` (a database from before it)."""
+def hour_of(created_at: Any) -> Any:
+    """The start of ``created_at``'s hour, in the form it came in (SQLite text or datetime)."""
+    if isinstance(created_at, str):
+        return created_at[:13] + ":00:00.000000"
+    return created_at.replace(minute=0, second=0, microsecond=0)
+
+
+def backfill_totals(conn: Connection, table: Table = tool_call_totals) -> None:
+    """Fill an empty totals ``table`` from the rows of ``tool_calls`` (a database from before it).
+
+    ``tool_call_hours`` is filled per hour (SQLite: the text's first 13 characters;
+    other databases: ``date_trunc('hour', …)``).
+    """
     c = tool_calls.c
     duration = func.coalesce(c.duration_ms, 0.0)
     bounds = (float("-inf"), *BUCKETS_MS)
@@ -142,14 +192,30 @@ def backfill_totals(conn: Connection) -> None:
         func.sum(case(((duration > low) & (duration <= high), 1), else_=0))
         for low, high in zip(bounds, BUCKETS_MS, strict=False)
     ]
-    keys = (c.tool_name, c.status, func.coalesce(c.error_type, ""), func.coalesce(c.profile, ""))
-    query = select(*keys, func.count(), func.sum(duration), *buckets).group_by(*keys)
-    totals: dict[TotalsKey, Totals] = {}
-    for row in conn.execute(query):
-        totals[(row[0], row[1], row[2], row[3])] = Totals.from_counts(
-            int(row[4]), float(row[5] or 0.0), [int(n or 0) for n in row[6:]]
+    keys: tuple[Any, ...] = (
+        c.tool_name,
+        c.status,
+        func.coalesce(c.error_type, ""),
+        func.coalesce(c.profile, ""),
+    )
+    if table is tool_call_hours:
+        hour = (
+            func.substr(c.created_at, 1, 13).concat(":00:00.000000")
+            if conn.dialect.name == "sqlite"
+            else func.date_trunc("hour", c.created_at)
         )
-    add_totals(conn, totals)
+        keys = (hour, *keys)
+    query = select(*keys, func.count(), func.sum(duration), *buckets).group_by(*keys)
+    width = len(keys)
+    totals: dict[tuple[Any, ...], Totals] = {}
+    for row in conn.execute(query):
+        key = tuple(row[:width])
+        if isinstance(key[0], str) and table is tool_call_hours:  # SQLite's text: bound anew
+            key = (datetime.fromisoformat(key[0]), *key[1:])
+        totals[key] = Totals.from_counts(
+            int(row[width]), float(row[width + 1] or 0.0), [int(n or 0) for n in row[width + 2 :]]
+        )
+    add_totals(conn, totals, table)
 
 
 def read_totals(conn: Connection) -> Iterable[tuple[TotalsKey, Totals]]:
