@@ -22,9 +22,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, Select, case, func, literal, select
+from sqlalchemy import Connection, Select, String, case, func, literal, select, type_coerce
 
-from tooldeck.observability.tables import BUCKET_COLUMNS, tool_call_hours, tool_calls
+from tooldeck.observability.tables import BUCKET_COLUMNS, BUCKETS_MS, tool_call_hours, tool_calls
 from tooldeck.observability.totals import Totals
 
 __all__ = [
@@ -155,7 +155,8 @@ def call_stats(
         return _summarised(conn, since=since, until=until, by=by, buckets=buckets, tool=tool)
     count = max(buckets, 1)
     step = (until - since) / count
-    rows = conn.execute(_rows(since, until, by, since, step, count, tool)).all()
+    bucket = _series_bucket(since, step, count)
+    rows = conn.execute(_rows(since, until, by, bucket, tool)).all()
     durations: dict[str | None, list[float]] = defaultdict(list)
     errors: Counter[str | None] = Counter()
     cells: dict[tuple[str | None, int], list[float]] = defaultdict(list)
@@ -208,32 +209,49 @@ def _next_hour(moment: datetime) -> datetime:
     return start if start == moment else start + timedelta(hours=1)
 
 
-def _rows(
-    start: datetime,
-    end: datetime,
-    by: GroupBy,
-    since: datetime,
-    step: timedelta,
-    count: int,
-    tool: str | None,
-) -> Select[Any]:
-    """(key, series bucket, status, error type, duration) of the calls in ``[start, end)``.
+def _series_bucket(since: datetime, step: timedelta, count: int) -> Any:
+    """The index of the series bucket a call falls in, computed by the database.
 
-    The bucket (of ``count`` buckets of ``step`` from ``since``) is computed by the
-    database from bound edges.
+    ``count`` buckets of ``step`` from ``since``, from bound edges: no timestamp is
+    parsed in Python.
     """
     c = tool_calls.c
     edges = [since + step * (i + 1) for i in range(count - 1)]
-    bucket = (
-        case(*((c.created_at < edge, i) for i, edge in enumerate(edges)), else_=count - 1)
-        if edges
-        else literal(0)
-    )
+    if not edges:
+        return literal(0)
+    return case(*((c.created_at < edge, i) for i, edge in enumerate(edges)), else_=count - 1)
+
+
+def _rows(
+    start: datetime, end: datetime, by: GroupBy, bucket: Any, tool: str | None
+) -> Select[Any]:
+    """(key, series bucket, status, error type, duration) of each call in ``[start, end)``."""
+    c = tool_calls.c
     key = c.tool_name if by == "tool" else c.profile
     query = select(key, bucket, c.status, c.error_type, c.duration_ms).where(
         c.created_at >= start, c.created_at < end
     )
     return query.where(c.tool_name == tool) if tool else query
+
+
+def _binned(
+    start: datetime, end: datetime, by: GroupBy, bucket: Any, tool: str | None
+) -> Select[Any]:
+    """The calls in ``[start, end)``, counted per group: (…, calls, summed ms).
+
+    Grouped by key, series bucket, status, error type and latency bucket (the
+    histogram's: the index ``Totals.add`` would count the call in).
+    """
+    c = tool_calls.c
+    duration = func.coalesce(c.duration_ms, 0.0)
+    latency = case(
+        *((duration <= bound, i) for i, bound in enumerate(BUCKETS_MS)), else_=len(BUCKETS_MS)
+    )
+    group = (c.tool_name if by == "tool" else c.profile, bucket, c.status, c.error_type, latency)
+    query = select(*group, func.count(), func.sum(duration)).where(
+        c.created_at >= start, c.created_at < end
+    )
+    return (query.where(c.tool_name == tool) if tool else query).group_by(*group)
 
 
 _Part = tuple[int, Totals]
@@ -306,30 +324,35 @@ def _summarised(
 
     h = tool_call_hours.c
     key_column = h.tool_name if by == "tool" else h.profile
-    query = select(
-        h.hour,
-        key_column,
-        h.status,
-        h.error_type,
-        h.calls,
-        h.duration_ms_sum,
-        *(h[name] for name in BUCKET_COLUMNS),
-    ).where(h.hour >= first, h.hour < last)
+    hour_text = type_coerce(h.hour, String)  # SQLite's text, parsed below at a third the cost
+    group = (hour_text, key_column, h.status, h.error_type)  # the other key summed in SQL
+    query = (
+        select(
+            *group,
+            func.sum(h.calls),
+            func.sum(h.duration_ms_sum),
+            *(func.sum(h[name]) for name in BUCKET_COLUMNS),
+        )
+        .where(h.hour >= first, h.hour < last)
+        .group_by(*group)
+    )
     if tool:
         query = query.where(h.tool_name == tool)
-    for hour, key, status, error_type, calls, ms_sum, *counts in conn.execute(query):
+    for stamp, key, status, error_type, calls, ms_sum, *counts in conn.execute(query):
+        hour = stamp if isinstance(stamp, datetime) else datetime.fromisoformat(stamp[:19])
         hour = hour if hour.tzinfo else hour.replace(tzinfo=UTC)
         whole = Totals.from_counts(int(calls), float(ms_sum), [int(n) for n in counts])
         count_in(key, status, error_type or None, _split(whole, hour, since, step, count))
-    for start, end in ((since, first), (last, until)):  # the partial hours, row by row
+    bucket = _series_bucket(since, step, count)
+    for start, end in ((since, first), (last, until)):  # the partial hours, from rows
         if start >= end:
             continue
-        for key, index, status, error_type, duration_ms in conn.execute(
-            _rows(start, end, by, since, step, count, tool)
+        for key, index, status, error_type, latency, calls, ms_sum in conn.execute(
+            _binned(start, end, by, bucket, tool)
         ):
-            one = Totals()
-            one.add(duration_ms)
-            count_in(key or "", status, error_type, [(index, one)])
+            part = Totals(calls=calls, duration_ms_sum=ms_sum or 0.0)
+            part.buckets[latency] = calls
+            count_in(key or "", status, error_type, [(index, part)])
     stats = [
         CallStats(
             key=key,

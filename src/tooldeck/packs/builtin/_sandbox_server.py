@@ -6,7 +6,9 @@ host (``sandbox.Sandbox``). Each request brings three sockets (control, stdout,
 stderr) and goes to a process prepared ahead of time (``_fork_spare``: forked, in its
 own session and, where the kernel allows, its own PID, mount, IPC and network
 namespaces); it switches to the job's user, runs one job in a fresh Python namespace
-and exits.
+and exits. The server keeps ``spares`` such processes (config, default 2) and forks
+the replacement as soon as it has handed one a job, so calls made back to back or in
+parallel (a model's parallel tool calls) find one ready.
 
 Messages to the host (JSON, one per packet): ``{"op": "ready", "preloaded": [...]}``,
 ``{"op": "started", "id": N, "pid": P}``, ``{"op": "exit", "id": N, "status": S}``
@@ -21,6 +23,7 @@ mode), and ends with ``{"op": "done", ...}`` before ``os._exit``.
 # This file runs in a bare interpreter: the standard library only, Python 3.11+.
 
 import base64
+import collections
 import contextlib
 import ctypes
 import datetime as _dt
@@ -591,7 +594,14 @@ def main() -> None:
     gc.freeze()  # forked children share these pages instead of copying them on first GC
     gc.disable()
     inherited = (host, wake_r, wake_w)
-    spare: tuple[int, socket.socket] | None = _fork_spare(inherited, preloaded, config)
+    spares: collections.deque[tuple[int, socket.socket]] = collections.deque()
+    wanted = max(1, int(config.get("spares", 2)))
+
+    def top_up() -> None:
+        while len(spares) < wanted:
+            spares.append(_fork_spare(inherited, preloaded, config))
+
+    top_up()
     jobs: dict[int, int] = {}
     ready = {"op": "ready", "preloaded": preloaded, "pid": os.getpid()}
     ready["namespaces"], ready["namespace_error"] = config.get("namespaces", False), isolation
@@ -606,18 +616,16 @@ def main() -> None:
                     with contextlib.suppress(BlockingIOError):
                         wake_r.recv(4096)
                     _reap(host, jobs)
-                    if spare is None:  # fork the next child while nothing runs
-                        spare = _fork_spare(inherited, preloaded, config)
+                    top_up()
                     continue
                 message, fds, _, _ = socket.recv_fds(host, 1 << 16, 3)
                 if not message:
                     return
                 request = json.loads(message)
                 for _attempt in range(2):  # a spare that died before its job is replaced
-                    if spare is None:
-                        spare = _fork_spare(inherited, preloaded, config)
-                    pid, sock = spare
-                    spare = None
+                    if not spares:
+                        spares.append(_fork_spare(inherited, preloaded, config))
+                    pid, sock = spares.popleft()
                     try:
                         socket.send_fds(sock, [message], fds)
                     except OSError:
@@ -629,6 +637,7 @@ def main() -> None:
                     os.close(fd)
                 jobs[pid] = request["id"]
                 host.send(json.dumps({"op": "started", "id": request["id"], "pid": pid}).encode())
+                top_up()  # the next call finds a prepared process
     finally:
         for pid in jobs:
             with contextlib.suppress(OSError):

@@ -81,6 +81,10 @@ class PythonConfig(_Section):
     user namespaces, else a warning is logged and runs share the server's)."""
     network: bool = False
     """Let the code reach the network (and so any server on 127.0.0.1, this one too)."""
+    spares: int = Field(2, ge=1, le=16)
+    """Processes the fork server keeps prepared (forked, isolated, warmed up), so that
+    back-to-back and parallel calls do not wait for one (each costs ~3 processes that
+    share the server's memory)."""
 
     @field_validator("user")
     @classmethod

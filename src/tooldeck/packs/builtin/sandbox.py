@@ -208,6 +208,7 @@ class Sandbox:
         exposed: Directories a run's ``cwd`` may be in (the tools' roots); with
             namespaces, other directories closed to others or under ``/tmp`` are not
             visible to the code.
+        spares: Processes the server keeps prepared for the next runs (at least 1).
 
     Raises:
         ValueError: ``user`` does not exist.
@@ -222,8 +223,10 @@ class Sandbox:
         isolate: bool = True,
         network: bool = False,
         exposed: Sequence[Path] = (),
+        spares: int = 2,
     ) -> None:
         self.preload = tuple(preload)
+        self.spares = max(1, spares)
         self.env = dict(env or {})
         self.identity: dict[str, int] | None = None
         if user is None and os.geteuid() == 0:
@@ -342,6 +345,7 @@ class Sandbox:
             "namespaces": self.isolate,
             "network": self.network,
             "exposed": list(self.exposed),
+            "spares": self.spares,
         }
         try:
             process = subprocess.Popen(

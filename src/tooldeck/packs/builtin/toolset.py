@@ -64,6 +64,7 @@ def make_sandbox(
         isolate=config.isolate,
         network=config.network,
         exposed=roots,
+        spares=config.spares,
     )
 
 
