@@ -10,7 +10,7 @@ after the previous one ended (calls paced like a model's, so the fork server has
 next isolated process ready). Prints p50 and p95 in ms and the ratio of the p50s,
 then the p50 of back-to-back calls (no pause) and of bursts of 8 parallel calls (a
 model's parallel tool calls), which find the server's spare prepared processes
-(``[python] spares``, default 2) or wait for new ones (forks, namespaces, mounts).
+(``[python] spares``, default 4) or wait for new ones (forks, namespaces, mounts).
 
 Targets (issue #4): p50 ≤ 10 ms for ``result = 1 + 1``; the pandas one-liner ≥ 5×
 faster than a fresh subprocess. Issue #27: back-to-back p50 ≤ 1.5× the paced p50 and
@@ -46,8 +46,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def main(rounds: int) -> None:
-    config = PythonConfig()
+async def main(rounds: int, spares: int) -> None:
+    config = PythonConfig(spares=spares)
     sandbox = make_sandbox(config, os.environ)
     tool = PythonTool(config, Roots([Path(tempfile.gettempdir())]), sandbox)
     started = time.perf_counter()
@@ -104,5 +104,6 @@ async def main(rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="20 rounds instead of 100")
+    parser.add_argument("--spares", type=int, default=4, help="prepared processes (default 4)")
     arguments = parser.parse_args()
-    asyncio.run(main(20 if arguments.quick else 100))
+    asyncio.run(main(20 if arguments.quick else 100, arguments.spares))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deadlines import scaled
+from deadlines import scaled, wait_until
 from tooldeck.packs.builtin import PythonTool, Roots, Sandbox, make_sandbox
 from tooldeck.packs.builtin.config import PythonConfig
 
@@ -265,6 +266,42 @@ async def test_a_sandbox_restarts_after_its_server_dies(tmp_path: Path) -> None:
     await tool.execute({"code": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"})
     assert (await tool.execute({"code": "result = json.dumps([1])"})).data["result"] == "[1]"
     await sandbox.aclose()
+
+
+def _prepared(server_pid: int) -> int:
+    """Processes under the fork server (its spares, and jobs while they run)."""
+    children: dict[int, list[int]] = {}
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(status.parent.name))
+    found, stack = 0, list(children.get(server_pid, []))
+    while stack:
+        found += 1
+        stack += children.get(stack.pop(), [])
+    return found
+
+
+async def test_parallel_calls_find_prepared_processes_and_they_are_replaced(
+    tmp_path: Path,
+) -> None:
+    """``spares`` processes wait prepared; after a burst, the server prepares them again."""
+    sandbox = Sandbox(preload=("json",), env={"PATH": os.environ["PATH"]}, spares=3)
+    await sandbox.start()
+    try:
+        assert sandbox._server is not None
+        server = sandbox._server.process.pid
+        each = 3 if sandbox.namespaces else 1  # outside, first in the namespace, the job
+        wait_until(lambda: _prepared(server) == 3 * each, "three prepared processes")
+        tool = PythonTool(PythonConfig(), Roots([tmp_path]), sandbox)
+        codes = [f"import time; time.sleep(0.2); result = {i} * 2" for i in range(5)]
+        results = await asyncio.gather(*(tool.execute({"code": code}) for code in codes))
+        assert [r.data["result"] for r in results if r.data] == [0, 2, 4, 6, 8]
+        wait_until(lambda: _prepared(server) == 3 * each, "the spares prepared again")
+    finally:
+        await sandbox.aclose()
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,10 @@ host (``sandbox.Sandbox``). Each request brings three sockets (control, stdout,
 stderr) and goes to a process prepared ahead of time (``_fork_spare``: forked, in its
 own session and, where the kernel allows, its own PID, mount, IPC and network
 namespaces); it switches to the job's user, runs one job in a fresh Python namespace
-and exits. The server keeps ``spares`` such processes (config, default 2) and forks
-the replacement as soon as it has handed one a job, so calls made back to back or in
-parallel (a model's parallel tool calls) find one ready.
+and exits. The server keeps ``spares`` such processes (config, default 4), so that
+parallel calls (a model's parallel tool calls) find them ready. Preparing one costs
+CPU (forks, namespaces, mounts), so replacements are prepared once no job runs, except
+the one kept ready for the next call when the last was taken.
 
 Messages to the host (JSON, one per packet): ``{"op": "ready", "preloaded": [...]}``,
 ``{"op": "started", "id": N, "pid": P}``, ``{"op": "exit", "id": N, "status": S}``
@@ -616,7 +617,8 @@ def main() -> None:
                     with contextlib.suppress(BlockingIOError):
                         wake_r.recv(4096)
                     _reap(host, jobs)
-                    top_up()
+                    if not jobs:  # prepare while nothing runs: preparing costs CPU
+                        top_up()
                     continue
                 message, fds, _, _ = socket.recv_fds(host, 1 << 16, 3)
                 if not message:
@@ -637,7 +639,8 @@ def main() -> None:
                     os.close(fd)
                 jobs[pid] = request["id"]
                 host.send(json.dumps({"op": "started", "id": request["id"], "pid": pid}).encode())
-                top_up()  # the next call finds a prepared process
+                if not spares:  # keep one ready; the rest once the running jobs end
+                    spares.append(_fork_spare(inherited, preloaded, config))
     finally:
         for pid in jobs:
             with contextlib.suppress(OSError):

@@ -10,12 +10,12 @@ Example::
 
 How it works: one server process (``_sandbox_server.py``, started with ``python -I``
 and a minimal environment) imports the preloaded modules once. While idle it prepares
-the process for the next run (forked, isolated, warmed up), so a run pays neither
-interpreter start-up and imports (~50 ms for ``python -c pass``, ~500 ms with pandas)
-nor the isolation: ~5 ms for ``result = 1 + 1`` with pandas preloaded
-(``benchmarks/python_exec.py``, calls 50 ms apart). Runs that follow each other
-without a pause wait for their process's preparation (three forks of the server,
-namespaces, mounts: ~25–35 ms with pandas preloaded, ~13 ms without). The code runs
+the processes for the next runs (``spares`` of them: forked, isolated, warmed up), so
+a run pays neither interpreter start-up and imports (~50 ms for ``python -c pass``,
+~500 ms with pandas) nor the isolation: ~6 ms for ``result = 1 + 1`` with pandas
+preloaded (``benchmarks/python_exec.py``, calls 50 ms apart), ~8 ms back to back
+(a fresh ``python -c`` takes ~17 ms). Runs beyond the prepared ones wait for their
+process's preparation (three forks of the server, namespaces, mounts). The code runs
 in a fresh namespace; its stdout and stderr go to sockets the host reads with a size
 cap.
 
@@ -208,7 +208,8 @@ class Sandbox:
         exposed: Directories a run's ``cwd`` may be in (the tools' roots); with
             namespaces, other directories closed to others or under ``/tmp`` are not
             visible to the code.
-        spares: Processes the server keeps prepared for the next runs (at least 1).
+        spares: Processes the server keeps prepared for the next runs (at least 1;
+            ``PythonConfig.spares``).
 
     Raises:
         ValueError: ``user`` does not exist.
@@ -223,7 +224,7 @@ class Sandbox:
         isolate: bool = True,
         network: bool = False,
         exposed: Sequence[Path] = (),
-        spares: int = 2,
+        spares: int = 4,
     ) -> None:
         self.preload = tuple(preload)
         self.spares = max(1, spares)
