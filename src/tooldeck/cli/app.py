@@ -1,6 +1,9 @@
 """The ``tooldeck`` command: tools, call, chat, mcp, serve (Typer + Rich).
 
-``init``, ``audit``, ``stats`` and ``config`` live in their own modules.
+``init``, ``audit``, ``stats`` and ``config`` live in their own modules. What a command
+needs beyond Typer, Rich and the core (the runtime, the agent, the audit store, the
+packs' settings) is imported when it runs, so ``tooldeck --help`` and a mistyped
+option answer at once (``benchmarks/import_time.py``).
 """
 
 from __future__ import annotations
@@ -10,16 +13,13 @@ import json
 import socket
 import sys
 from importlib.metadata import version
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest
 from tooldeck.cli.approvals import approvals_app
 from tooldeck.cli.audit import audit_app, stats
 from tooldeck.cli.config import config_app
@@ -37,15 +37,17 @@ from tooldeck.cli.shared import (
     runtime_for,
     session,
 )
-from tooldeck.config import Settings
-from tooldeck.config_names import check_names
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
 from tooldeck.packs.loader import SHIPPED_PACK_NAMES
-from tooldeck.runtime import Runtime, ToolsReload
+
+if TYPE_CHECKING:
+    from tooldeck.agent.contracts import ChatRun
+    from tooldeck.config import Settings
+    from tooldeck.runtime import Runtime, ToolsReload
 
 __all__ = ["app", "main"]
 
@@ -278,6 +280,10 @@ def chat(
     that needs confirmation is approved by --yes, asked about on a terminal, and
     otherwise denied. Exit code 0 when the run completed, 1 when it failed.
     """
+    from pydantic import ValidationError
+
+    from tooldeck.agent.contracts import ChatRequest, ConfirmRequest
+
     params = parse_pairs(param or [], "--param")
     try:
         request = ChatRequest(question=question, profile=profile, account=account, params=params)
@@ -334,6 +340,8 @@ def _in_terminal(command: str | None) -> str:
 
 
 def _print_run(run: ChatRun) -> None:
+    from rich.markdown import Markdown
+
     answer = run.answer
     if answer is None:
         err.print(f"[red]run {run.state}:[/red] {escape(str(run.error))}")
@@ -490,6 +498,8 @@ def serve(
         **_with(with_packs),
     )
     if not runtime.mcp:  # every tool is known now: a bad name exits here, not in uvicorn
+        from tooldeck.config_names import check_names
+
         try:
             check_names(runtime.settings, runtime.registry.list_definitions(), ())
         except ToolDeckError as exc:

@@ -13,7 +13,7 @@ import getpass
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -21,10 +21,12 @@ from rich.table import Table
 from rich.text import Text
 
 from tooldeck.cli.shared import ConfigOption, err, out, row
-from tooldeck.config import Settings, load_settings
 from tooldeck.core.confirmation import ConfirmationDecision
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.providers.approvals import Approval, ApprovalStore, Decider
+
+if TYPE_CHECKING:
+    from tooldeck.config import Settings
 
 __all__ = ["approvals_app"]
 
@@ -154,6 +156,8 @@ def _open(config: Path | None, data_dir: Path | None) -> ApprovalStore:
     """The approval store of the project, with the audit recording each decision."""
     try:
         overrides = {"data_dir": data_dir.resolve()} if data_dir is not None else {}
+        from tooldeck.config import load_settings
+
         settings = load_settings(config, **overrides)
         if not settings.approvals.persist:
             err.print(

@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.markup import escape
@@ -15,9 +15,13 @@ from rich.table import Table
 from rich.text import Text
 
 from tooldeck.cli.shared import ConfigOption, clip, err, out, row, runtime_for
-from tooldeck.observability.audit import AuditStore
-from tooldeck.observability.metering import GroupBy, parse_since
-from tooldeck.runtime import Runtime
+
+if TYPE_CHECKING:  # imported when a command runs: they bring SQLAlchemy
+    from tooldeck.observability.audit import AuditStore
+    from tooldeck.runtime import Runtime
+
+GroupBy = Literal["tool", "profile"]
+"""``observability.metering.GroupBy``, spelt here: Typer reads it to build ``--by``."""
 
 __all__ = ["audit_app", "stats"]
 
@@ -43,6 +47,8 @@ def _audit_store(runtime: Runtime) -> AuditStore:
 
 def _when(value: str, option: str = "--since") -> datetime:
     try:
+        from tooldeck.observability.metering import parse_since
+
         return parse_since(value)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint=option) from None

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from tooldeck.cli.shared import ConfigOption, err, out, row
-from tooldeck.config import Settings, load_settings
 from tooldeck.exceptions import ToolDeckError
-from tooldeck.observability.redact import redact
+
+if TYPE_CHECKING:
+    from tooldeck.config import Settings
 
 __all__ = ["config_app"]
 
@@ -45,10 +46,14 @@ def show(
     Secrets (API keys, tokens, authorization headers) are shown as ``***``.
     """
     try:
+        from tooldeck.config import load_settings
+
         settings: Settings = load_settings(config)
     except ToolDeckError as exc:
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None
+    from tooldeck.observability.redact import redact
+
     data = redact(settings.model_dump(mode="json"))  # api keys, tokens, headers: ***
     rows = [(".".join(p), v, _origin(settings, p)) for p, v in _leaves(data, ())]
     if as_json:

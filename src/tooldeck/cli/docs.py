@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -16,13 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from tooldeck.cli.shared import ConfigOption, clip, err, out, row, runtime_for, session
-from tooldeck.config import Settings, load_settings
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError, ToolFailure
-from tooldeck.packs.knowledge.pack import open_store
-from tooldeck.packs.knowledge.parse import DocumentError
-from tooldeck.packs.knowledge.reader import DocumentReader
-from tooldeck.packs.knowledge.store import Document, KnowledgeStore
+
+if TYPE_CHECKING:  # imported when a command runs: the knowledge pack is heavy
+    from tooldeck.config import Settings
+    from tooldeck.packs.knowledge.store import Document, KnowledgeStore
 
 __all__ = ["docs_app"]
 
@@ -44,6 +43,9 @@ def _store(config: Path | None) -> Iterator[tuple[Settings, KnowledgeStore]]:
     A bad configuration, or a store that cannot be used (a PostgreSQL server down), is
     said in one line and the command exits 2.
     """
+    from tooldeck.config import load_settings
+    from tooldeck.packs.knowledge.pack import open_store
+
     try:
         settings = load_settings(config)
         store = open_store(settings.knowledge, settings.data_dir)
@@ -76,6 +78,7 @@ def _download(url: str, settings: Settings, limit: int) -> tuple[bytes, str]:
     import httpx
 
     from tooldeck.packs.builtin.web import Fetch
+    from tooldeck.packs.knowledge.parse import DocumentError
 
     async def get() -> tuple[httpx.URL, httpx.Response, bytes, bool]:
         async with httpx.AsyncClient() as client:
@@ -130,6 +133,9 @@ def add(
 
 
 def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
+    from tooldeck.packs.knowledge.parse import DocumentError
+    from tooldeck.packs.knowledge.reader import DocumentReader
+
     urls = [p for p in paths if p.lower().startswith(("http://", "https://"))]
     files, missing = _files([p for p in paths if p not in urls])
     for name in missing:

@@ -22,7 +22,6 @@ import typer
 from rich.markup import escape
 
 from tooldeck.cli.shared import ConfigOption, ProfileOption, err, out
-from tooldeck.config import find_config
 
 __all__ = ["DESKTOP_PATH", "doctor"]
 
@@ -46,6 +45,8 @@ def doctor(
     Exits 1 when something would fail for the client: no config found, the server does
     not start, an MCP server it names is missing, a tool failed to load.
     """
+    from tooldeck.config import find_config
+
     found = config or find_config()
     if found is None:
         err.print(

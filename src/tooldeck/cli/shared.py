@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -16,10 +16,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tooldeck.config import Settings, load_settings
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.packs.loader import is_file_spec
-from tooldeck.runtime import Runtime, build_runtime
+
+if TYPE_CHECKING:  # imported when a command runs: the settings bring every pack's models
+    from tooldeck.config import Settings
+    from tooldeck.runtime import Runtime
 
 __all__ = [
     "ConfigOption",
@@ -94,6 +96,9 @@ def runtime_for(
     Exits 2 on a configuration error; tools that failed to load are printed as warnings.
     """
     try:
+        from tooldeck.config import load_settings
+        from tooldeck.runtime import build_runtime
+
         settings = load_settings(config, **overrides)
         if check is not None:
             check(settings)

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, case, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
 from tooldeck.observability.tables import (
     BUCKET_COLUMNS,
@@ -139,7 +139,11 @@ def _upsert(dialect: str, table: Table) -> Any:
     """The prepared upsert of one row of ``table`` for ``dialect`` (sqlite or postgresql)."""
     stmt = _upserts.get((dialect, table.name))
     if stmt is None:
-        make = sqlite.insert if dialect == "sqlite" else postgresql.insert
+        make: Any = sqlite.insert
+        if dialect != "sqlite":
+            from sqlalchemy.dialects import postgresql  # 15 ms to import: only for its own
+
+            make = postgresql.insert
         keys = _keys(table)
         base = make(table).values({c: bindparam(c) for c in (*keys, *_INCREMENTS)})
         stmt = _upserts[(dialect, table.name)] = base.on_conflict_do_update(
