@@ -62,7 +62,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(STAMP)  ## the benchmarks, with the peers of benchmarks/peers.py installed first
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python benchmarks/peers.py
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/providers.py
 	$(BIN)/python benchmarks/python_exec.py
