@@ -1,0 +1,37 @@
+"""The benchmarks still run: each quick form exits 0 and prints its table.
+
+Speed is not asserted here (benchmarks print figures; tests check behaviour); this
+keeps a script from breaking unnoticed when an interface it uses changes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize(
+    ("script", "prints"),
+    [
+        ("overhead.py", "(b)  ToolRegistry.execute"),
+        ("providers.py", "stack / bare"),
+        ("approvals.py", ""),
+        ("peers.py", "tooldeck stack, defaults (audit ack)"),
+    ],
+)
+def test_a_benchmark_runs_in_its_quick_form(script: str, prints: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert prints in done.stdout
