@@ -24,10 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from tooldeck.agent.base import Agent
-from tooldeck.agent.model_agent import ModelAgent
-from tooldeck.agent.router_agent import RouterAgent
-from tooldeck.agent.runs import RunManager
 from tooldeck.config import (
     AgentSettings,
     Settings,
@@ -63,6 +59,9 @@ from tooldeck.providers.registry import ToolRegistry
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import TracerProvider as TracerProviderAPI
+
+    from tooldeck.agent.base import Agent
+    from tooldeck.agent.runs import RunManager
 
 __all__ = ["Runtime", "ToolsReload", "build_runtime"]
 
@@ -104,7 +103,8 @@ class Runtime:
     """Each shipped pack: ``on (why)`` or ``off (why)`` (entry points say so at start)."""
     flow: FlowRules | None = None
     flow_tracker: FlowTracker = field(default_factory=FlowTracker)
-    runs: RunManager = field(init=False)
+    _runs: RunManager | None = None
+    _make_runs: Callable[[], RunManager] | None = None
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _tracer_provider: TracerProvider | None = None
     _user_tools: list[str] = field(default_factory=list)
@@ -240,12 +240,25 @@ class Runtime:
                 seen = now
                 on_reload(self.reload_tools())
 
+    @property
+    def runs(self) -> RunManager:
+        """The chat runs (``agent.runs.RunManager``), made on first use.
+
+        A command that only lists or calls tools (``tooldeck call``, ``tooldeck mcp``)
+        never imports the agent.
+        """
+        if self._runs is None:
+            assert self._make_runs is not None, "build_runtime sets it"
+            self._runs = self._make_runs()
+        return self._runs
+
     async def aclose(self) -> None:
         """Cancel unfinished runs, close providers and clients, flush the audit store.
 
         Providers: MCP sessions; clients: HTTP, the sandbox, the chat model's.
         """
-        await self.runs.aclose()
+        if self._runs is not None:
+            await self._runs.aclose()
         if self._model_client is not None:
             await self._model_client.close()
         await self.root.close()
@@ -419,17 +432,23 @@ def build_runtime(
     if settings.agent.model is not None:
         runtime._model_client = _model_client(settings.agent)
     answers = packs.answers
-    runtime.runs = RunManager(
-        view=runtime.view,
-        context=runtime.context,
-        agent=_agent_factory(settings.agent, answers, runtime._model_client),
-        store=RunStore(audit.engine) if audit is not None else None,
-        approvals=approvals,
-        confirm_timeout_s=settings.approvals.ttl_s,
-        keep=settings.agent.max_runs_in_memory,
-        tracer=tracer.tracer if tracer is not None else None,
-        subjects=answers.subjects if answers is not None else None,
-    )
+
+    def make_runs() -> RunManager:
+        from tooldeck.agent.runs import RunManager
+
+        return RunManager(
+            view=runtime.view,
+            context=runtime.context,
+            agent=_agent_factory(settings.agent, answers, runtime._model_client),
+            store=RunStore(audit.engine) if audit is not None else None,
+            approvals=approvals,
+            confirm_timeout_s=settings.approvals.ttl_s,
+            keep=settings.agent.max_runs_in_memory,
+            tracer=tracer.tracer if tracer is not None else None,
+            subjects=answers.subjects if answers is not None else None,
+        )
+
+    runtime._make_runs = make_runs
     return runtime
 
 
@@ -456,6 +475,9 @@ def _agent_factory(
     of ``pack`` (a pack's ``answers``); with neither, every run fails saying what to
     configure.
     """
+    from tooldeck.agent.model_agent import ModelAgent
+    from tooldeck.agent.router_agent import RouterAgent
+
     model = config.model
     if model is None:
         if pack is None:

@@ -1,0 +1,183 @@
+"""A tool over REST: ``tooldeck serve`` against a bare FastAPI endpoint doing the same.
+
+    .venv/bin/python benchmarks/rest.py [--quick]
+
+Both servers run on 127.0.0.1 in their own process (uvicorn, one worker): tooldeck
+with its defaults (request guard, trace context, the provider stack, the audit with
+``durability = "ack"``) serving ``price`` from a ``tools.py``; the bare app a FastAPI
+route that validates the same body with Pydantic and calls the same function. Then
+(1) one client, calls one after another: p50 and p95 latency; (2) 32 clients at once
+(asyncio, one connection each): calls per second. Rounds alternate between servers.
+Targets (issue #27): p50 ≤ 1.2× the bare endpoint's, throughput ≥ 0.9× its.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+
+TOOLS = textwrap.dedent(
+    '''
+    from tooldeck import tool
+
+
+    @tool
+    async def price(symbol: str) -> dict:
+        """The price of a symbol."""
+        return {"symbol": symbol, "price": 228.42}
+    '''
+)
+
+BARE = textwrap.dedent(
+    '''
+    import sys
+
+    import uvicorn
+    from fastapi import FastAPI
+    from pydantic import BaseModel
+
+    app = FastAPI()
+
+
+    class Args(BaseModel):
+        symbol: str
+
+
+    async def price(symbol: str) -> dict:
+        """The price of a symbol."""
+        return {"symbol": symbol, "price": 228.42}
+
+
+    @app.post("/price")
+    async def call(args: Args) -> dict:
+        return {"status": "success", "data": await price(args.symbol)}
+
+
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    '''
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited ({process.returncode})")
+        try:
+            httpx.post(url, json={"symbol": "AAPL"}, timeout=2).raise_for_status()
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within 120 s")
+
+
+def sequential(url: str, n: int) -> list[float]:
+    """Latency in ms of ``n`` calls made one after another on one connection."""
+    samples = []
+    with httpx.Client(timeout=10) as client:
+        for _ in range(n):
+            start = time.perf_counter()
+            client.post(url, json={"symbol": "AAPL"}).raise_for_status()
+            samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+async def concurrent(url: str, clients: int, seconds: float) -> float:
+    """Calls per second from ``clients`` concurrent clients for ``seconds``."""
+    done = 0
+    stop = time.perf_counter() + seconds
+
+    async def client() -> None:
+        nonlocal done
+        async with httpx.AsyncClient(timeout=30) as http:
+            while time.perf_counter() < stop:
+                (await http.post(url, json={"symbol": "AAPL"})).raise_for_status()
+                done += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return done / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
+    quick = parser.parse_args().quick
+    n, rounds, seconds = (300, 2, 2.0) if quick else (2000, 3, 5.0)
+    work = Path(tempfile.mkdtemp(prefix="tooldeck-rest-"))
+    (work / "tools.py").write_text(TOOLS)
+    (work / "bare.py").write_text(BARE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
+    env["TOOLDECK_DATA_DIR"] = str(work / "data")
+    ports = {"tooldeck": free_port(), "bare FastAPI": free_port()}
+    commands = {
+        "tooldeck": [
+            sys.executable,
+            "-m",
+            "tooldeck",
+            "serve",
+            "--port",
+            str(ports["tooldeck"]),
+            "--tools",
+            "tools.py",
+        ],
+        "bare FastAPI": [sys.executable, "bare.py", str(ports["bare FastAPI"])],
+    }
+    urls = {
+        "tooldeck": f"http://127.0.0.1:{ports['tooldeck']}/api/tools/execute/price",
+        "bare FastAPI": f"http://127.0.0.1:{ports['bare FastAPI']}/price",
+    }
+    processes = {
+        name: subprocess.Popen(
+            command, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        for name, command in commands.items()
+    }
+    try:
+        for name, url in urls.items():
+            wait_ready(url, processes[name])
+            sequential(url, 200)  # warm up
+        latency: dict[str, list[float]] = {name: [] for name in urls}
+        rate: dict[str, list[float]] = {name: [] for name in urls}
+        for _ in range(rounds):
+            for name, url in urls.items():
+                latency[name] += sequential(url, n)
+                rate[name].append(asyncio.run(concurrent(url, 32, seconds)))
+    finally:
+        for process in processes.values():
+            process.terminate()
+            process.wait(10)
+    print(f"a tool over REST, 127.0.0.1, one uvicorn worker each ({rounds} rounds)\n")
+    print(f"{'server':<16}{'p50 ms':>9}{'p95 ms':>9}{'32 clients, calls/s':>22}")
+    p50 = {name: statistics.median(v) for name, v in latency.items()}
+    best = {name: statistics.median(v) for name, v in rate.items()}
+    for name, values in latency.items():
+        p95 = sorted(values)[int(len(values) * 0.95)]
+        print(f"{name:<16}{p50[name]:>9.2f}{p95:>9.2f}{best[name]:>22.0f}")
+    ratio = p50["tooldeck"] / p50["bare FastAPI"]
+    throughput = best["tooldeck"] / best["bare FastAPI"]
+    print(
+        f"\np50 {ratio:.2f}x the bare endpoint's (target ≤ 1.2x: {'met' if ratio <= 1.2 else 'MISSED'}); "
+        f"throughput {throughput:.2f}x (target ≥ 0.9x: {'met' if throughput >= 0.9 else 'MISSED'})"
+    )
+
+
+if __name__ == "__main__":
+    main()
