@@ -135,3 +135,20 @@ def test_without_a_journal_acknowledged_records_wait_for_the_commit(tmp_path: Pa
         assert stored(db) == ["slow"]
     finally:
         store.close()
+
+
+def test_a_journal_folder_others_may_write_is_not_used(tmp_path: Path) -> None:
+    """Files another user could put there would be stored as this user's calls."""
+    db = tmp_path / "audit.db"
+    folder = db.with_suffix(".journal")
+    folder.mkdir()
+    folder.chmod(0o777)
+    planted = folder / "1-planted-000001.jsonl"
+    planted.write_text('["2026-11-26 02:00:00.000000","rm_rf","success"]\n')
+    store = AuditStore.sqlite(db, durability="ack")
+    try:
+        future = store.record_acked("quote", {}, None, answer("mine"))
+        assert future.result(timeout=5) is True  # committed instead of journalled
+        assert stored(db) == ["mine"] and planted.exists()
+    finally:
+        store.close()

@@ -162,13 +162,20 @@ class Journal:
     def open(cls, folder: Path) -> Journal | None:
         """A journal in ``folder`` (created 0700), or None where it cannot work.
 
-        None on a platform without ``flock`` and when the folder cannot be made or
-        written (the reason is logged): the store then commits before answering.
+        None on a platform without ``flock``, when the folder cannot be made or written,
+        and when another user owns it or may write in it (their files would be stored
+        as this user's calls): the reason is logged, and the store then commits before
+        answering.
         """
         if fcntl is None:
             return None
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = folder.stat()
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                log.warning("audit: no journal in %s: another user owns it or may write in "
+                            "it (chmod 700 it)", folder)  # fmt: skip
+                return None
             return cls(folder)
         except OSError as exc:
             log.warning("audit: no journal in %s (%s); calls wait for commits", folder, exc)
@@ -231,7 +238,8 @@ class Journal:
                 continue  # deleted meanwhile
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if os.fstat(fd).st_nlink == 0:  # its owner stored and deleted it
+                st = os.fstat(fd)
+                if st.st_nlink == 0 or st.st_uid != os.geteuid():  # stored; not ours
                     raise BlockingIOError
             except OSError:
                 os.close(fd)
