@@ -167,3 +167,22 @@ def test_processes_starting_together_on_a_new_project_all_open_the_audit(
         ]
         ended = [(p.communicate(timeout=60)[1], p.returncode) for p in processes]
         assert [code for _, code in ended] == [0, 0, 0], [err[-600:] for err, _ in ended]
+
+
+def test_record_times_read_back_in_utc_with_their_offset(tmp_path: Path) -> None:
+    """RFC 3339 ``date-time`` needs the offset (the REST schema says ``format: date-time``)."""
+    from datetime import UTC, datetime, timedelta
+
+    from tooldeck.core.result import ToolResult
+
+    store = AuditStore.sqlite(tmp_path / "audit.db", durability="ack")
+    try:
+        store.record_acked("t", {}, None, ToolResult.ok(1))
+        store.record("t", {}, None, ToolResult.ok(2))
+        records = store.query()
+    finally:
+        store.close()
+    for record in records:
+        assert record.created_at.utcoffset() == timedelta(0)
+        assert abs(datetime.now(UTC) - record.created_at) < timedelta(minutes=5)
+        assert record.model_dump(mode="json")["created_at"].endswith("Z")

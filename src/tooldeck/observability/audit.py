@@ -158,6 +158,12 @@ class AuditRecord(BaseModel):
     def _parse_json_text(cls, value: Any) -> Any:
         return json.loads(value) if isinstance(value, str) else value
 
+    @field_validator("created_at")
+    @classmethod
+    def _in_utc(cls, value: datetime) -> datetime:
+        """Times are stored in UTC; SQLite's text holds no offset, so it is added back."""
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 _encode = _ENCODER.encode  # json.dumps() with options builds a new encoder per call
