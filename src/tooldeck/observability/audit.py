@@ -9,8 +9,8 @@ Durability (``durability``):
 
 - ``"ack"``: ``record_acked()`` says when the record is safe from a kill of the
   process, and the observed provider answers only after that. On a SQLite file the
-  caller appends the serialised, redacted row to the journal (``journal.py``: one
-  ``os.write``, about 1 µs) and goes on; the writer thread moves journalled rows into
+  caller copies the serialised, redacted row into the journal (``journal.py``: a file
+  mapped into memory, well under 1 µs) and goes on; the writer thread moves journalled rows into
   the database in batches, and any later ``AuditStore`` on the same database stores
   the rows a killed process left there. Without a journal (in-memory SQLite, a server
   database, no ``flock``) the future completes once the row is committed, in a group

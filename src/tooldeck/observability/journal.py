@@ -133,11 +133,17 @@ class Segment:
         self.release()
 
     def release(self) -> None:
-        """Let go of the file and keep it (its rows are not stored yet: stored later)."""
+        """Let go of the file and keep it (its rows are not stored yet: stored later).
+
+        Idempotent: a descriptor is closed once (closing a number twice could close
+        whatever file was given that number since).
+        """
         if self.map is not None:
             self.map.close()
             self.map = None
-        os.close(self.fd)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class Journal:
@@ -227,7 +233,8 @@ class Journal:
         """Segments of processes that are gone, each locked by us until deleted or released.
 
         A segment still locked belongs to a live process (or to this one) and is
-        skipped; so is one deleted while we opened it (its rows were stored).
+        skipped; so is one deleted while we opened it (its rows were stored), and one
+        another user owns.
         """
         for path in sorted(self.folder.glob("*.jsonl")):
             if path == self.segment.path:
