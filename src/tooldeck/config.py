@@ -201,6 +201,22 @@ class ApprovalSettings(BaseModel):
     calls' approvals, on the channel the call came through."""
 
 
+class CredentialSettings(BaseModel):
+    """The credential store: users' secrets for modules, sources and upstream servers.
+
+    Encrypted in ``<data_dir>/credentials.db`` (``providers.credentials``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: SecretStr | None = None
+    """The encryption key, URL-safe base64 of 32 bytes (``TOOLDECK_CREDENTIALS__KEY``);
+    None: the OS keyring's, else ``<data_dir>/credentials.key`` (made 0600)."""
+    use_keyring: bool = True
+    """Keep the key in the OS keyring where one works (macOS Keychain, Windows
+    Credential Locker, the Secret Service); false: always the key file."""
+
+
 class AgentSettings(BaseModel):
     """The chat agent (``tooldeck chat``, ``/api/chat``).
 
@@ -257,6 +273,7 @@ class Settings(BaseSettings):
     """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    credentials: CredentialSettings = Field(default_factory=CredentialSettings)
     flow: FlowConfig = Field(default_factory=FlowConfig)
     """Data-flow labels: a run that read private data asks before it sends data out
     (``providers.flow``, docs/security.md)."""

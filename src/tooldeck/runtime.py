@@ -19,6 +19,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from tooldeck.config import (
 )
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
+from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.pack import PackEnvironment
 from tooldeck.core.tool import ToolExecutor, ToolViews
@@ -352,6 +354,7 @@ def build_runtime(
     base_dir = settings.config_file.parent if settings.config_file else None
     services.register(PackEnvironment, PackEnvironment(settings.data_dir, base_dir))
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
+    services.register_factory(CredentialStore, partial(open_credentials, settings))  # type: ignore[type-abstract]
     shipped = load_tools(SHIPPED_PACKS, entry_points=False)
     user = load_tools(settings.tools, base_dir, entry_points=load_entry_points)
     errors = [*shipped.errors, *user.errors]
@@ -450,6 +453,24 @@ def build_runtime(
 
     runtime._make_runs = make_runs
     return runtime
+
+
+def open_credentials(settings: Settings) -> CredentialStore:
+    """The credential store of ``settings`` (``[credentials]``, ``providers.credentials``).
+
+    Made on first use (``ServiceContainer.get(CredentialStore)``): the key is looked
+    up, or made, only when a secret is stored or read.
+
+    Raises:
+        ConfigError: the key or the files cannot be used; the message says why.
+    """
+    from tooldeck.providers.credentials import EncryptedCredentialStore, credential_key
+
+    config = settings.credentials
+    key = credential_key(
+        settings.data_dir / "credentials.key", setting=config.key, use_keyring=config.use_keyring
+    )
+    return EncryptedCredentialStore(settings.data_dir / "credentials.db", key)
 
 
 def _model_client(config: AgentSettings) -> Any:

@@ -199,3 +199,25 @@ def test_help_and_option_errors_do_not_load_the_runtime() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "LOADED []" in done.stdout, done.stdout[-500:]
+
+
+def test_credentials_are_stored_from_stdin_listed_without_values_and_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLDECK_CREDENTIALS__USE_KEYRING", "false")  # never the OS's
+    secret = "sk-cli-9c8b7a6f5e4d3c2b1a"
+    stored = runner.invoke(app, ["credentials", "set", "module:weather", "-u", "ada"], input=secret)
+    assert stored.exit_code == 0, stored.output
+    listed = runner.invoke(app, ["credentials", "list", "-u", "ada"])
+    assert "module:weather" in listed.output and secret not in listed.output
+    assert "module:weather" not in runner.invoke(app, ["credentials", "list", "-u", "bob"]).output
+    data = tmp_path / "data"
+    assert secret.encode() not in (data / "credentials.db").read_bytes()
+    assert (data / "credentials.key").stat().st_mode & 0o777 == 0o600
+    empty = runner.invoke(app, ["credentials", "set", "module:weather"], input="")
+    assert empty.exit_code == 2 and "no secret given" in empty.output
+    assert (
+        runner.invoke(app, ["credentials", "delete", "module:weather", "-u", "ada"]).exit_code == 0
+    )
+    again = runner.invoke(app, ["credentials", "delete", "module:weather", "-u", "ada"])
+    assert again.exit_code == 1 and "no credential" in again.output

@@ -23,6 +23,7 @@ from rich.text import Text
 from tooldeck.cli.approvals import approvals_app
 from tooldeck.cli.audit import audit_app, stats
 from tooldeck.cli.config import config_app
+from tooldeck.cli.credentials import credentials_app
 from tooldeck.cli.docs import docs_app
 from tooldeck.cli.doctor import doctor
 from tooldeck.cli.init import init
@@ -573,6 +574,7 @@ app.command()(stats)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(audit_app, name="audit")
 app.add_typer(config_app, name="config")
+app.add_typer(credentials_app, name="credentials")
 app.add_typer(docs_app, name="docs")
 
 

@@ -11,6 +11,7 @@ from tooldeck.core.context import (
     ToolEvent,
     new_request_id,
 )
+from tooldeck.core.credentials import CredentialInfo, CredentialStore, principal_of
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
@@ -34,6 +35,8 @@ __all__ = [
     "Artifact",
     "BaseTool",
     "CompositeTool",
+    "CredentialInfo",
+    "CredentialStore",
     "ErrorType",
     "FunctionTool",
     "Intent",
@@ -56,5 +59,6 @@ __all__ = [
     "ToolResult",
     "ToolViews",
     "new_request_id",
+    "principal_of",
     "tool",
 ]

@@ -26,10 +26,12 @@ from tooldeck.providers.registry import ToolRegistry
 from tooldeck.providers.wrapper import WrapperProvider
 
 if TYPE_CHECKING:
+    from tooldeck.providers.credentials import EncryptedCredentialStore
     from tooldeck.providers.mcp import MCPServerConfig, MCPToolsProvider
     from tooldeck.providers.observed import ObservedProvider
 
 _LAZY = {
+    "EncryptedCredentialStore": "tooldeck.providers.credentials",
     "MCPServerConfig": "tooldeck.providers.mcp",
     "MCPToolsProvider": "tooldeck.providers.mcp",
     "ObservedProvider": "tooldeck.providers.observed",
@@ -53,6 +55,7 @@ __all__ = [
     "CircuitBreaker",
     "CompositeToolsProvider",
     "ConfirmingToolsProvider",
+    "EncryptedCredentialStore",
     "FilteredToolsProvider",
     "MCPServerConfig",
     "MCPToolsProvider",
