@@ -152,3 +152,42 @@ def test_a_journal_folder_others_may_write_is_not_used(tmp_path: Path) -> None:
         assert stored(db) == ["mine"] and planted.exists()
     finally:
         store.close()
+
+
+def test_a_row_larger_than_a_segment_grows_it_and_is_stored(tmp_path: Path) -> None:
+    from tooldeck.core.result import ToolError, ToolResult
+    from tooldeck.observability.journal import SEGMENT_BYTES
+
+    db = tmp_path / "audit.db"
+    store = AuditStore.sqlite(db, durability="ack", flush_interval_s=60)
+    try:
+        message = "x" * (SEGMENT_BYTES * 2)  # an error message is kept whole
+        failed = ToolResult(status="error", error=ToolError(type="execution", message=message))
+        assert store.record_acked("quote", {}, None, failed).result() is True
+        assert max(segments(db).values()) > SEGMENT_BYTES * 2  # grown, on disk
+        acked(store, "after")
+        store.flush()
+        with sqlite3.connect(db) as conn:
+            lengths = conn.execute("SELECT length(error_message) FROM tool_calls").fetchall()
+        assert lengths == [(SEGMENT_BYTES * 2,), (None,)]
+    finally:
+        store.close()
+
+
+def test_garbage_in_a_dead_process_segment_goes_to_the_fallback_file(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    AuditStore.sqlite(db).close()
+    folder = db.with_suffix(".journal")
+    good = AuditStore.sqlite(tmp_path / "other.db", durability="ack", flush_interval_s=60)
+    acked(good, "kept")
+    ((name, _),) = segments(tmp_path / "other.db").items()
+    line = (tmp_path / "other.journal" / name).read_bytes().split(b"\0", 1)[0]
+    good.close()
+    (folder / "999-dead-000001.jsonl").write_bytes(
+        line + b"not json at all\n" + b'["too","short"]\n' + b'["cut off in the mid'
+    )
+    AuditStore.sqlite(db).close()
+    assert stored(db) == ["kept"]
+    fallback = (tmp_path / "audit.fallback.jsonl").read_text()
+    assert "not json at all" in fallback and "too" in fallback and "cut off" not in fallback
+    assert segments(db) == {}
