@@ -380,7 +380,12 @@ def build_runtime(
             else cfg
             for sid, cfg in servers.items()
         }
-    mcp = {sid: MCPToolsProvider(sid, cfg) for sid, cfg in servers.items() if cfg.enabled}
+    credentials = partial(services.get, CredentialStore)  # type: ignore[type-abstract]
+    mcp = {
+        sid: MCPToolsProvider(sid, cfg, credentials=credentials)
+        for sid, cfg in servers.items()
+        if cfg.enabled
+    }
     prefixes = {sid: cfg.prefix for sid, cfg in servers.items() if cfg.prefix}
     providers = [registry, *shipped.providers, *user.providers, *mcp.values()]
     root = CompositeToolsProvider(providers, prefixes=prefixes)

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,11 +30,12 @@ from pydantic import ValidationError
 
 from tooldeck.core.arguments import ArgumentShape, check_arguments
 from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.credentials import ANONYMOUS, CredentialStore
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.result import Artifact, ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.core.validation import compile_schema
-from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
+from tooldeck.exceptions import ConfigError, InvalidArgumentsError, RegistrationError
 from tooldeck.providers.base import ToolsProvider, not_found
 from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file, resolve_command
 
@@ -77,9 +79,17 @@ class MCPToolsProvider(ToolsProvider):
         config: How to reach it.
     """
 
-    def __init__(self, server_id: str, config: MCPServerConfig) -> None:
+    def __init__(
+        self,
+        server_id: str,
+        config: MCPServerConfig,
+        *,
+        credentials: Callable[[], CredentialStore] | None = None,
+    ) -> None:
         self.id = server_id
         self.config = config
+        self._credentials = credentials
+        """Opens the credential store, for a ``config.credential`` (on connect only)."""
         self.last_error: str | None = None
         self._client: Client | None = None
         self._stop: asyncio.Event | None = None
@@ -94,6 +104,26 @@ class MCPToolsProvider(ToolsProvider):
 
     # -- connection ----------------------------------------------------------------------
 
+    def _with_secret(self) -> MCPServerConfig:
+        """The configuration, ``{credential}`` filled from the store when it names one.
+
+        Raises:
+            ConfigError: the credential is not stored (the message says how to store
+                it) or the store cannot be opened.
+        """
+        config = self.config
+        if config.credential is None:
+            return config
+        secret = None
+        if self._credentials is not None:
+            secret = self._credentials().get(ANONYMOUS, config.credential)
+        if secret is None:
+            raise ConfigError(
+                f"it needs the credential {config.credential!r}, which is not stored: run "
+                f"tooldeck credentials set {config.credential}"
+            )
+        return config.with_secret(secret.get_secret_value())
+
     def _transport(self) -> Any:
         from mcp import StdioServerParameters
         from mcp.client.sse import sse_client
@@ -101,7 +131,7 @@ class MCPToolsProvider(ToolsProvider):
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        config = self.config
+        config = self._with_secret()
         if config.command is not None:
             if self._stderr is None:
                 self._stderr = tempfile.TemporaryFile(  # noqa: SIM115 - closed in close()

@@ -17,7 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["MCPServerConfig", "load_mcp_servers_file", "resolve_command"]
+__all__ = ["CREDENTIAL", "MCPServerConfig", "load_mcp_servers_file", "resolve_command"]
+
+CREDENTIAL = "{credential}"
+"""Replaced, in ``env`` and ``headers`` values, by the secret of ``credential``."""
 
 
 def resolve_command(command: str, env: Mapping[str, str] | None = None) -> str:
@@ -61,6 +64,16 @@ class MCPServerConfig(BaseModel):
     """Endpoint of a remote server."""
     headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers sent to a remote server (e.g. Authorization)."""
+    credential: str | None = None
+    """A scope in the credential store (``tooldeck credentials set mcp:github``) whose
+    secret replaces ``{credential}`` in ``env`` and ``headers`` values when the server
+    starts, so a token is in neither ``tooldeck.toml`` nor the client's settings::
+
+        env = { GITHUB_PERSONAL_ACCESS_TOKEN = "{credential}" }
+        credential = "mcp:github"
+
+    It is the server's own user's (principal ``anonymous``): one session serves every
+    caller of this tooldeck."""
     transport: Literal["stdio", "http", "streamable-http", "sse"] | None = None
     """Default: ``stdio`` with a command, ``http`` (streamable HTTP) with a url."""
     init_timeout_s: float = Field(60.0, gt=0)
@@ -83,7 +96,22 @@ class MCPServerConfig(BaseModel):
             self.transport = "stdio" if self.command else "http"
         if (self.transport == "stdio") != (self.command is not None):
             raise ValueError(f'transport "{self.transport}" does not fit the given command/url')
+        if self.credential is not None and not any(
+            CREDENTIAL in value for value in (*(self.env or {}).values(), *self.headers.values())
+        ):
+            raise ValueError(
+                f'credential = "{self.credential}" is used nowhere: put "{CREDENTIAL}" in an '
+                'env or headers value, e.g. env = { API_TOKEN = "{credential}" }'
+            )
         return self
+
+    def with_secret(self, secret: str) -> MCPServerConfig:
+        """This configuration with ``{credential}`` replaced by ``secret`` (``credential``)."""
+        env = {k: v.replace(CREDENTIAL, secret) for k, v in (self.env or {}).items()}
+        headers = {k: v.replace(CREDENTIAL, secret) for k, v in self.headers.items()}
+        return self.model_copy(
+            update={"env": env if self.env is not None else None, "headers": headers}
+        )
 
 
 def load_mcp_servers_file(path: Path) -> dict[str, MCPServerConfig]:
