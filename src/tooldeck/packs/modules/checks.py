@@ -1,0 +1,167 @@
+"""Static checks of a module's code, and the attestation they produce (seed 000: validate).
+
+Each check reads the files only; nothing is imported or run here (running the code, its
+tests and one call per tool happen in the sandbox, in a later step of ``validate``).
+
+- ``manifest``: ``module.toml`` is present and valid (``manifest.py``).
+- ``parse``: every ``.py`` file parses.
+- ``imports``: no module that reaches around the sandbox's rules (``ctypes``,
+  ``subprocess``, raw ``socket``, ``multiprocessing``, ``pickle``/``marshal``,
+  ``importlib``, tooldeck's own internals such as the credential store), and no
+  network client unless the manifest declares ``hosts``.
+- ``calls``: no ``eval``, ``exec``, ``compile``, ``__import__``, ``os.system``,
+  ``os.popen``, ``os.exec*``/``os.spawn*``, ``globals()``/``vars()`` writes through
+  ``__dict__``, no ``open`` of an absolute path given as a literal.
+
+A check that fails says where (``tools.py:12``) and what to use instead. The checks are
+a first line, not the wall: the sandbox's isolation is (no network but the declared
+hosts, no files outside the module's folder).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tooldeck.packs.modules.manifest import ManifestError, ModuleManifest, read_manifest
+from tooldeck.packs.modules.versions import Attestation, content_hash
+
+__all__ = ["Check", "attest", "static_checks"]
+
+_BANNED_MODULES = {
+    "ctypes": "native code escapes every check",
+    "cffi": "native code escapes every check",
+    "subprocess": "a module runs no programs",
+    "multiprocessing": "a module starts no processes",
+    "socket": "use httpx with the manifest's hosts",
+    "ssl": "use httpx with the manifest's hosts",
+    "pickle": "loading pickles runs code; use json",
+    "marshal": "loading marshalled code runs it; use json",
+    "shelve": "it is pickle underneath; use json",
+    "importlib": "import what you need by name",
+    "builtins": "the builtins are the sandbox's",
+    "pty": "a module opens no terminals",
+    "signal": "the sandbox owns signals",
+    "resource": "the sandbox sets the limits",
+    "tooldeck.providers": "a module reaches tooldeck through its tool context only",
+    "tooldeck.runtime": "a module reaches tooldeck through its tool context only",
+    "tooldeck.observability": "a module reaches tooldeck through its tool context only",
+    "tooldeck.config": "a module reaches tooldeck through its tool context only",
+}
+_NETWORK = ("httpx", "requests", "urllib", "urllib3", "aiohttp", "http")
+_BANNED_CALLS = {
+    "eval": "evaluating text as code",
+    "exec": "running text as code",
+    "compile": "compiling text into code",
+    "__import__": "importing by a computed name",
+    "globals": "changing the module's globals",
+    "breakpoint": "a debugger in a sandbox",
+}
+_BANNED_ATTRIBUTES = {
+    ("os", "system"),
+    ("os", "popen"),
+    ("os", "fork"),
+    ("os", "kill"),
+    ("os", "setuid"),
+    ("os", "chroot"),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
+    """One check's outcome."""
+
+    name: str
+    passed: bool
+    output: str = ""
+    """What failed and where, one problem per line; empty when it passed."""
+
+
+def static_checks(folder: Path) -> list[Check]:
+    """Run the static checks on the module in ``folder`` (see the module docstring)."""
+    checks: list[Check] = []
+    manifest: ModuleManifest | None = None
+    try:
+        manifest = read_manifest(folder)
+        checks.append(Check(name="manifest", passed=True))
+    except ManifestError as exc:
+        checks.append(Check(name="manifest", passed=False, output=str(exc)))
+    trees: dict[str, ast.Module] = {}
+    errors: list[str] = []
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder).as_posix()
+        try:
+            trees[relative] = ast.parse(path.read_bytes(), filename=relative)
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None)
+            errors.append(f"{relative}:{line or '?'}: {getattr(exc, 'msg', exc)}")
+    if not trees and not errors:
+        errors.append("no .py file: a module's tools are Python code")
+    checks.append(Check(name="parse", passed=not errors, output="\n".join(errors)))
+    hosts = bool(manifest and manifest.hosts)
+    imports = [p for name, tree in trees.items() for p in _import_problems(name, tree, hosts)]
+    checks.append(Check(name="imports", passed=not imports, output="\n".join(imports)))
+    calls = [p for name, tree in trees.items() for p in _call_problems(name, tree)]
+    checks.append(Check(name="calls", passed=not calls, output="\n".join(calls)))
+    return checks
+
+
+def attest(module_id: str, folder: Path, checks: list[Check]) -> Attestation:
+    """The attestation of ``checks`` run on exactly the content of ``folder`` now."""
+    return Attestation(
+        module_id=module_id,
+        content_hash=content_hash(folder),
+        checks={c.name: c.passed for c in checks},
+        validated_at=datetime.now(UTC).isoformat(),
+    )
+
+
+def _import_problems(name: str, tree: ast.Module, hosts: bool) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: within the module
+                continue
+            base = node.module or ""
+            modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for module in modules:
+            for banned, why in _BANNED_MODULES.items():
+                if module == banned or module.startswith(banned + "."):
+                    yield f"{name}:{node.lineno}: import of {module}: {why}"
+                    break
+            else:
+                if not hosts and module.split(".")[0] in _NETWORK:
+                    yield (
+                        f"{name}:{node.lineno}: import of {module}: the manifest declares "
+                        'no hosts; add hosts = ["api.example.com"] to module.toml'
+                    )
+
+
+def _call_problems(name: str, tree: ast.Module) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _BANNED_CALLS:
+            yield f"{name}:{node.lineno}: {func.id}(): {_BANNED_CALLS[func.id]}"
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            pair = (func.value.id, func.attr)
+            if pair in _BANNED_ATTRIBUTES or (
+                func.value.id == "os" and func.attr.startswith(("exec", "spawn"))
+            ):
+                yield f"{name}:{node.lineno}: {func.value.id}.{func.attr}(): a module runs no programs"
+        if (
+            isinstance(func, ast.Name)
+            and func.id == "open"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and node.args[0].value.startswith(("/", "~"))
+        ):
+            yield f"{name}:{node.lineno}: open({node.args[0].value!r}): files outside the module's folder"
