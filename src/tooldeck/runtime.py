@@ -48,7 +48,13 @@ from tooldeck.observability.tracing import (
 )
 from tooldeck.pack_setup import PackSetup, with_pack_profiles, with_policy_defaults
 from tooldeck.packs.builtin.llm import openai_client
-from tooldeck.packs.loader import SHIPPED_PACKS, LoadError, load_tools, spec_files
+from tooldeck.packs.loader import (
+    MODULES_PACK,
+    SHIPPED_PACKS,
+    LoadError,
+    load_tools,
+    spec_files,
+)
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.composite import CompositeToolsProvider
@@ -355,7 +361,7 @@ def build_runtime(
     services.register(PackEnvironment, PackEnvironment(settings.data_dir, base_dir))
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     services.register_factory(CredentialStore, partial(open_credentials, settings))  # type: ignore[type-abstract]
-    shipped = load_tools(SHIPPED_PACKS, entry_points=False)
+    shipped = load_tools((*SHIPPED_PACKS, MODULES_PACK), entry_points=False)
     user = load_tools(settings.tools, base_dir, entry_points=load_entry_points)
     errors = [*shipped.errors, *user.errors]
     packs = PackSetup(settings, services)

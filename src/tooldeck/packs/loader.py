@@ -44,6 +44,7 @@ from tooldeck.providers.base import ToolsProvider
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MODULES_PACK",
     "SHIPPED_PACKS",
     "SHIPPED_PACK_NAMES",
     "LoadError",
@@ -66,6 +67,10 @@ SHIPPED_PACKS = (
 
 SHIPPED_PACK_NAMES = tuple(spec.split(":")[0].split(".")[-2] for spec in SHIPPED_PACKS)
 """Their names (each is its folder's: ``brokerage``, ``builtin``, ...), for ``--with``."""
+
+MODULES_PACK = "tooldeck.packs.modules.pack:pack"
+"""Installed modules (``packs.modules``): loaded after the shipped packs, always (a
+project without modules gets no tools from it), configured in ``[packs.modules]``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@
     kind = "tool"                       # or "context_adapter" (then: category)
     description = "Forecasts from the Open-Meteo API"
     version = "1.0.0"
+    entry = "tools.py"                  # the file whose tools are served (it imports the rest)
     requires_api_key = false
     api_url = "https://api.open-meteo.com"
     auth_type = "none"                  # api_key | bearer | basic | none
@@ -44,6 +45,9 @@ class ModuleManifest(BaseModel):
     """For a context adapter: the ``user_context`` category it serves."""
     description: str = Field(min_length=1, max_length=2000)
     version: str = "0.1.0"
+    entry: str = Field("tools.py", pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+    """The file whose tools are served; it imports the module's other files relatively
+    (``from . import helpers``)."""
     requires_api_key: bool = False
     """A user must store a key (``tooldeck credentials set module:<name>``) first."""
     api_url: str | None = None

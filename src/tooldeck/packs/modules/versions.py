@@ -114,7 +114,9 @@ class ModuleVersions:
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _ID.match(p.name))
 
     def active(self, module_id: str) -> str | None:
-        """The active version's id, or None (not installed, or uninstalled)."""
+        """The active version's id, or None (no such module, not installed, uninstalled)."""
+        if module_id not in self.modules():
+            return None
         try:
             return (self._module(module_id) / "active").read_text().strip() or None
         except FileNotFoundError:
