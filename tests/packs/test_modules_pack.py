@@ -84,3 +84,71 @@ def test_a_module_that_fails_to_load_is_left_out_and_the_others_served(
     versions.promote("broken", draft, attest("broken", folder, static_checks(folder)), by="ada")
     assert answer(data, "oracle_answer") == "forty-two"
     assert "module broken" in caplog.text and "boom" in caplog.text
+
+
+def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_install(
+    tmp_path: Path,
+) -> None:
+    """Through the runtime's stack: promote, rollback, uninstall and credentials ask first."""
+    from tooldeck.core import CredentialStore, ToolContext
+
+    data = tmp_path / "data"
+    off = load_settings(data_dir=data, builtin={"enabled": False})
+    assert build_runtime(off).registry.get("module_admin") is None  # opt in: [packs.modules]
+    settings = load_settings(
+        data_dir=data,
+        builtin={"enabled": False},
+        packs={"modules": {"admin": True}},
+        credentials={"use_keyring": False},
+    )
+
+    async def scenario() -> None:
+        runtime = build_runtime(settings)
+        admin = runtime.registry.get("module_admin")
+        assert admin is not None
+        assert set(admin.definition.confirm_actions) == {
+            "promote_draft", "rollback_version", "uninstall", "store_credentials",
+        }  # fmt: skip
+        stack, ctx = runtime.provider, ToolContext(user="ada")
+
+        async def act(action: str, **arguments: object) -> dict:
+            result = await stack.execute("module_admin", {"action": action, **arguments}, ctx)
+            assert result.success, result.error
+            return result.data
+
+        files = {
+            "module.toml": MANIFEST.format(name="oracle"),
+            "tools.py": TOOLS.format(name="oracle"),
+            "helpers.py": "ANSWER = 'forty-two'\n",
+        }
+        draft = (await act("create_draft", module_id="oracle", files=files))["draft_id"]
+        checked = await act("validate_draft", module_id="oracle", draft_id=draft)
+        assert checked["passed"] and [c["name"] for c in checked["checks"]] == [
+            "manifest", "parse", "imports", "calls",
+        ]  # fmt: skip
+        asked = await stack.execute(
+            "module_admin",
+            {"action": "promote_draft", "module_id": "oracle", "draft_id": draft},
+            ctx,
+        )
+        assert asked.error is not None and asked.error.type == "confirmation_required"
+        version = admin.versions.promote(  # what the approved call does
+            "oracle", draft, admin.attestation("oracle", draft), by="ada"
+        )
+        listed = await act("list")
+        assert listed["modules"] == [{"module_id": "oracle", "active_version": version}]
+        edited = (await act("create_draft", module_id="oracle"))["draft_id"]
+        await act("edit_draft", module_id="oracle", draft_id=edited, file_path="helpers.py",
+                  content="ANSWER = 'forty-three'\n")  # fmt: skip
+        diff = await act("diff_draft", module_id="oracle", draft_id=edited)
+        assert "+ANSWER = 'forty-three'" in diff["diff"]
+        from tooldeck.exceptions import InvalidArgumentsError
+
+        with pytest.raises(InvalidArgumentsError, match="run validate_draft first"):
+            admin.attestation("oracle", edited)  # what promote_draft checks once approved
+        stored = runtime.services.get(CredentialStore)  # type: ignore[type-abstract]
+        assert stored.scopes("ada") == []
+        await runtime.aclose()
+
+    asyncio.run(scenario())
+    assert answer(data, "oracle_answer") == "forty-two"  # the installed version is served

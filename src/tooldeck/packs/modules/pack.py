@@ -9,7 +9,9 @@ module's ``json.py`` cannot replace the standard library's for the server, and e
 version has its own names: a call that started on a version finishes on it after a
 switch. A module that fails to load is logged and left out; the others are served.
 
-Configuration: ``[packs.modules] enabled = false`` serves none.
+Configuration: ``[packs.modules] enabled = false`` serves none; ``admin = true`` adds
+the ``module_admin`` tool (``admin.py``: drafts, validation, installs, rollbacks), off
+by default: installed code runs in this server, so a project opts in.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import hashlib
 import logging
 import sys
 import types
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from tooldeck.core.context import ServiceContainer
+from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.pack import PackEnvironment, PackParts
 from tooldeck.core.tool import Tool
 from tooldeck.packs.modules.manifest import ManifestError, read_manifest
@@ -40,6 +44,9 @@ class ModulesConfig(BaseModel):
 
     enabled: bool = True
     """Serve the installed modules' active versions."""
+    admin: bool = False
+    """Serve ``module_admin`` (its installs, rollbacks, uninstalls and credentials ask a
+    person first)."""
 
 
 class ModulesPack:
@@ -51,11 +58,21 @@ class ModulesPack:
     def setup(self, config: ModulesConfig, services: ServiceContainer) -> PackParts:
         """The tools of every installed module's active version."""
         root = services.get(PackEnvironment).data_dir / "modules"
-        if not config.enabled or not root.is_dir():
-            return PackParts()
-        versions = ModuleVersions(root)
         tools: list[Tool] = []
         reaches: list[str] = []
+        if config.admin:
+            from tooldeck.packs.modules.admin import ModuleAdminTool
+
+            tools.append(
+                ModuleAdminTool(
+                    ModuleVersions(root),
+                    credentials=partial(services.get, CredentialStore),  # type: ignore[type-abstract]
+                )
+            )
+            reaches.append(f"module_admin writes modules under {root}")
+        if not config.enabled or not root.is_dir():
+            return PackParts(tools=tools, reaches=reaches)
+        versions = ModuleVersions(root)
         for module_id in versions.modules():
             folder = versions.active_path(module_id)
             if folder is None:

@@ -1,0 +1,302 @@
+"""``module_admin``: list, draft, diff, validate, promote and roll back modules (seed 000).
+
+One ``CompositeTool`` for what seed 000 spread over ten tools: ``list``, ``list_versions``,
+``create_draft``, ``edit_draft``, ``diff_draft``, ``validate_draft``, ``promote_draft``,
+``rollback_version``, ``uninstall`` and ``store_credentials``. Every dependency is
+given to it (the versions on disk, the credential store); nothing is global.
+
+``validate_draft`` runs the static checks (``checks.py``) and keeps the attestation
+beside the draft (``<module>/attestations/<draft>.json``, outside the content it
+vouches for); ``promote_draft`` installs the draft only with a passing attestation of
+exactly its current content. ``promote_draft``, ``rollback_version``, ``uninstall`` and
+``store_credentials`` change what runs or what it can reach: a person approves each
+call (``confirm_actions``). A change takes effect in the running server through
+``on_change`` (the runtime reloads the modules), else at the next start.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tooldeck.core.composite import ActionStrategy, CompositeTool
+from tooldeck.core.context import ToolContext
+from tooldeck.core.credentials import CredentialStore, principal_of
+from tooldeck.core.definition import ToolAnnotations
+from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.modules.checks import attest, static_checks
+from tooldeck.packs.modules.versions import Attestation, ModuleVersions
+
+__all__ = ["ModuleAdminTool"]
+
+_MODULE_ID = Field(description="The module's id (lower case, e.g. `weather`).")
+_DRAFT_ID = Field(description="The draft's id, as create_draft returned it.")
+
+
+class _Module(BaseModel):
+    module_id: str = _MODULE_ID
+
+
+class _Draft(_Module):
+    draft_id: str = _DRAFT_ID
+
+
+class _CreateDraft(_Module):
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="For a new module: relative path → content (module.toml, tools.py). "
+        "For an installed one, leave empty: the draft starts as a copy of it.",
+    )
+
+
+class _EditDraft(_Draft):
+    file_path: str = Field(description="Relative path inside the draft, e.g. `tools.py`.")
+    content: str = Field(description="The file's whole new content.")
+
+
+class _Rollback(_Module):
+    target_version_id: str = Field(description="A version id from list_versions.")
+
+
+class _StoreCredentials(_Module):
+    api_key: str = Field("", description="The module's API key.")
+    credentials_json: str = Field("", description="Or its credentials as a JSON object.")
+
+
+class _Action(ActionStrategy):
+    def __init__(self, tool: ModuleAdminTool) -> None:
+        self.tool = tool
+
+    @property
+    def versions(self) -> ModuleVersions:
+        return self.tool.versions
+
+
+class _List(_Action):
+    name = "list"
+    description = "The modules, each with its active version (none: not installed)."
+    RequestModel = BaseModel
+
+    def run(self, request: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+        """``{modules: [{module_id, active_version}]}``."""
+        return {
+            "modules": [
+                {"module_id": m, "active_version": self.versions.active(m)}
+                for m in self.versions.modules()
+            ]
+        }
+
+
+class _ListVersions(_Action):
+    name = "list_versions"
+    description = "A module's installed versions, oldest first, and who installed each."
+    RequestModel = _Module
+
+    def run(self, request: _Module, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, versions: [VersionInfo]}``."""
+        return {
+            "module_id": request.module_id,
+            "versions": [asdict(v) for v in self.versions.versions(request.module_id)],
+        }
+
+
+class _CreateDraftAction(_Action):
+    name = "create_draft"
+    description = "Start a draft: a copy of the installed version, or the files of a new module."
+    RequestModel = _CreateDraft
+
+    def run(self, request: _CreateDraft, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, draft_id}``."""
+        draft_id = self.versions.create_draft(request.module_id, request.files or None)
+        return {"module_id": request.module_id, "draft_id": draft_id}
+
+
+class _EditDraftAction(_Action):
+    name = "edit_draft"
+    description = "Write one file of a draft (its whole content)."
+    RequestModel = _EditDraft
+
+    def run(self, request: _EditDraft, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, draft_id, file_path, bytes}``."""
+        self.versions.edit_draft(
+            request.module_id, request.draft_id, request.file_path, request.content
+        )
+        self.tool.forget(request.module_id, request.draft_id)  # its attestation no longer holds
+        return {**request.model_dump(exclude={"content"}), "bytes": len(request.content.encode())}
+
+
+class _DiffDraft(_Action):
+    name = "diff_draft"
+    description = "The unified diff from the installed version to the draft."
+    RequestModel = _Draft
+
+    def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, draft_id, diff}``."""
+        diff = self.versions.diff_draft(request.module_id, request.draft_id)
+        return {**request.model_dump(), "diff": diff}
+
+
+class _ValidateDraft(_Action):
+    name = "validate_draft"
+    description = "Check a draft (manifest, parse, imports, calls); a pass can be promoted."
+    RequestModel = _Draft
+
+    def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, draft_id, passed, checks: [{name, passed, output}]}``."""
+        folder = self.versions.draft_path(request.module_id, request.draft_id)
+        checks = static_checks(folder)
+        attestation = attest(request.module_id, folder, checks)
+        self.tool.keep(request.module_id, request.draft_id, attestation)
+        return {
+            **request.model_dump(),
+            "passed": attestation.passed,
+            "checks": [asdict(c) for c in checks],
+        }
+
+
+class _PromoteDraft(_Action):
+    name = "promote_draft"
+    description = "Install a validated draft as the new active version."
+    RequestModel = _Draft
+    requires_confirmation = True
+
+    def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, version_id}``."""
+        attestation = self.tool.attestation(request.module_id, request.draft_id)
+        version = self.versions.promote(
+            request.module_id, request.draft_id, attestation, by=principal_of(ctx)
+        )
+        self.tool.changed()
+        return {"module_id": request.module_id, "version_id": version}
+
+
+class _RollbackVersion(_Action):
+    name = "rollback_version"
+    description = "Make an earlier installed version the active one again."
+    RequestModel = _Rollback
+    requires_confirmation = True
+
+    def run(self, request: _Rollback, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, version_id}``."""
+        self.versions.rollback(request.module_id, request.target_version_id, by=principal_of(ctx))
+        self.tool.changed()
+        return {"module_id": request.module_id, "version_id": request.target_version_id}
+
+
+class _Uninstall(_Action):
+    name = "uninstall"
+    description = "Stop serving a module (its versions stay, for a rollback)."
+    RequestModel = _Module
+    requires_confirmation = True
+
+    def run(self, request: _Module, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, uninstalled}``."""
+        done = self.versions.uninstall(request.module_id, by=principal_of(ctx))
+        self.tool.changed()
+        return {"module_id": request.module_id, "uninstalled": done}
+
+
+class _StoreCredentialsAction(_Action):
+    name = "store_credentials"
+    description = "Store the module's API key (or credentials JSON) for the calling user."
+    RequestModel = _StoreCredentials
+    requires_confirmation = True
+
+    def run(self, request: _StoreCredentials, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, stored: true}``; the secret is never returned or recorded."""
+        secret = request.api_key or request.credentials_json
+        if not secret:
+            raise InvalidArgumentsError.for_field("api_key", "give api_key or credentials_json")
+        if request.credentials_json:
+            try:
+                json.loads(request.credentials_json)
+            except ValueError:
+                raise InvalidArgumentsError.for_field(
+                    "credentials_json", "is not JSON (give an object, or use api_key)"
+                ) from None
+        self.tool.credentials().put(principal_of(ctx), f"module:{request.module_id}", secret)
+        return {"module_id": request.module_id, "stored": True}
+
+
+_ACTIONS: tuple[type[_Action], ...] = (
+    _List,
+    _ListVersions,
+    _CreateDraftAction,
+    _EditDraftAction,
+    _DiffDraft,
+    _ValidateDraft,
+    _PromoteDraft,
+    _RollbackVersion,
+    _Uninstall,
+    _StoreCredentialsAction,
+)
+
+
+class ModuleAdminTool(CompositeTool):
+    """The ``module_admin`` tool (see the module docstring).
+
+    Args:
+        versions: The modules on disk.
+        credentials: Opens the credential store (called on first use).
+        on_change: Called after an install, rollback or uninstall (the runtime
+            reloads the modules); None: the change shows at the next start.
+    """
+
+    name = "module_admin"
+    source_id = "tool:module_admin:v1"
+    description = (
+        "Manage modules (tools written as code): list, list_versions, create_draft, "
+        "edit_draft, diff_draft, validate_draft, promote_draft (install a validated "
+        "draft), rollback_version, uninstall, store_credentials."
+    )
+    annotations = ToolAnnotations(title="Modules", read_only=False, destructive=True)
+    tags = ("modules",)
+    effects = ("destructive",)  # installs code that then runs in this server
+
+    def __init__(
+        self,
+        versions: ModuleVersions,
+        credentials: Callable[[], CredentialStore],
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self.versions = versions
+        self.credentials = credentials
+        self.on_change = on_change
+        super().__init__([action(self) for action in _ACTIONS])
+
+    def changed(self) -> None:
+        """Tell the runtime that what is active changed."""
+        if self.on_change is not None:
+            self.on_change()
+
+    def keep(self, module_id: str, draft_id: str, attestation: Attestation) -> None:
+        """Keep a draft's attestation beside it (not inside: it would change the content)."""
+        folder = self.versions.root / module_id / "attestations"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        (folder / f"{draft_id}.json").write_text(json.dumps(asdict(attestation)))
+
+    def forget(self, module_id: str, draft_id: str) -> None:
+        """Drop a draft's attestation (it was edited)."""
+        (self.versions.root / module_id / "attestations" / f"{draft_id}.json").unlink(
+            missing_ok=True
+        )
+
+    def attestation(self, module_id: str, draft_id: str) -> Attestation:
+        """The draft's attestation.
+
+        Raises:
+            InvalidArgumentsError: the draft was not validated since its last edit.
+        """
+        self.versions.draft_path(module_id, draft_id)  # the draft exists
+        path = self.versions.root / module_id / "attestations" / f"{draft_id}.json"
+        try:
+            return Attestation(**json.loads(path.read_text()))
+        except FileNotFoundError:
+            raise InvalidArgumentsError(
+                f"draft {draft_id!r} of {module_id!r} was not validated since its last edit: "
+                "run validate_draft first"
+            ) from None
