@@ -6,7 +6,7 @@ in order; whether a shipped pack is on, and why, is decided here and said at sta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -32,6 +32,10 @@ class PackSetup:
         self.services = services
         self.names: list[str] = []
         self.tools: list[Tool] = []
+        self.tools_of: dict[str, list[str]] = {}
+        """Each pack's tool names (what a reload replaces)."""
+        self.reloaders: dict[str, Callable[[], Sequence[Tool]]] = {}
+        """The packs whose tools can be loaded anew (``PackParts.reload``)."""
         self.intent_packs: list[IntentPack] = []
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
         self.profiles: dict[str, Mapping[str, Any]] = {}
@@ -60,6 +64,9 @@ class PackSetup:
             errors.append(LoadError(f"pack {pack.name}", f"{type(exc).__name__}: {exc}"))
             return
         self.tools.extend(parts.tools)
+        self.tools_of[pack.name] = [tool.definition.name for tool in parts.tools]
+        if parts.reload is not None:
+            self.reloaders[pack.name] = parts.reload
         if parts.reaches:
             state = self.states.get(pack.name, "on (your pack)")
             self.states[pack.name] = f"{state}; reaches {'; '.join(parts.reaches)}"

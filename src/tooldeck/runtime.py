@@ -35,8 +35,8 @@ from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.intents import IntentPack
-from tooldeck.core.pack import PackEnvironment
-from tooldeck.core.tool import ToolExecutor, ToolViews
+from tooldeck.core.pack import PackEnvironment, PackReloader
+from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.observability.runs import RunStore
@@ -117,6 +117,9 @@ class Runtime:
     _tracer_provider: TracerProvider | None = None
     _user_tools: list[str] = field(default_factory=list)
     """Registry names of the tools loaded from ``settings.tools`` (what a reload swaps)."""
+    _pack_tools: dict[str, list[str]] = field(default_factory=dict)
+    """Registry names of each reloadable pack's tools."""
+    _pack_reloaders: dict[str, Callable[[], Any]] = field(default_factory=dict)
     _model_client: Any = None
     """The chat agent's ``openai.AsyncOpenAI`` client, closed with the runtime."""
 
@@ -209,11 +212,41 @@ class Runtime:
         """
         base_dir = self.settings.config_file.parent if self.settings.config_file else None
         loaded = load_tools(self.settings.tools, base_dir, entry_points=False, fresh=True)
-        before = {n: t.definition for n in self._user_tools if (t := self.registry.get(n))}
-        new = {tool.definition.name: tool for tool in loaded.tools}
-        errors = [str(e) for e in loaded.errors]
+        report, self._user_tools = self._swap(
+            self._user_tools, loaded.tools, [str(e) for e in loaded.errors]
+        )
+        return report
+
+    def reload_pack(self, name: str) -> ToolsReload:
+        """Load pack ``name``'s tools anew (``PackParts.reload``) and swap them in.
+
+        All or nothing, as ``reload_tools``. A pack without ``reload`` reports so.
+        """
+        reload = self._pack_reloaders.get(name)
+        if reload is None:
+            known = ", ".join(sorted(self._pack_reloaders)) or "none"
+            return ToolsReload(errors=[f"pack {name!r} cannot reload; packs that can: {known}"])
+        try:
+            tools = list(reload())
+        except Exception as exc:  # a pack's loading can fail like any import
+            return ToolsReload(errors=[f"pack {name}: {type(exc).__name__}: {exc}"])
+        report, self._pack_tools[name] = self._swap(self._pack_tools.get(name, []), tools, [])
+        return report
+
+    def _swap(
+        self, old: list[str], tools: list[Tool], errors: list[str]
+    ) -> tuple[ToolsReload, list[str]]:
+        """Replace the registry's tools named ``old`` by ``tools`` unless there are errors.
+
+        Returns the report and the names now registered (``old`` when nothing changed).
+        """
+        before = {n: t.definition for n in old if (t := self.registry.get(n))}
+        new = {tool.definition.name: tool for tool in tools}
         taken = set(self.registry.names) - set(before)
-        errors += [f"{name}: the name is taken by another tool" for name in new if name in taken]
+        errors = [
+            *errors,
+            *(f"{name}: the name is taken by another tool" for name in new if name in taken),
+        ]
         changed = sorted(n for n in new.keys() & before.keys() if new[n].definition != before[n])
         report = ToolsReload(
             added=sorted(new.keys() - before.keys()),
@@ -222,13 +255,12 @@ class Runtime:
             errors=errors,
         )
         if errors:
-            return report
-        for name in self._user_tools:
+            return report, old
+        for name in old:
             self.registry.unregister(name)
         for tool in new.values():
             self.registry.register(tool)
-        self._user_tools = list(new)
-        return report
+        return report, list(new)
 
     async def watch_tools(
         self, on_reload: Callable[[ToolsReload], None], interval_s: float = 1.0
@@ -287,12 +319,15 @@ class Runtime:
 
 @dataclass(frozen=True, slots=True)
 class ToolsReload:
-    """What ``Runtime.reload_tools`` did: tool names added, removed, changed; or why not."""
+    """What a reload did: tool names added, removed, changed; or why not.
 
-    added: list[str]
-    removed: list[str]
-    changed: list[str]
-    errors: list[str]
+    From ``Runtime.reload_tools`` (your own tools) or ``Runtime.reload_pack``.
+    """
+
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
     """Non-empty: nothing was swapped, the previous tools still serve."""
 
     def __str__(self) -> str:
@@ -324,6 +359,17 @@ class _RuntimeViews(ToolViews):
     async def names(self, profile: str | None) -> list[str]:
         """Names of the tools the view lists."""
         return sorted(d.name for d in await self.runtime.view(profile).definitions())
+
+
+class _RuntimePacks(PackReloader):
+    """``PackReloader`` over a runtime, for a pack's tools (``module_admin``)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def reload_pack(self, name: str) -> list[str]:
+        """``Runtime.reload_pack``'s problems (empty: swapped)."""
+        return self.runtime.reload_pack(name).errors
 
 
 def build_runtime(
@@ -440,9 +486,16 @@ def build_runtime(
         load_errors=errors,
         packs=packs.states,
         _user_tools=user_tools,
+        _pack_tools={
+            name: [n for n in names if n in registry.names]
+            for name, names in packs.tools_of.items()
+            if name in packs.reloaders
+        },
+        _pack_reloaders=dict(packs.reloaders),
         _tracer_provider=own_provider,
     )
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
+    services.register(PackReloader, _RuntimePacks(runtime))  # type: ignore[type-abstract]
     if settings.agent.model is not None:
         runtime._model_client = _model_client(settings.agent)
     answers = packs.answers

@@ -152,3 +152,75 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
 
     asyncio.run(scenario())
     assert answer(data, "oracle_answer") == "forty-two"  # the installed version is served
+
+
+SLOW = '''import asyncio
+
+from tooldeck import tool
+
+from . import helpers
+
+
+@tool
+async def oracle_answer(question: str, wait_s: float = 0.0) -> dict:
+    """Answers a question, after a while."""
+    await asyncio.sleep(wait_s)
+    return {"answer": helpers.ANSWER}
+'''
+
+
+def test_an_install_or_rollback_serves_at_once_and_a_call_under_way_finishes_on_its_version(
+    tmp_path: Path,
+) -> None:
+    from tooldeck.core import ToolContext
+
+    data = tmp_path / "data"
+    settings = load_settings(
+        data_dir=data, builtin={"enabled": False}, packs={"modules": {"admin": True}}
+    )
+
+    async def scenario() -> None:
+        runtime = build_runtime(settings)
+        admin = runtime.registry.get("module_admin")
+        stack, ctx = runtime.provider, ToolContext(user="ada")
+        versions = admin.versions
+
+        def release(answer_text: str) -> str:
+            if "oracle" in versions.modules():
+                draft = versions.create_draft("oracle")
+                versions.edit_draft("oracle", draft, "helpers.py", f"ANSWER = {answer_text!r}\n")
+            else:
+                draft = versions.create_draft("oracle", {
+                    "module.toml": MANIFEST.format(name="oracle"), "tools.py": SLOW,
+                    "helpers.py": f"ANSWER = {answer_text!r}\n",
+                })  # fmt: skip
+            folder = versions.draft_path("oracle", draft)
+            version = versions.promote(
+                "oracle", draft, attest("oracle", folder, static_checks(folder)), by="ada"
+            )
+            admin.changed()  # what promote_draft does once approved
+            return version
+
+        async def ask(wait_s: float = 0.0) -> object:
+            result = await stack.execute("oracle_answer", {"question": "?", "wait_s": wait_s}, ctx)
+            assert result.success, result.error
+            return result.data["answer"]
+
+        first = release("forty-two")
+        assert await ask() == "forty-two"  # no restart
+        under_way = asyncio.create_task(ask(wait_s=0.5))
+        await asyncio.sleep(0.1)
+        release("forty-three")
+        assert await ask() == "forty-three"
+        assert await under_way == "forty-two"  # started on v1, finished on v1
+        versions.rollback("oracle", first, by="ada")
+        admin.changed()
+        assert await ask() == "forty-two"
+        versions.uninstall("oracle", by="ada")
+        admin.changed()
+        gone = await stack.execute("oracle_answer", {"question": "?"}, ctx)
+        assert gone.error is not None and gone.error.type == "not_found"
+        assert runtime.registry.get("module_admin") is admin  # still there, the same one
+        await runtime.aclose()
+
+    asyncio.run(scenario())

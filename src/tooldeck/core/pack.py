@@ -8,7 +8,7 @@ and registers what comes back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -19,7 +19,7 @@ from tooldeck.core.context import ServiceContainer
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.tool import Tool
 
-__all__ = ["Pack", "PackEnvironment", "PackParts"]
+__all__ = ["Pack", "PackEnvironment", "PackParts", "PackReloader"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,27 @@ class PackParts:
     reaches: Sequence[str] = ()
     """What the pack's tools may touch, in words (``"files under /home/ann/project"``):
     said on start and by ``tooldeck doctor``, so a user sees it before a model does."""
+    reload: Callable[[], Sequence[Tool]] | None = None
+    """Loads the pack's tools anew (installed modules: the versions now active); the
+    runtime swaps them in when ``PackReloader.reload_pack`` is called. None: the pack's
+    tools change only with a restart."""
+
+
+class PackReloader(Protocol):
+    """Swaps a pack's tools in the running registry: a service every runtime registers.
+
+    A pack's tool (``module_admin`` after an install) asks for it through its context's
+    services. Calls under way finish on the tools they started with; MCP clients get
+    ``notifications/tools/list_changed``.
+    """
+
+    def reload_pack(self, name: str) -> list[str]:
+        """Reload pack ``name`` (its ``PackParts.reload``); the problems, empty when swapped.
+
+        All or nothing: when the new tools cannot all be registered (a name another
+        tool has), the old ones stay.
+        """
+        ...
 
 
 @runtime_checkable

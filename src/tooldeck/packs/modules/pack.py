@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.credentials import CredentialStore
-from tooldeck.core.pack import PackEnvironment, PackParts
+from tooldeck.core.pack import PackEnvironment, PackParts, PackReloader
 from tooldeck.core.tool import Tool
 from tooldeck.packs.modules.manifest import ManifestError, read_manifest
 from tooldeck.packs.modules.versions import ModuleVersions
@@ -56,39 +56,61 @@ class ModulesPack:
     config_model = ModulesConfig
 
     def setup(self, config: ModulesConfig, services: ServiceContainer) -> PackParts:
-        """The tools of every installed module's active version."""
+        """The tools of every installed module's active version (and ``module_admin``).
+
+        ``reload`` loads them again: ``module_admin`` asks the runtime for it after an
+        install, a rollback or an uninstall, so the change serves without a restart.
+        """
         root = services.get(PackEnvironment).data_dir / "modules"
-        tools: list[Tool] = []
+        own: list[Tool] = []
         reaches: list[str] = []
         if config.admin:
             from tooldeck.packs.modules.admin import ModuleAdminTool
 
-            tools.append(
+            def changed() -> None:
+                problems = services.get(PackReloader).reload_pack(self.name)  # type: ignore[type-abstract]
+                for problem in problems:
+                    log.warning("modules not reloaded: %s", problem)
+
+            own.append(
                 ModuleAdminTool(
                     ModuleVersions(root),
                     credentials=partial(services.get, CredentialStore),  # type: ignore[type-abstract]
+                    on_change=changed,
                 )
             )
             reaches.append(f"module_admin writes modules under {root}")
-        if not config.enabled or not root.is_dir():
-            return PackParts(tools=tools, reaches=reaches)
-        versions = ModuleVersions(root)
-        for module_id in versions.modules():
-            folder = versions.active_path(module_id)
-            if folder is None:
-                continue
-            try:
-                manifest = read_manifest(folder)
-            except ManifestError as exc:
-                log.warning("module %s (%s) not loaded: %s", module_id, folder.name, exc)
-                continue
-            loaded = _load(module_id, folder, manifest.entry)
-            if loaded is None:
-                continue
-            tools += loaded
-            reach = ", ".join(manifest.hosts) if manifest.hosts else "no network"
-            reaches.append(f"module {module_id} {folder.name}: {reach}")
-        return PackParts(tools=tools, reaches=reaches)
+
+        def everything() -> list[Tool]:
+            return [*own, *(_installed(root)[0] if config.enabled else [])]
+
+        installed, what = _installed(root) if config.enabled else ([], [])
+        return PackParts(tools=[*own, *installed], reaches=[*reaches, *what], reload=everything)
+
+
+def _installed(root: Path) -> tuple[list[Tool], list[str]]:
+    """The tools of each module's active version, and what each reaches, in words."""
+    tools: list[Tool] = []
+    reaches: list[str] = []
+    if not root.is_dir():
+        return tools, reaches
+    versions = ModuleVersions(root)
+    for module_id in versions.modules():
+        folder = versions.active_path(module_id)
+        if folder is None:
+            continue
+        try:
+            manifest = read_manifest(folder)
+        except ManifestError as exc:
+            log.warning("module %s (%s) not loaded: %s", module_id, folder.name, exc)
+            continue
+        loaded = _load(module_id, folder, manifest.entry)
+        if loaded is None:
+            continue
+        tools += loaded
+        reach = ", ".join(manifest.hosts) if manifest.hosts else "no network"
+        reaches.append(f"module {module_id} {folder.name}: {reach}")
+    return tools, reaches
 
 
 def _load(module_id: str, folder: Path, entry: str) -> list[Tool] | None:
