@@ -1,0 +1,90 @@
+"""Modules: the time to load installed modules into a runtime, and the reload pause.
+
+    .venv/bin/python benchmarks/modules.py [--quick]
+
+Installs N modules (one ``@tool`` each, through drafts, the static checks and an
+attestation, as ``module_admin`` does), then measures: (1) the static checks and
+the install of one module; (2) ``build_runtime`` with N modules against none (the
+modules' share of start-up: the first build imports them, later ones reuse them); (3) ``Runtime.reload_pack("modules")`` after one
+install, the pause during which the registry swaps (calls that started before finish
+on their version). Medians; ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from tooldeck.config import load_settings
+from tooldeck.packs.modules import ModuleVersions, attest, static_checks
+from tooldeck.runtime import build_runtime
+
+TOOLS = '''from tooldeck import tool
+
+
+@tool
+def {name}_lookup(query: str, limit: int = 5) -> dict:
+    """Look something up in {name}."""
+    return {{"query": query, "limit": limit}}
+'''
+
+
+def install(versions: ModuleVersions, name: str) -> float:
+    """Milliseconds to check and install one module."""
+    start = time.perf_counter()
+    files = {
+        "module.toml": f'name = "{name}"\ndescription = "m"\n',
+        "tools.py": TOOLS.format(name=name),
+    }
+    draft = versions.create_draft(name, files)
+    folder = versions.draft_path(name, draft)
+    versions.promote(name, draft, attest(name, folder, static_checks(folder)), by="bench")
+    return (time.perf_counter() - start) * 1000
+
+
+def build_ms(data: Path, repeats: int) -> tuple[float, float]:
+    """Milliseconds of the first ``build_runtime`` (modules imported) and of later ones."""
+    settings = load_settings(data_dir=data, builtin={"enabled": False})
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        build_runtime(settings).close()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples[0], statistics.median(samples[1:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="20 modules instead of 100")
+    n = 20 if parser.parse_args().quick else 100
+    with tempfile.TemporaryDirectory() as tmp:
+        empty, data = Path(tmp) / "empty", Path(tmp) / "data"
+        versions = ModuleVersions(data / "modules")
+        installs = [install(versions, f"m{i:03d}") for i in range(n)]
+        (none_ms, _), (first_ms, with_ms) = build_ms(empty, 5), build_ms(data, 5)
+        settings = load_settings(data_dir=data, builtin={"enabled": False})
+        runtime = build_runtime(settings)
+        pauses = []
+        for i in range(5):
+            install(versions, f"extra{i}")
+            start = time.perf_counter()
+            report = runtime.reload_pack("modules")
+            pauses.append((time.perf_counter() - start) * 1000)
+            assert not report.errors, report
+        runtime.close()
+    print(f"{n} modules, one @tool each\n")
+    print(f"check + install one module        {statistics.median(installs):8.1f} ms")
+    print(f"build_runtime, no modules         {none_ms:8.1f} ms")
+    print(f"build_runtime, {n} modules, first {first_ms:8.1f} ms "
+          f"({(first_ms - none_ms) / n:.2f} ms a module: imported)")  # fmt: skip
+    print(f"build_runtime, {n} modules, later {with_ms:8.1f} ms")
+    print(
+        f"reload_pack after one install     {statistics.median(pauses):8.1f} ms (the swap's pause)"
+    )
+
+
+if __name__ == "__main__":
+    main()
