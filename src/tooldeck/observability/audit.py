@@ -3,7 +3,7 @@
 SQLite in the data directory by default; any SQLAlchemy URL (PostgreSQL) works.
 ``record()`` only appends to an in-memory queue (~0.1 µs); a writer thread redacts,
 serialises and inserts in batches; ``close()`` (and interpreter exit) flushes.
-Arguments and data past ``MAX_STORED_CHARS`` are kept as their size, hash and head.
+Arguments and data past ``row_text.MAX_STORED_CHARS`` are kept as their size, hash and head.
 
 Durability (``durability``):
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -48,31 +47,33 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, field_validator
 from sqlalchemy import (
     Select,
-    bindparam,
     create_engine,
     delete,
     event,
     func,
     insert,
-    inspect,
     select,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.journal import Journal, Segment
 from tooldeck.observability.metering import CallStats, GroupBy, call_stats
-from tooldeck.observability.redact import might_contain_secret, redact, redact_text
+from tooldeck.observability.redact import redact, redact_text
+from tooldeck.observability.row_text import arguments_json, call_texts, dumps, utf8_safe
+from tooldeck.observability.schema import (
+    COLUMNS,
+    compiled_insert,
+    create_schema_once,
+    sqlite_pragmas,
+)
 from tooldeck.observability.tables import (
     approval_decisions,
-    metadata,
     owned_by,
     tool_call_hours,
     tool_call_journal,
-    tool_call_totals,
     tool_calls,
 )
 from tooldeck.observability.totals import (
@@ -80,7 +81,6 @@ from tooldeck.observability.totals import (
     Totals,
     TotalsKey,
     add_totals,
-    backfill_totals,
     hour_of,
     read_totals,
     sqlite_totals_upsert,
@@ -93,9 +93,6 @@ log = logging.getLogger("tooldeck.audit")
 _MAINTAIN_EVERY_S = 3600.0
 """How often the writer prunes, stores journals that dead processes left and forgets
 old journal markers, in seconds."""
-MAX_STORED_CHARS = 64_000
-"""Arguments or data longer than this (JSON characters) are stored as a marker with
-their size, SHA-256 and first 2,000 characters, so a 100 MB body costs 2 KB."""
 
 
 class AuditSink(Protocol):
@@ -165,94 +162,6 @@ class AuditRecord(BaseModel):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_encode = _ENCODER.encode  # json.dumps() with options builds a new encoder per call
-
-
-def _dumps(value: Any) -> str:
-    """JSON text of ``value``; a value JSON cannot encode becomes a marker, never a drop."""
-    try:
-        return _encode(value)
-    except (RecursionError, ValueError) as exc:
-        return _encode({"_unrecorded": f"{type(exc).__name__}: {exc}"[:200]})
-
-
-def _call_texts(arguments: Arguments, data: Any, check_syntax: bool) -> tuple[str, str | None]:
-    """Redacted JSON texts of a call's arguments and data (None: no data), bounded.
-
-    The common case, arguments and data with nothing secret-looking in either, takes one
-    pre-check over both, joined by a newline (every credential pattern treats it as a
-    boundary, as the start or end of a text); anything else is redacted field by field.
-    """
-    if not check_syntax and isinstance(arguments, str | Mapping):
-        text = arguments if isinstance(arguments, str) else _dumps(dict(arguments))
-        args = text.strip() or "{}"
-        data_text = None if data is None else _dumps(data)
-        joined = args if data_text is None else f"{args}\n{data_text}"
-        if len(joined) <= MAX_STORED_CHARS and not might_contain_secret(joined):
-            return args, data_text
-    return _arguments_json(arguments, check_syntax), None if data is None else _data_json(data)
-
-
-def _arguments_json(arguments: Arguments, check_syntax: bool) -> str:
-    """Redacted JSON text of a call's arguments, bounded (see ``_bounded``)."""
-    if isinstance(arguments, str | bytes) and len(arguments) > MAX_STORED_CHARS:
-        text = arguments if isinstance(arguments, str) else arguments.decode("utf-8", "replace")
-        return _bounded(text)  # not parsed nor scanned whole: only its head is kept
-    return _bounded(_redacted_arguments(arguments, check_syntax))
-
-
-def _redacted_arguments(arguments: Arguments, check_syntax: bool) -> str:
-    """Redacted JSON text of a call's arguments, parsing only when needed.
-
-    JSON text with nothing secret-looking in it is stored as received (it parsed when
-    the call validated it; ``check_syntax`` re-checks for failed calls). Invalid JSON
-    is kept as ``{"_raw": "<first 10,000 characters>"}``.
-    """
-    if isinstance(arguments, bytes):
-        arguments = arguments.decode("utf-8", errors="replace")
-    if isinstance(arguments, str):
-        text = arguments.strip() or "{}"
-        secret = might_contain_secret(text)
-        if not secret and not check_syntax:
-            return text
-        try:
-            parsed: Any = json.loads(text)
-        except (ValueError, RecursionError):
-            return _dumps(redact({"_raw": text[:10_000]}))
-        if not secret:
-            return text
-    else:
-        parsed = dict(arguments) if isinstance(arguments, Mapping) else arguments
-        text = _dumps(parsed)
-        if not might_contain_secret(text):
-            return text
-    return _dumps(redact(parsed))
-
-
-def _data_json(data: Any) -> str:
-    """JSON text of a result's data, redacted when something in it looks secret."""
-    text = _dumps(data)
-    if len(text) > MAX_STORED_CHARS:
-        return _bounded(text)
-    return _dumps(redact(data)) if might_contain_secret(text) else text
-
-
-def _bounded(text: str) -> str:
-    """``text``, or past ``MAX_STORED_CHARS`` a marker with its size, hash and (redacted) head."""
-    if len(text) <= MAX_STORED_CHARS:
-        return text
-    raw = text.encode("utf-8", "surrogatepass")
-    return _dumps(
-        {
-            "_truncated": True,
-            "size_bytes": len(raw),
-            "sha256": hashlib.sha256(raw).hexdigest(),
-            "head": redact_text(text[:2000]),
-        }
-    )
-
-
 class AuditStore:
     """SQL-backed audit log with a batching writer thread (ARCHITECTURE.md, embedded defaults).
 
@@ -295,18 +204,18 @@ class AuditStore:
                 file = database
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
                 journal_dir = journal_dir or Path(database).with_suffix(".journal")
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "connect", sqlite_pragmas)
             default_fallback = Path(database or ".").with_suffix(".fallback.jsonl")
         else:
             default_fallback = Path("audit-fallback.jsonl")
         self.fallback_path = fallback_path or default_fallback
-        _create_schema_once(self.engine)
-        self._insert_sql, self._positional = _compiled_insert(self.engine)
+        create_schema_once(self.engine)
+        self._insert_sql, self._positional = compiled_insert(self.engine)
         if file is not None:
             self._raw = sqlite3.connect(
                 file, isolation_level=None, check_same_thread=False, timeout=5.0
             )
-            _sqlite_pragmas(self._raw, None)
+            sqlite_pragmas(self._raw, None)
             self._raw.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints
         self._since_checkpoint = 0
         self._sqlite = self.engine.dialect.name == "sqlite"
@@ -375,13 +284,13 @@ class AuditStore:
         return done
 
     def _row(self, item: _Item) -> tuple[Any, ...]:
-        """One record as a tuple in ``_COLUMNS`` order, bound as the dialect needs."""
+        """One record as a tuple in ``COLUMNS`` order, bound as the dialect needs."""
         ts, name, arguments, ctx, result, _ = item
         error, meta = result.error, result.metadata
         edited = meta.edited
         asked = None
         if edited is not None:  # the record shows what ran, and what was asked
-            asked = _arguments_json(arguments, check_syntax=True)
+            asked = arguments_json(arguments, check_syntax=True)
             arguments = edited.arguments
         return (
             self._bound(datetime.fromtimestamp(ts, UTC)),
@@ -389,8 +298,8 @@ class AuditStore:
             result.status,
             error.type.value if error else None,
             redact_text(error.message) if error else None,
-            _dumps(redact(error.details)) if error and error.details else None,
-            *_call_texts(arguments, result.data, check_syntax=error is not None),
+            dumps(redact(error.details)) if error and error.details else None,
+            *call_texts(arguments, result.data, check_syntax=error is not None),
             meta.duration_ms,
             meta.attempts,
             result.source_id,
@@ -512,7 +421,7 @@ class AuditStore:
             self._since_checkpoint += len(rows)
             return
         params: list[Any] = (
-            rows if self._positional else [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
+            rows if self._positional else [dict(zip(COLUMNS, r, strict=True)) for r in rows]
         )
         with self.engine.begin() as conn:
             if params:
@@ -547,11 +456,11 @@ class AuditStore:
                     segment.delete()
                     continue
                 for row in rows:
-                    if len(row) != len(_COLUMNS):
-                        bad.append(_dumps(row))
+                    if len(row) != len(COLUMNS):
+                        bad.append(dumps(row))
                 if bad:
                     self._to_fallback([{"_journal_line": line} for line in bad])
-                good = [tuple(row) for row in rows if len(row) == len(_COLUMNS)]
+                good = [tuple(row) for row in rows if len(row) == len(COLUMNS)]
                 with self._write_lock:
                     self._write([], good, segment)
                 log.info("audit: stored %d journalled calls from %s", len(good), segment.name)
@@ -562,14 +471,14 @@ class AuditStore:
 
     def _insert_alone(self, row: tuple[Any, ...]) -> bool:
         """Insert one row of a refused batch (text made UTF-8 safe), else the fallback."""
-        safe = tuple(_utf8_safe(v) if isinstance(v, str) else v for v in row)
+        safe = tuple(utf8_safe(v) if isinstance(v, str) else v for v in row)
         try:
             self._insert([safe])
             return True
         except Exception:
             log.exception("audit: database write failed; the row goes to %s", self.fallback_path)
         try:
-            self._to_fallback([dict(zip(_COLUMNS, safe, strict=True))])
+            self._to_fallback([dict(zip(COLUMNS, safe, strict=True))])
             return True
         except Exception:
             log.exception("audit: the fallback file %s failed too", self.fallback_path)
@@ -782,11 +691,11 @@ class AuditStore:
             "tool_name": approval["tool"],
             "decision": approval["status"],
             "arguments_hash": approval["arguments_hash"],
-            "arguments": _dumps(redact(approval.get("arguments"))),
+            "arguments": dumps(redact(approval.get("arguments"))),
             "edited_arguments": (
                 None
                 if approval.get("edited_arguments") is None
-                else _dumps(redact(approval["edited_arguments"]))
+                else dumps(redact(approval["edited_arguments"]))
             ),
             "principal": approval.get("principal"),
             "approver": approval.get("approver"),
@@ -819,8 +728,6 @@ class AuditStore:
             return int(conn.execute(select(func.count()).select_from(tool_calls)).scalar_one())
 
 
-_COLUMNS = tuple(c.name for c in tool_calls.columns if c.name != "id")
-
 _Item = tuple[float, str, Arguments, "ToolContext | None", ToolResult, "Future[bool] | None"]
 """A queued record: time, tool name, arguments, context, result, the waiting future."""
 
@@ -835,47 +742,13 @@ def _settle(done: Future[bool] | None, ok: bool) -> None:
         done.set_result(ok)
 
 
-def _utf8_safe(text: str) -> str:
-    """``text`` with what UTF-8 cannot carry (lone surrogates) written as escapes."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
-def _compiled_insert(engine: Engine) -> tuple[str, bool]:
-    """The INSERT for ``_COLUMNS`` compiled for ``engine``'s dialect; positional or not.
-
-    Positional dialects (SQLite) take tuples, named ones (psycopg) take dicts.
-
-    Writes skip SQLAlchemy's per-row parameter processing (more than half the cost of
-    a batch): the writer hands the driver plain values in column order.
-    """
-    stmt = insert(tool_calls).values({name: bindparam(name) for name in _COLUMNS})
-    compiled = stmt.compile(dialect=engine.dialect)
-    if compiled.positional:
-        order = tuple(compiled.positiontup or ())
-        if order != _COLUMNS:
-            raise RuntimeError(f"audit insert binds {order}, expected {_COLUMNS}")
-    return compiled.string, bool(compiled.positional)
-
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cursor = dbapi_conn.cursor()
-    cursor.execute("PRAGMA busy_timeout=5000")  # first: switching to WAL takes a lock
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
-
-
 _SUMMARY_COLUMNS = [
     c
     for c in tool_calls.columns
     if c.name not in ("arguments", "data", "error_details", "asked_arguments")
 ]
-_TOTALS_FIELDS = tuple(_COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
-_DURATION_FIELD = _COLUMNS.index("duration_ms")
+_TOTALS_FIELDS = tuple(COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
+_DURATION_FIELD = COLUMNS.index("duration_ms")
 
 
 def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None) -> Select[Any]:
@@ -910,53 +783,3 @@ def _batch_totals(
             entry = hours[hour_key] = Totals()
         entry.add(duration)
     return totals, hours
-
-
-def _create_schema_once(engine: Engine, attempts: int = 6) -> None:
-    """``_create_schema``, when other processes may be creating the same schema.
-
-    Two tooldeck processes started together on a new project (a desktop client's
-    ``tooldeck mcp`` beside ``tooldeck serve``, ``tooldeck approvals``) both find the
-    tables missing and both create them; the slower one's ``CREATE TABLE`` (or ``ADD
-    COLUMN``, or ``CREATE INDEX``) fails because the other's landed first. Creation is
-    idempotent, so it is tried again and then finds everything there.
-
-    Raises:
-        OperationalError: a failure that is not that race, or the race every time.
-    """
-    for attempt in range(attempts):
-        try:
-            _create_schema(engine)
-            return
-        except OperationalError as exc:
-            text = str(exc)
-            raced = "already exists" in text or "duplicate column" in text or "locked" in text
-            if not raced or attempt == attempts - 1:
-                raise
-            time.sleep(0.05 * (attempt + 1))
-
-
-def _create_schema(engine: Engine) -> None:
-    """Create missing tables and indexes; fill the totals of a database from before them."""
-    inspector = inspect(engine)
-    had_totals = inspector.has_table(tool_call_totals.name)
-    had_hours = inspector.has_table(tool_call_hours.name)
-    had = (
-        {c["name"] for c in inspector.get_columns(tool_calls.name)}
-        if inspector.has_table(tool_calls.name)
-        else set()
-    )
-    metadata.create_all(engine)
-    with engine.begin() as conn:
-        for column in tool_calls.columns:
-            if had and column.name not in had:  # a database from before the column
-                kind = column.type.compile(dialect=engine.dialect)
-                conn.exec_driver_sql(
-                    f"ALTER TABLE {tool_calls.name} ADD COLUMN {column.name} {kind}"
-                )
-        for index in tool_calls.indexes:
-            index.create(conn, checkfirst=True)
-        if not had_totals:
-            backfill_totals(conn)
-        if not had_hours:
-            backfill_totals(conn, tool_call_hours)
