@@ -115,7 +115,9 @@ class ModuleVersions:
 
     def active(self, module_id: str) -> str | None:
         """The active version's id, or None (no such module, not installed, uninstalled)."""
-        if module_id not in self.modules():
+        if not isinstance(module_id, str) or not _ID.match(module_id):
+            return None
+        if not (self.root / module_id).is_dir():  # one stat, not a listing of every module
             return None
         try:
             return (self._module(module_id) / "active").read_text().strip() or None
