@@ -68,12 +68,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from tooldeck.core.private import not_private
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.brokerage.config import BrokerageConfig
 from tooldeck.packs.builtin.config import BuiltinConfig
 from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.knowledge.config import KnowledgeConfig
-from tooldeck.providers.approval_file import not_private
 from tooldeck.providers.flow import FlowConfig
 from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy

@@ -52,6 +52,8 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
+from tooldeck.core.private import not_private
+
 __all__ = ["Journal", "Segment"]
 
 SEGMENT_BYTES = 1 << 20
@@ -177,10 +179,9 @@ class Journal:
             return None
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            st = folder.stat()
-            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-                log.warning("audit: no journal in %s: another user owns it or may write in "
-                            "it (chmod 700 it)", folder)  # fmt: skip
+            why = not_private(folder)
+            if why is not None:
+                log.warning("audit: no journal in %s: it %s (chmod 700 it)", folder, why)
                 return None
             return cls(folder)
         except OSError as exc:

@@ -19,19 +19,19 @@ import dataclasses
 import json
 import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
+from tooldeck.core.private import not_private
 from tooldeck.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
 
-__all__ = ["ApprovalFile", "ApprovalMemory", "Rows", "call_key", "not_private"]
+__all__ = ["ApprovalFile", "ApprovalMemory", "Rows", "call_key"]
 
 Rows = tuple[Literal["id", "call", "pending"], str | None]
 """Which approvals an operation reads: ``("id", approval_id)``, ``("call", call_key)``
@@ -177,23 +177,6 @@ _UPSERT = (
     "INSERT OR REPLACE INTO approval_requests (id, status, call_key, expires_at, body) "
     "VALUES (?, ?, ?, ?, ?)"
 )
-
-
-def not_private(path: Path) -> str | None:
-    """Why another user could change ``path`` (a file or folder), or None when only we can.
-
-    Private: owned by this user and writable by neither group nor others (no POSIX
-    owners, as on Windows: only the mode is checked).
-
-    Raises:
-        OSError: ``path`` cannot be read.
-    """
-    info = path.stat()
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return f"belongs to another user (uid {info.st_uid})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"may be written by group or others (mode {stat.filemode(info.st_mode)})"
-    return None
 
 
 def _check_private(path: Path) -> None:

@@ -26,7 +26,6 @@ import contextlib
 import os
 import secrets
 import sqlite3
-import stat
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +33,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from tooldeck.core.credentials import CredentialInfo
+from tooldeck.core.private import not_private
 from tooldeck.exceptions import ConfigError
 
 __all__ = ["EncryptedCredentialStore", "credential_key"]
@@ -226,15 +226,11 @@ def _bound(principal: str, scope: str) -> bytes:
 
 def _check_private(path: Path, what: str, *, secret: bool) -> None:
     """Refuse ``path`` when another user owns it, or may change it (or read it: ``secret``)."""
-    info = path.stat()
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise ConfigError(
-            f"{what} {path} belongs to another user (uid {info.st_uid}): use a data_dir of your own"
-        )
-    others = stat.S_IRWXG | stat.S_IRWXO if secret else stat.S_IWGRP | stat.S_IWOTH
-    if info.st_mode & others:
-        fix = "chmod 600" if secret and path.is_file() else "chmod 700"
-        raise ConfigError(
-            f"{what} {path} may be {'read or ' if secret else ''}changed by group or others "
-            f"(mode {stat.filemode(info.st_mode)}): {fix} {path}"
-        )
+    why = not_private(path, secret=secret)
+    if why is None:
+        return
+    if why.startswith("belongs"):
+        fix = "use a data_dir of your own"
+    else:
+        fix = f"{'chmod 600' if secret and path.is_file() else 'chmod 700'} {path}"
+    raise ConfigError(f"{what} {path} {why}: {fix}")
