@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tooldeck.config import load_settings
-from tooldeck.core.credentials import ANONYMOUS, CredentialStore
+from tooldeck.core.context import ANONYMOUS
+from tooldeck.core.credentials import CredentialStore
 from tooldeck.runtime import build_runtime
 
 pytestmark = pytest.mark.integration

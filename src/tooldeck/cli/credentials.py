@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from tooldeck.cli.shared import ConfigOption, err, out, row
-from tooldeck.core.credentials import ANONYMOUS
+from tooldeck.core.context import ANONYMOUS
 from tooldeck.exceptions import ToolDeckError
 
 if TYPE_CHECKING:

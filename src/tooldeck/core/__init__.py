@@ -10,8 +10,9 @@ from tooldeck.core.context import (
     ToolContext,
     ToolEvent,
     new_request_id,
+    principal_of,
 )
-from tooldeck.core.credentials import CredentialInfo, CredentialStore, principal_of
+from tooldeck.core.credentials import CredentialInfo, CredentialStore
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep

@@ -27,7 +27,13 @@ __all__ = [
     "ToolContext",
     "ToolEvent",
     "new_request_id",
+    "principal_of",
 ]
+
+ANONYMOUS = "anonymous"
+"""The principal of calls that name no user: a server without identities, ``tooldeck
+call``, a stdio MCP client (its own user's machine). It owns every record made without
+a user (approvals, runs, audit rows) and uses the credentials stored for it."""
 
 T = TypeVar("T")
 
@@ -186,3 +192,8 @@ def new_request_id() -> str:
     ids from different processes apart.
     """
     return f"{_ID_PREFIX}-{next(_ID_COUNTER):x}"
+
+
+def principal_of(ctx: ToolContext | None) -> str:
+    """Whose call ``ctx`` is: its ``user``, else ``ANONYMOUS``."""
+    return (ctx.user if ctx is not None else None) or ANONYMOUS

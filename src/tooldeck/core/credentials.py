@@ -2,7 +2,7 @@
 
 A tool that needs a user's API key (a module, a statement source, an upstream MCP
 server's token) asks the ``CredentialStore`` in its context's services for the
-caller's own (``ctx.user``), never another principal's. The store returns
+caller's own (``core.context.principal_of``), never another principal's. The store returns
 ``pydantic.SecretStr``, whose ``repr`` and ``str`` print ``**********``, so a secret
 that reaches a log line, an error message or a result by accident stays hidden; the
 tool calls ``get_secret_value()`` at the one place it sends it.
@@ -19,13 +19,7 @@ from typing import Protocol
 
 from pydantic import SecretStr
 
-from tooldeck.core.context import ToolContext
-
-__all__ = ["ANONYMOUS", "CredentialInfo", "CredentialStore", "principal_of"]
-
-ANONYMOUS = "anonymous"
-"""The principal of calls that name no user: a server without identities, ``tooldeck
-call``, a stdio MCP client (its own user's machine)."""
+__all__ = ["CredentialInfo", "CredentialStore"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,11 +32,6 @@ class CredentialInfo:
     """What it is for: a module id, a source name, ``mcp:<server>``."""
     updated_at: datetime
     """When it was last stored (UTC)."""
-
-
-def principal_of(ctx: ToolContext | None) -> str:
-    """Whose credentials a call may use: its ``user``, else ``ANONYMOUS``."""
-    return (ctx.user if ctx is not None else None) or ANONYMOUS
 
 
 class CredentialStore(Protocol):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
-from tooldeck.core.context import ToolContext
+from tooldeck.core.context import ToolContext, principal_of
 from tooldeck.providers.approval_file import ApprovalFile, ApprovalMemory, Rows, call_key
 
 __all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider", "visible_to"]
@@ -155,7 +155,7 @@ class ApprovalStore:
             tool=tool,
             arguments=dict(arguments),
             arguments_hash=arguments_hash(tool, arguments),
-            principal=_principal(ctx),
+            principal=principal_of(ctx),
             channel=ctx.channel if ctx else None,
             profile=ctx.profile if ctx else None,
             description=description,
@@ -377,10 +377,6 @@ def _resolve(waiter: asyncio.Future[Approval], approval: Approval) -> None:
 def _token_matches(approval: Approval, token: str | None) -> bool:
     expected = approval.link_token
     return bool(token and expected and hmac.compare_digest(token, expected))
-
-
-def _principal(ctx: ToolContext | None) -> str:
-    return (ctx.user if ctx else None) or "anonymous"
 
 
 def _same_call(a: ConfirmationRequest, b: ConfirmationRequest) -> bool:

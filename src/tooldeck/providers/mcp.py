@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pydantic import ValidationError
 
 from tooldeck.core.arguments import ArgumentShape, check_arguments
-from tooldeck.core.context import ToolContext, new_request_id
-from tooldeck.core.credentials import ANONYMOUS, CredentialStore
+from tooldeck.core.context import ANONYMOUS, ToolContext, new_request_id
+from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.result import Artifact, ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result

@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tooldeck.core.composite import ActionStrategy, CompositeTool
-from tooldeck.core.context import ToolContext
-from tooldeck.core.credentials import CredentialStore, principal_of
+from tooldeck.core.context import ToolContext, principal_of
+from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.modules.checks import attest, static_checks
