@@ -269,11 +269,9 @@ class AuditStore:
                 row = None
             if row is not None:
                 with journal.lock:
-                    if journal.append(row):
+                    appended = journal.append(row)
+                    if appended:
                         self._journalled.append(row)
-                        appended = True
-                    else:
-                        appended = False
                 if appended:
                     if len(self._journalled) >= self.batch_size and not self._wake.is_set():
                         self._wake.set()  # once: each set wakes the writer, which takes the GIL
