@@ -102,15 +102,13 @@ def sync_per_call(call: Callable[[], Any], n: int, repeats: int) -> float:
 
 
 def _agents_thread_call() -> Callable[[], Awaitable[Any]] | None:
-    """The OpenAI Agents SDK's call of ``price_sync`` (it runs sync tools on a thread)."""
+    """The OpenAI Agents SDK's call of ``price_sync`` (on a thread); None if not installed."""
+    from peers import agents_call  # benchmarks/ is this script's folder
+
     try:
-        from agents import function_tool
-        from agents.tool_context import ToolContext
+        return agents_call(price_sync)
     except ImportError:
         return None
-    made = function_tool(price_sync, name_override="price")
-    context = ToolContext(context=None, tool_name="price", tool_call_id="c", tool_arguments=ARGS)
-    return lambda: made.on_invoke_tool(context, ARGS)
 
 
 async def main(quick: bool) -> int:

@@ -106,7 +106,7 @@ async def pydantic_ai() -> Call:
     return lambda: manager.handle_call(ToolCallPart(tool_name="price", args=ARGS, tool_call_id="c"))
 
 
-def _agents_call(function: Callable[..., Any]) -> Call:
+def agents_call(function: Callable[..., Any]) -> Call:
     from agents import function_tool
     from agents.tool_context import ToolContext
 
@@ -116,11 +116,11 @@ def _agents_call(function: Callable[..., Any]) -> Call:
 
 
 async def openai_agents() -> Call:
-    return _agents_call(price)
+    return agents_call(price)
 
 
 async def openai_agents_thread() -> Call:
-    return _agents_call(price_sync)
+    return agents_call(price_sync)
 
 
 async def langchain() -> Call:
