@@ -91,7 +91,7 @@ def test_default_roots_are_the_config_folder_and_never_the_disk(
     monkeypatch.chdir("/")
     runtime = build_runtime(load_settings(config))
     try:
-        from tooldeck.packs.builtin.sandbox import Sandbox
+        from tooldeck.isolation.sandbox import Sandbox
 
         sandbox = runtime.services.get(Sandbox)
         assert str(tmp_path.resolve()) in {str(p) for p in sandbox.exposed}

@@ -39,7 +39,7 @@ __all__ = [
 
 _HOMES = {
     "CALLER_CODE_TOOLS": "toolset",
-    "AddressGuard": "ssrf",
+    "AddressGuard": "tooldeck.isolation.address_guard",
     "BuiltinConfig": "config",
     "ExecuteScriptTool": "execute_script",
     "FilesTool": "files",
@@ -49,8 +49,8 @@ _HOMES = {
     "MathTool": "math_solver",
     "PythonTool": "python",
     "Roots": "roots",
-    "Sandbox": "sandbox",
-    "SandboxLimits": "sandbox",
+    "Sandbox": "tooldeck.isolation.sandbox",
+    "SandboxLimits": "tooldeck.isolation.sandbox",
     "ShellTool": "shell",
     "WebTool": "web",
     "builtin_tools": "toolset",
@@ -63,4 +63,5 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    module = home if home.startswith("tooldeck.") else f"{__name__}.{home}"
+    return getattr(importlib.import_module(module), name)

@@ -20,8 +20,8 @@ from tooldeck.core.composite import ActionStrategy, CompositeTool
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.exceptions import InvalidArgumentsError, ToolFailure, ToolUnavailableError
+from tooldeck.isolation.process import run_process
 from tooldeck.packs.builtin.config import GitConfig
-from tooldeck.packs.builtin.process import run_process
 from tooldeck.packs.builtin.roots import Roots
 
 __all__ = ["GitTool"]

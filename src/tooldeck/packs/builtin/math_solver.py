@@ -33,7 +33,7 @@ from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import InvalidArgumentsError, ToolFailure, ToolUnavailableError
 
 if TYPE_CHECKING:
-    from tooldeck.packs.builtin.sandbox import Sandbox, SandboxLimits
+    from tooldeck.isolation.sandbox import Sandbox, SandboxLimits
 
 __all__ = ["MathTool", "parse_math", "run_action"]
 

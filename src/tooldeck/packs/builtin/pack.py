@@ -38,7 +38,7 @@ class BuiltinPack:
         if not config.enabled:
             return PackParts()
         try:
-            from tooldeck.packs.builtin.sandbox import Sandbox
+            from tooldeck.isolation.sandbox import Sandbox
             from tooldeck.packs.builtin.toolset import (
                 CALLER_CODE_TOOLS,
                 builtin_tools,

@@ -18,9 +18,9 @@ from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.result import Artifact, ToolResult
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import ToolUnavailableError
+from tooldeck.isolation.sandbox import CallHandler, Sandbox, SandboxLimits, SandboxOutcome
 from tooldeck.packs.builtin.config import PythonConfig
 from tooldeck.packs.builtin.roots import Roots
-from tooldeck.packs.builtin.sandbox import CallHandler, Sandbox, SandboxLimits, SandboxOutcome
 
 __all__ = ["PythonRequest", "PythonResponse", "PythonTool"]
 

@@ -21,8 +21,8 @@ from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import ToolUnavailableError
+from tooldeck.isolation.process import run_process
 from tooldeck.packs.builtin.config import ShellConfig
-from tooldeck.packs.builtin.process import run_process
 from tooldeck.packs.builtin.roots import Roots
 
 if TYPE_CHECKING:

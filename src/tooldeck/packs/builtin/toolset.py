@@ -8,6 +8,7 @@ from pathlib import Path
 from tooldeck.core.names import closest_names
 from tooldeck.core.tool import Tool
 from tooldeck.exceptions import ConfigError
+from tooldeck.isolation.sandbox import Sandbox, SandboxLimits
 from tooldeck.packs.builtin.config import BuiltinConfig, PythonConfig
 from tooldeck.packs.builtin.execute_script import ExecuteScriptTool
 from tooldeck.packs.builtin.files import FilesTool
@@ -17,7 +18,6 @@ from tooldeck.packs.builtin.llm import LLMTool
 from tooldeck.packs.builtin.math_solver import MathTool
 from tooldeck.packs.builtin.python import PythonTool
 from tooldeck.packs.builtin.roots import Roots
-from tooldeck.packs.builtin.sandbox import Sandbox, SandboxLimits
 from tooldeck.packs.builtin.shell import ShellTool
 from tooldeck.packs.builtin.web import WebTool
 

@@ -23,9 +23,9 @@ from tooldeck.exceptions import (
     ToolUnavailableError,
     TransientToolError,
 )
+from tooldeck.isolation.address_guard import AddressGuard
 from tooldeck.packs.builtin.config import SearchConfig, WebConfig
 from tooldeck.packs.builtin.http_client import http_client
-from tooldeck.packs.builtin.ssrf import AddressGuard
 
 __all__ = ["WebTool", "extract_page"]
 

@@ -69,7 +69,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from tooldeck.packs.builtin.process import OutputCapture
+from tooldeck.isolation.process import OutputCapture
 
 __all__ = ["CallHandler", "Sandbox", "SandboxError", "SandboxLimits", "SandboxOutcome"]
 
