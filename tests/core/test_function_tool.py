@@ -115,3 +115,24 @@ def test_unschemable_annotation_is_a_registration_error() -> None:
 
     with pytest.raises(RegistrationError, match="takes"):
         FunctionTool(takes)
+
+
+async def test_a_field_as_default_gives_its_examples_bounds_and_default() -> None:
+    from pydantic import Field
+
+    @tool
+    def quote(symbol: str = Field(examples=["ACME"]), days: int = Field(7, ge=1)) -> str:
+        """A quote.
+
+        Args:
+            symbol: Ticker symbol.
+        """
+        return f"{symbol}:{days}"
+
+    schema = quote.definition.input_schema
+    assert schema["properties"]["symbol"]["examples"] == ["ACME"]
+    assert schema["properties"]["symbol"]["description"] == "Ticker symbol."
+    assert schema["required"] == ["symbol"]
+    assert (await quote.execute({"symbol": "X"})).data == "X:7"
+    bad = await quote.execute({"symbol": "X", "days": 0})
+    assert bad.error is not None and "days" in bad.error.message

@@ -15,13 +15,15 @@ from tooldeck.runtime import build_runtime
 
 MANIFEST = 'name = "{name}"\ndescription = "A test module"\n'
 
-TOOLS = '''from tooldeck import tool
+TOOLS = '''from pydantic import Field
+
+from tooldeck import tool
 
 from . import helpers
 
 
 @tool
-def {name}_answer(question: str) -> dict:
+def {name}_answer(question: str = Field(examples=["?"])) -> dict:
     """Answers a question."""
     return {{"answer": helpers.ANSWER, "question": question}}
 '''
@@ -123,8 +125,10 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
         }
         draft = (await act("create_draft", module_id="oracle", files=files))["draft_id"]
         checked = await act("validate_draft", module_id="oracle", draft_id=draft)
-        assert checked["passed"] and [c["name"] for c in checked["checks"]] == [
-            "manifest", "parse", "imports", "calls",
+        assert checked["passed"], checked
+        assert [c["name"] for c in checked["checks"]] == [
+            "manifest", "parse", "imports", "calls",  # the source
+            "import", "export", "tests", "tool_calls", "behaviour",  # in the sandbox
         ]  # fmt: skip
         asked = await stack.execute(
             "module_admin",
@@ -133,7 +137,7 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
         )
         assert asked.error is not None and asked.error.type == "confirmation_required"
         version = admin.versions.promote(  # what the approved call does
-            "oracle", draft, admin.attestation("oracle", draft), by="ada"
+            "oracle", draft, admin.versions.validation("oracle", draft)[0], by="ada"
         )
         listed = await act("list")
         assert listed["modules"] == [{"module_id": "oracle", "active_version": version}]
@@ -144,8 +148,8 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
         assert "+ANSWER = 'forty-three'" in diff["diff"]
         from tooldeck.exceptions import InvalidArgumentsError
 
-        with pytest.raises(InvalidArgumentsError, match="run validate_draft first"):
-            admin.attestation("oracle", edited)  # what promote_draft checks once approved
+        with pytest.raises(InvalidArgumentsError, match="validate it first"):
+            admin.versions.validation("oracle", edited)  # what promote_draft checks once approved
         stored = runtime.services.get(CredentialStore)  # type: ignore[type-abstract]
         assert stored.scopes("ada") == []
         await runtime.aclose()

@@ -25,6 +25,7 @@ from typing import Any, TypeVar, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic.fields import FieldInfo
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import DataLabel, Effect, ToolAnnotations
@@ -122,6 +123,13 @@ class FunctionTool(BaseTool[BaseModel, Any]):
                 self._context_param = param.name
                 continue
             default = ... if param.default is inspect.Parameter.empty else param.default
+            if isinstance(default, FieldInfo):  # ``x: str = Field(examples=[...])``
+                if default.description is None and param.name in param_docs:
+                    default = FieldInfo.merge_field_infos(
+                        default, description=param_docs[param.name]
+                    )
+                fields[param.name] = (annotation, default)
+                continue
             fields[param.name] = (
                 annotation,
                 Field(default, description=param_docs.get(param.name)),

@@ -47,9 +47,11 @@ class AddressGuard:
 
     Args:
         allow: Host names, IP addresses or CIDR ranges that may be non-public.
+        setting: The setting that holds ``allow``, named in a refusal's message.
     """
 
-    def __init__(self, allow: Sequence[str] = ()) -> None:
+    def __init__(self, allow: Sequence[str] = (), setting: str = "web.allow_hosts") -> None:
+        self.setting = setting
         self.hosts: set[str] = set()
         self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for item in allow:
@@ -106,7 +108,7 @@ class AddressGuard:
                 raise ToolDeniedError(
                     f"{parsed} resolves to {address}, a private, loopback, link-local or "
                     "otherwise non-public address; fetching it is refused (add the host to "
-                    "web.allow_hosts to permit it)",
+                    f"{self.setting} to permit it)",
                     details={"url": str(parsed), "address": str(address)},
                 )
         return VettedURL(parsed, addresses[0])

@@ -5,9 +5,10 @@ One ``CompositeTool`` for what seed 000 spread over ten tools: ``list``, ``list_
 ``rollback_version``, ``uninstall`` and ``store_credentials``. Every dependency is
 given to it (the versions on disk, the credential store); nothing is global.
 
-``validate_draft`` runs the static checks (``checks.py``) and keeps the attestation
-beside the draft (``<module>/attestations/<draft>.json``, outside the content it
-vouches for); ``promote_draft`` installs the draft only with a passing attestation of
+``validate_draft`` runs the static checks and the checks in the sandbox
+(``validation.py``) and keeps the attestation beside the draft
+(``<module>/attestations/<draft>.json``, outside the content it vouches for; an edit
+drops it); ``promote_draft`` installs the draft only with a passing attestation of
 exactly its current content. ``promote_draft``, ``rollback_version``, ``uninstall`` and
 ``store_credentials`` change what runs or what it can reach: a person approves each
 call (``confirm_actions``). A change takes effect in the running server through
@@ -28,8 +29,8 @@ from tooldeck.core.context import ToolContext, principal_of
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.exceptions import InvalidArgumentsError
-from tooldeck.packs.modules.checks import attest, static_checks
-from tooldeck.packs.modules.versions import Attestation, ModuleVersions
+from tooldeck.packs.modules.validation import ModuleValidator, validate_draft
+from tooldeck.packs.modules.versions import ModuleVersions
 
 __all__ = ["ModuleAdminTool"]
 
@@ -125,7 +126,6 @@ class _EditDraftAction(_Action):
         self.versions.edit_draft(
             request.module_id, request.draft_id, request.file_path, request.content
         )
-        self.tool.forget(request.module_id, request.draft_id)  # its attestation no longer holds
         return {**request.model_dump(exclude={"content"}), "bytes": len(request.content.encode())}
 
 
@@ -140,22 +140,30 @@ class _DiffDraft(_Action):
         return {**request.model_dump(), "diff": diff}
 
 
-class _ValidateDraft(_Action):
-    name = "validate_draft"
-    description = "Check a draft (manifest, parse, imports, calls); a pass can be promoted."
+class _DeleteDraft(_Action):
+    name = "delete_draft"
+    description = "Delete a draft (and its validation)."
     RequestModel = _Draft
 
     def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
-        """``{module_id, draft_id, passed, checks: [{name, passed, output}]}``."""
-        folder = self.versions.draft_path(request.module_id, request.draft_id)
-        checks = static_checks(folder)
-        attestation = attest(request.module_id, folder, checks)
-        self.tool.keep(request.module_id, request.draft_id, attestation)
-        return {
-            **request.model_dump(),
-            "passed": attestation.passed,
-            "checks": [asdict(c) for c in checks],
-        }
+        """``{module_id, draft_id, deleted: true}``."""
+        self.versions.delete_draft(request.module_id, request.draft_id)
+        return {**request.model_dump(), "deleted": True}
+
+
+class _ValidateDraft(_Action):
+    name = "validate_draft"
+    description = (
+        "Check a draft: static checks, then in the sandbox its import, export, own tests "
+        "and one call per tool; a pass can be promoted."
+    )
+    RequestModel = _Draft
+
+    async def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, draft_id, passed, content_hash, checks: [{name, passed, output}]}``."""
+        return await validate_draft(
+            self.versions, self.tool.validator(), request.module_id, request.draft_id
+        )
 
 
 class _PromoteDraft(_Action):
@@ -166,7 +174,7 @@ class _PromoteDraft(_Action):
 
     def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
         """``{module_id, version_id}``."""
-        attestation = self.tool.attestation(request.module_id, request.draft_id)
+        attestation, _report = self.versions.validation(request.module_id, request.draft_id)
         version = self.versions.promote(
             request.module_id, request.draft_id, attestation, by=principal_of(ctx)
         )
@@ -228,6 +236,7 @@ _ACTIONS: tuple[type[_Action], ...] = (
     _CreateDraftAction,
     _EditDraftAction,
     _DiffDraft,
+    _DeleteDraft,
     _ValidateDraft,
     _PromoteDraft,
     _RollbackVersion,
@@ -242,6 +251,7 @@ class ModuleAdminTool(CompositeTool):
     Args:
         versions: The modules on disk.
         credentials: Opens the credential store (called on first use).
+        validator: Gives the validator (its sandbox starts on first use).
         on_change: Called after an install, rollback or uninstall (the runtime
             reloads the modules); None: the change shows at the next start.
     """
@@ -250,7 +260,7 @@ class ModuleAdminTool(CompositeTool):
     source_id = "tool:module_admin:v1"
     description = (
         "Manage modules (tools written as code): list, list_versions, create_draft, "
-        "edit_draft, diff_draft, validate_draft, promote_draft (install a validated "
+        "edit_draft, diff_draft, delete_draft, validate_draft, promote_draft (install a validated "
         "draft), rollback_version, uninstall, store_credentials."
     )
     annotations = ToolAnnotations(title="Modules", read_only=False, destructive=True)
@@ -261,10 +271,12 @@ class ModuleAdminTool(CompositeTool):
         self,
         versions: ModuleVersions,
         credentials: Callable[[], CredentialStore],
+        validator: Callable[[], ModuleValidator],
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.versions = versions
         self.credentials = credentials
+        self.validator = validator
         self.on_change = on_change
         super().__init__([action(self) for action in _ACTIONS])
 
@@ -272,31 +284,3 @@ class ModuleAdminTool(CompositeTool):
         """Tell the runtime that what is active changed."""
         if self.on_change is not None:
             self.on_change()
-
-    def keep(self, module_id: str, draft_id: str, attestation: Attestation) -> None:
-        """Keep a draft's attestation beside it (not inside: it would change the content)."""
-        folder = self.versions.root / module_id / "attestations"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        (folder / f"{draft_id}.json").write_text(json.dumps(asdict(attestation)))
-
-    def forget(self, module_id: str, draft_id: str) -> None:
-        """Drop a draft's attestation (it was edited)."""
-        (self.versions.root / module_id / "attestations" / f"{draft_id}.json").unlink(
-            missing_ok=True
-        )
-
-    def attestation(self, module_id: str, draft_id: str) -> Attestation:
-        """The draft's attestation.
-
-        Raises:
-            InvalidArgumentsError: the draft was not validated since its last edit.
-        """
-        self.versions.draft_path(module_id, draft_id)  # the draft exists
-        path = self.versions.root / module_id / "attestations" / f"{draft_id}.json"
-        try:
-            return Attestation(**json.loads(path.read_text()))
-        except FileNotFoundError:
-            raise InvalidArgumentsError(
-                f"draft {draft_id!r} of {module_id!r} was not validated since its last edit: "
-                "run validate_draft first"
-            ) from None

@@ -10,8 +10,10 @@ version has its own names: a call that started on a version finishes on it after
 switch. A module that fails to load is logged and left out; the others are served.
 
 Configuration: ``[packs.modules] enabled = false`` serves none; ``admin = true`` adds
-the ``module_admin`` tool (``admin.py``: drafts, validation, installs, rollbacks), off
-by default: installed code runs in this server, so a project opts in.
+the ``module_admin`` tool (``admin.py``: drafts, validation, installs, rollbacks) and
+``module_pipeline`` (``pipeline.py``: build, write code, repair, validate, install), off
+by default: installed code runs in this server, so a project opts in. Validation runs
+in a sandbox of its own (``validation.py``), started on the first validation.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import sys
 import types
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.credentials import CredentialStore
@@ -32,7 +35,10 @@ from tooldeck.core.tool import Tool
 from tooldeck.packs.modules.manifest import ManifestError, read_manifest
 from tooldeck.packs.modules.versions import ModuleVersions
 
-__all__ = ["ModulesConfig", "ModulesPack", "pack"]
+if TYPE_CHECKING:
+    from tooldeck.packs.loader import LoadedTools
+
+__all__ = ["ModulesConfig", "ModulesPack", "load_version", "pack", "version_package"]
 
 log = logging.getLogger("tooldeck.modules")
 
@@ -45,8 +51,13 @@ class ModulesConfig(BaseModel):
     enabled: bool = True
     """Serve the installed modules' active versions."""
     admin: bool = False
-    """Serve ``module_admin`` (its installs, rollbacks, uninstalls and credentials ask a
-    person first)."""
+    """Serve ``module_admin`` and ``module_pipeline`` (their installs, rollbacks,
+    uninstalls and credentials ask a person first)."""
+    allow_hosts: list[str] = Field(default_factory=list)
+    """Private or loopback hosts, IPs or CIDR ranges a module's declared hosts may
+    resolve to during validation (``["127.0.0.1"]`` for an API on this machine)."""
+    validate_timeout_s: float = Field(60.0, gt=0, le=3600)
+    """Seconds a validation's sandboxed run (import, tests, calls) may take."""
 
 
 class ModulesPack:
@@ -65,21 +76,40 @@ class ModulesPack:
         own: list[Tool] = []
         reaches: list[str] = []
         if config.admin:
+            from tooldeck.isolation.sandbox import SandboxLimits
             from tooldeck.packs.modules.admin import ModuleAdminTool
+            from tooldeck.packs.modules.pipeline import ModulePipelineTool
+            from tooldeck.packs.modules.validation import ModuleValidator
+
+            environment = services.get(PackEnvironment)
+            private = [p for p in (environment.data_dir, environment.config_dir) if p]
+            timeout = config.validate_timeout_s
+            services.register_factory(
+                ModuleValidator,
+                lambda: ModuleValidator(
+                    private=private,
+                    allow_hosts=config.allow_hosts,
+                    limits=SandboxLimits(timeout_s=timeout, cpu_s=timeout),
+                ),
+            )
 
             def changed() -> None:
                 problems = services.get(PackReloader).reload_pack(self.name)  # type: ignore[type-abstract]
                 for problem in problems:
                     log.warning("modules not reloaded: %s", problem)
 
-            own.append(
+            versions = ModuleVersions(root)
+            validator = partial(services.get, ModuleValidator)
+            own += [
                 ModuleAdminTool(
-                    ModuleVersions(root),
+                    versions,
                     credentials=partial(services.get, CredentialStore),  # type: ignore[type-abstract]
+                    validator=validator,
                     on_change=changed,
-                )
-            )
-            reaches.append(f"module_admin writes modules under {root}")
+                ),
+                ModulePipelineTool(versions, validator=validator, on_change=changed),
+            ]
+            reaches.append(f"module_admin and module_pipeline write modules under {root}")
 
         def everything() -> list[Tool]:
             return [*own, *(_installed(root)[0] if config.enabled else [])]
@@ -115,20 +145,39 @@ def _installed(root: Path) -> tuple[list[Tool], list[str]]:
 
 def _load(module_id: str, folder: Path, entry: str) -> list[Tool] | None:
     """The tools of one version's ``entry`` file; None (logged) when it fails to load."""
+    loaded = load_version(module_id, folder, entry)
+    if loaded.errors:
+        for error in loaded.errors:
+            log.warning("module %s (%s) not loaded: %s", module_id, folder.name, error)
+        return None
+    return list(loaded.tools)
+
+
+def load_version(module_id: str, folder: Path, entry: str) -> LoadedTools:
+    """Import the version in ``folder`` as a package of its own and load its ``entry`` file.
+
+    The package is ``tooldeck_module_<id>_<hash of the folder>`` with ``__path__`` the
+    folder: its files import each other relatively, nothing goes on ``sys.path``. The
+    validation in the sandbox loads a module the same way (``_validate.py``).
+
+    Returns:
+        The tools found and the load errors (``packs.loader.LoadedTools``); never raises.
+    """
     from tooldeck.packs.loader import load_tools  # the loader of your own tool modules
 
+    package = version_package(module_id, folder)
+    return load_tools([f"{package}.{entry.removesuffix('.py')}"], folder, entry_points=False)
+
+
+def version_package(module_id: str, folder: Path) -> str:
+    """The name of the package the version in ``folder`` is imported as (made on first use)."""
     digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:10]
     package = f"tooldeck_module_{module_id}_{digest}"
     if package not in sys.modules:
         made = types.ModuleType(package)
         made.__path__ = [str(folder)]  # a namespace of its own: relative imports only
         sys.modules[package] = made
-    loaded = load_tools([f"{package}.{entry.removesuffix('.py')}"], folder, entry_points=False)
-    if loaded.errors:
-        for error in loaded.errors:
-            log.warning("module %s (%s) not loaded: %s", module_id, folder.name, error)
-        return None
-    return list(loaded.tools)
+    return package
 
 
 pack = ModulesPack()

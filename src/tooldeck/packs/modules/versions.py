@@ -34,11 +34,17 @@ from typing import Any
 
 from tooldeck.exceptions import InvalidArgumentsError
 
-__all__ = ["Attestation", "ModuleVersions", "VersionInfo", "content_hash"]
+__all__ = ["Attestation", "ModuleVersions", "VersionInfo", "content_hash", "texts"]
 
 _ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 """A module id: what its folder and its tools' prefix are named."""
 _SKIPPED = ("__pycache__", ".pytest_cache", ".ruff_cache")
+MAX_FILE_BYTES = 256_000
+"""Bytes one file of a module may hold."""
+MAX_FILES = 100
+"""Files a module may have."""
+MAX_DRAFTS = 50
+"""Drafts a module keeps before one must be deleted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,7 +177,13 @@ class ModuleVersions:
             InvalidArgumentsError: a bad module id, or nothing to start from.
         """
         module = self._module(module_id, create=True)
-        draft_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+        drafts = module / "drafts"
+        if drafts.is_dir() and sum(1 for _ in drafts.iterdir()) >= MAX_DRAFTS:
+            raise InvalidArgumentsError(
+                f"module {module_id!r} has {MAX_DRAFTS} drafts, the most it keeps; "
+                "delete one first (delete_draft)"
+            )
+        draft_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}"
         draft = module / "drafts" / draft_id
         source = self.active_path(module_id)
         if source is not None:
@@ -211,15 +223,80 @@ class ModuleVersions:
         """
         draft = self.draft_path(module_id, draft_id)
         target = _inside(draft, file_path)
+        size = len(content.encode("utf-8"))
+        if size > MAX_FILE_BYTES:
+            raise InvalidArgumentsError.for_field(
+                "content", f"{size} bytes; a module's file holds at most {MAX_FILE_BYTES}"
+            )
+        if not target.exists() and sum(1 for _ in _files(draft)) >= MAX_FILES:
+            raise InvalidArgumentsError.for_field(
+                "file_path", f"the draft has {MAX_FILES} files already, the most a module has"
+            )
+        self._attestation_file(module_id, draft_id).unlink(missing_ok=True)  # it no longer holds
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
+
+    def delete_draft(self, module_id: str, draft_id: str) -> None:
+        """Delete a draft and its validation.
+
+        Raises:
+            InvalidArgumentsError: no such draft.
+        """
+        shutil.rmtree(self.draft_path(module_id, draft_id))
+        self._attestation_file(module_id, draft_id).unlink(missing_ok=True)
+
+    def keep_validation(
+        self, module_id: str, draft_id: str, attestation: Attestation, report: list[Any]
+    ) -> None:
+        """Keep a draft's attestation and report beside it; an edit of the draft drops them.
+
+        Beside, not inside: inside they would change the content they vouch for.
+        """
+        path = self._attestation_file(module_id, draft_id)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        path.write_text(json.dumps({**asdict(attestation), "report": report}))
+
+    def validation(self, module_id: str, draft_id: str) -> tuple[Attestation, list[Any]]:
+        """The draft's attestation and report, as ``keep_validation`` kept them.
+
+        Raises:
+            InvalidArgumentsError: no such draft, or it was not validated since its
+                last edit.
+        """
+        self.draft_path(module_id, draft_id)
+        try:
+            kept = json.loads(self._attestation_file(module_id, draft_id).read_text())
+        except FileNotFoundError:
+            raise InvalidArgumentsError(
+                f"draft {draft_id!r} of {module_id!r} was not validated since its last edit: "
+                "validate it first"
+            ) from None
+        report = kept.pop("report", [])
+        return Attestation(**kept), report
+
+    def latest_draft(self, module_id: str) -> str:
+        """The id of the module's newest draft.
+
+        Raises:
+            InvalidArgumentsError: no such module, or it has no draft.
+        """
+        drafts = self._module(module_id) / "drafts"
+        found = sorted(p.name for p in drafts.iterdir()) if drafts.is_dir() else []
+        if not found:
+            raise InvalidArgumentsError(
+                f"module {module_id!r} has no draft; build it or create a draft first"
+            )
+        return found[-1]
+
+    def _attestation_file(self, module_id: str, draft_id: str) -> Path:
+        return self._module(module_id) / "attestations" / f"{draft_id}.json"
 
     def diff_draft(self, module_id: str, draft_id: str) -> str:
         """Unified diff from the active version (or nothing) to the draft."""
         draft = self.draft_path(module_id, draft_id)
         base = self.active_path(module_id)
-        old = _texts(base) if base is not None else {}
-        new = _texts(draft)
+        old = texts(base) if base is not None else {}
+        new = texts(draft)
         lines: list[str] = []
         for name in sorted(old.keys() | new.keys()):
             lines += difflib.unified_diff(
@@ -335,7 +412,8 @@ def _inside(folder: Path, relative: str) -> Path:
     return target
 
 
-def _texts(folder: Path) -> dict[str, str]:
+def texts(folder: Path) -> dict[str, str]:
+    """Relative path → text of every file under ``folder`` (links and caches left out)."""
     return {
         p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8", errors="replace")
         for p in _files(folder)
