@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,10 +45,15 @@ def text(content: str) -> dict[str, Any]:
     return {"role": "assistant", "content": content}
 
 
+Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+"""A message, or a function of the request body that makes one (a model that reads the
+tool results it was sent)."""
+
+
 class ScriptedModel:
     """Serves ``replies`` in order (the last one repeats); ``status`` replaces them with errors."""
 
-    def __init__(self, replies: list[dict[str, Any]], status: int = 200) -> None:
+    def __init__(self, replies: list[Reply], status: int = 200) -> None:
         self.replies = replies
         self.status = status
         self.requests: list[dict[str, Any]] = []
@@ -59,6 +64,8 @@ class ScriptedModel:
         if self.status != 200:
             return JSONResponse({"error": {"message": "scripted failure"}}, status_code=self.status)
         message = self.replies[min(len(self.requests), len(self.replies)) - 1]
+        if callable(message):
+            message = message(body)
         return JSONResponse(
             {
                 "id": f"chatcmpl-{len(self.requests)}",

@@ -109,3 +109,14 @@ def test_an_attestation_of_failed_checks_cannot_install(tmp_path: Path) -> None:
     versions.edit_draft("weather", draft, "tools.py", GOOD)
     fixed = attest("weather", folder, static_checks(folder))
     assert versions.promote("weather", draft, fixed, by="ada").startswith("v1-")
+
+
+def test_reaching_interpreter_internals_is_named(tmp_path: Path) -> None:
+    (tmp_path / "module.toml").write_text('name = "sneaky"\ndescription = "x"\n')
+    (tmp_path / "tools.py").write_text(
+        'imp = __builtins__["__imp" + "ort__"]\nleak = (lambda: 0).__globals__\n'
+    )
+    calls = {c.name: c for c in static_checks(tmp_path)}["calls"]
+    assert not calls.passed
+    assert "tools.py:1: __builtins__: a module does not reach interpreter internals" in calls.output
+    assert "tools.py:2: __globals__" in calls.output

@@ -1,8 +1,11 @@
 """Modules (seed 000): tools an agent or a person writes, validates, installs and versions.
 
-This package holds, so far: ``manifest`` (``module.toml``), ``versions`` (a module's
-versions, the active one, drafts, attestations) and ``checks`` (the static checks a
-validation starts with). The pipeline and admin tools build on them.
+``manifest`` (``module.toml``), ``versions`` (a module's versions, the active one,
+drafts, attestations), ``checks`` (the static checks), ``validation`` (the checks in
+the sandbox, ``_validate.py`` being what runs there), ``pipeline`` (``module_pipeline``:
+build, write code, repair, validate, install), ``admin`` (``module_admin``: drafts,
+diffs, versions, rollbacks, credentials) and ``pack`` (the installed modules, served).
+The tools and the validator import the sandbox: import them from their modules.
 """
 
 from tooldeck.packs.modules.checks import Check, attest, static_checks

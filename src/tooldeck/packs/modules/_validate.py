@@ -86,7 +86,7 @@ def _guard(folder: str, closed: list[str]) -> None:
             ):
                 refuse(f"{event} {os.fsdecode(path)}", "a module changes only its own folder")
         elif event in ("socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo"):
-            target = args[1] if len(args) > 1 else args
+            target = args[:2] if event == "socket.getaddrinfo" else args[1]
             refuse(f"a socket to {target!r}", "a module reaches the network only through "
                    "httpx, and only the hosts its module.toml declares")  # fmt: skip
         elif event.startswith(_RUNS):

@@ -10,8 +10,9 @@ tests and one call per tool happen in the sandbox, in a later step of ``validate
   ``importlib``, tooldeck's own internals such as the credential store), and no
   network client unless the manifest declares ``hosts``.
 - ``calls``: no ``eval``, ``exec``, ``compile``, ``__import__``, ``os.system``,
-  ``os.popen``, ``os.exec*``/``os.spawn*``, ``globals()``/``vars()`` writes through
-  ``__dict__``, no ``open`` of an absolute path given as a literal.
+  ``os.popen``, ``os.exec*``/``os.spawn*``, ``globals()``, no interpreter internals
+  (``__builtins__``, ``__subclasses__``, ``__globals__``, frames), no ``open`` of an
+  absolute path given as a literal.
 
 A check that fails says where (``tools.py:12``) and what to use instead. The checks are
 a first line, not the wall: the sandbox's isolation is (no network but the declared
@@ -143,8 +144,24 @@ def _import_problems(name: str, tree: ast.Module, hosts: bool) -> Iterator[str]:
                     )
 
 
+_ESCAPES = {
+    "__builtins__", "__subclasses__", "__globals__", "__code__", "__closure__",
+    "f_globals", "f_locals", "f_back", "gi_frame", "cr_frame", "tb_frame",
+}  # fmt: skip
+"""Names that reach interpreter internals: the usual ways around the lists above."""
+
+
 def _call_problems(name: str, tree: ast.Module) -> Iterator[str]:
     for node in ast.walk(tree):
+        reached = (
+            node.id
+            if isinstance(node, ast.Name)
+            else node.attr
+            if isinstance(node, ast.Attribute)
+            else None
+        )
+        if reached in _ESCAPES:
+            yield f"{name}:{node.lineno}: {reached}: a module does not reach interpreter internals"
         if not isinstance(node, ast.Call):
             continue
         func = node.func
