@@ -153,15 +153,10 @@ _ESCAPES = {
 
 def _call_problems(name: str, tree: ast.Module) -> Iterator[str]:
     for node in ast.walk(tree):
-        reached = (
-            node.id
-            if isinstance(node, ast.Name)
-            else node.attr
-            if isinstance(node, ast.Attribute)
-            else None
-        )
-        if reached in _ESCAPES:
-            yield f"{name}:{node.lineno}: {reached}: a module does not reach interpreter internals"
+        if isinstance(node, ast.Name | ast.Attribute):
+            reached = node.id if isinstance(node, ast.Name) else node.attr
+            if reached in _ESCAPES:
+                yield f"{name}:{node.lineno}: {reached}: a module does not reach interpreter internals"
         if not isinstance(node, ast.Call):
             continue
         func = node.func
