@@ -135,9 +135,8 @@ def context_table(sources: Sources, **more: Any) -> dict[str, Any]:
 
 @pytest.fixture
 async def runtime(sources: Sources) -> Any:
-    settings = load_settings(
-        builtin={"enabled": False}, audit={"enabled": False}, context=context_table(sources)
-    )
+    table = {**context_table(sources), "owners": ["anonymous", "t"]}  # "t" asks in chat below
+    settings = load_settings(builtin={"enabled": False}, audit={"enabled": False}, context=table)
     rt = build_runtime(settings)
     yield rt
     await rt.aclose()

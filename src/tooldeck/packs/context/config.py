@@ -134,6 +134,15 @@ class ContextConfig(_Table):
     """A remote dashboard whose ``GET /context?categories=...`` serves categories."""
     dashboard_categories: list[str] = Field(default_factory=list)
     """The categories the dashboard serves (instead of local sources)."""
+    owners: list[str] = Field(default_factory=lambda: ["anonymous"])
+    """The principals this table's sources serve: ``anonymous`` is a caller without an
+    identity (one machine). Every other user reads only the files they upload."""
+    uploads: bool = True
+    """Let each user upload their own statements, calendars and todo.txt (REST, UI)."""
+    max_upload_mb: int = Field(10, ge=1, le=1024)
+    """Largest file a user may upload, MB."""
+    max_uploads: int = Field(20, ge=1, le=1000)
+    """Most files one user may keep."""
     finance: FinanceConfig | None = None
     calendar: CalendarConfig | None = None
     weather: WeatherConfig | None = None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import os
 from datetime import datetime
+from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.isolated import IsolatedProcesses
-from tooldeck.core.pack import PackParts
+from tooldeck.core.pack import PackEnvironment, PackParts
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.context.adapter import ContextAdapter
 from tooldeck.packs.context.answers import ContextAnswers
@@ -23,6 +24,7 @@ from tooldeck.packs.context.dashboard import DashboardAdapter
 from tooldeck.packs.context.finance import OFX_PARSERS, CsvAdapter, OfxAdapter
 from tooldeck.packs.context.tasks import TodoTxtAdapter
 from tooldeck.packs.context.tool import UserContextTool
+from tooldeck.packs.context.user_sources import KINDS, ContextBridges, SourceFile, UserSources
 from tooldeck.packs.context.weather import OpenMeteoAdapter
 
 __all__ = ["ADAPTER_GROUP", "ContextPack", "adapters_of", "pack"]
@@ -34,8 +36,13 @@ ADAPTER_GROUP = "tooldeck.context_adapters"
 ``[context]`` settings and returns a list of ``ContextAdapter``."""
 
 
-def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
+def adapters_of(
+    config: ContextConfig, parsers: IsolatedProcesses | None = None
+) -> list[ContextAdapter]:
     """The adapters ``config`` describes, then those of installed packages.
+
+    Statements and calendars are parsed in ``parsers``' killable processes (default:
+    two at a time, made here).
 
     A category listed in ``dashboard_categories`` is read from the dashboard, shaped by
     its local adapter when there is one (or by a bare one of its kind).
@@ -49,8 +56,7 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
         return datetime.now(zone)
 
     local: list[ContextAdapter] = []
-    # statements and calendars are parsed in killable processes, two at a time
-    parsers = IsolatedProcesses(2, (*OFX_PARSERS, *CALENDAR_PARSERS))
+    parsers = parsers or IsolatedProcesses(2, (*OFX_PARSERS, *CALENDAR_PARSERS))
     if (finance := config.finance) is not None:
         if finance.ofx:
             local.append(
@@ -109,9 +115,11 @@ def adapters_of(config: ContextConfig) -> list[ContextAdapter]:
 
 
 class ContextPack:
-    """``user_context`` over a ``ContextBridge``, and chat answers about the context.
+    """``user_context`` over each caller's ``ContextBridge``, and chat answers about the context.
 
-    The bridge is registered as a service; the answers are ``ContextAnswers``.
+    The configured sources' bridge, every user's (``ContextBridges``) and the users'
+    uploads (``UserSources``) are registered as services; the answers are
+    ``ContextAnswers``.
     """
 
     name = "context"
@@ -125,11 +133,55 @@ class ContextPack:
         """
         if not config.enabled:
             return PackParts()
-        bridge = ContextBridge(adapters_of(config), ttl_s=config.ttl_s, timeout_s=config.timeout_s)
+        parsers = IsolatedProcesses(2, (*OFX_PARSERS, *CALENDAR_PARSERS))
+        bridge = ContextBridge(
+            adapters_of(config, parsers), ttl_s=config.ttl_s, timeout_s=config.timeout_s
+        )
+        uploads = None
+        if config.uploads:
+            root = services.get(PackEnvironment).data_dir / "sources"
+            uploads = UserSources(
+                root, max_bytes=config.max_upload_mb * 1024 * 1024, max_files=config.max_uploads
+            )
+            services.register(UserSources, uploads)
+        bridges = ContextBridges(
+            bridge, config.owners, uploads, partial(_upload_adapters, config, parsers)
+        )
         services.register(ContextBridge, bridge)
+        services.register(ContextBridges, bridges)
         zone = ZoneInfo(config.timezone)
         answers = ContextAnswers(lambda: datetime.now(zone).date())
-        return PackParts(tools=[UserContextTool(bridge)], answers=answers)
+        return PackParts(tools=[UserContextTool(bridges)], answers=answers)
+
+
+def _upload_adapters(
+    config: ContextConfig, parsers: IsolatedProcesses, files: list[SourceFile]
+) -> list[ContextAdapter]:
+    """The adapters that read one user's uploaded files (parsed in killable processes)."""
+    zone = ZoneInfo(config.timezone)
+
+    def today() -> datetime:
+        return datetime.now(zone)
+
+    finance = config.finance
+    by_kind = {kind: [f.path for f in files if f.category == kind] for kind in KINDS}
+    adapters: list[ContextAdapter] = []
+    if by_kind["finance"]:
+        categories = finance.categories if finance else {}
+        alert_over = finance.alert_over if finance else 500.0
+        adapters.append(OfxAdapter(by_kind["finance"], categories, alert_over, processes=parsers))
+    if by_kind["calendar"]:
+        adapters.append(
+            CalendarAdapter(
+                [str(p) for p in by_kind["calendar"]],
+                config.timezone,
+                now=today,
+                timeout_s=config.timeout_s,
+                processes=parsers,
+            )
+        )
+    adapters += [TodoTxtAdapter(p, lambda: today().date()) for p in by_kind["tasks"]]
+    return adapters
 
 
 pack = ContextPack()

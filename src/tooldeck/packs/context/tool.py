@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tooldeck.core.context import ToolContext
+from tooldeck.core.context import ToolContext, principal_of
 from tooldeck.core.dates import Day
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.kinds import Cite, Money, Terms
@@ -29,6 +29,7 @@ from tooldeck.packs.context.bridge import ContextBridge
 from tooldeck.packs.context.commute import OsrmAdapter
 from tooldeck.packs.context.config import CATEGORY_HELP
 from tooldeck.packs.context.finance import FinanceQuery, query_transactions
+from tooldeck.packs.context.user_sources import ContextBridges
 
 __all__ = ["UserContextRequest", "UserContextResponse", "UserContextTool"]
 
@@ -162,9 +163,9 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
     ResponseModel = UserContextResponse
     tags = ("context",)
 
-    def __init__(self, bridge: ContextBridge) -> None:
-        self.bridge = bridge
-        configured = ", ".join(bridge.categories) or "none yet"
+    def __init__(self, bridges: ContextBridges) -> None:
+        self.bridges = bridges
+        configured = ", ".join(bridges.configured.categories) or "none yet"
         self.description = (
             "The user's own context: summary of categories, a daily briefing, commute "
             "time to a destination, or a query of finance transactions (search, sort, "
@@ -180,11 +181,12 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             InvalidArgumentsError: an unknown category or destination, a query of
                 another category than finance, ``date_from`` after ``date_to``.
         """
+        bridge = self.bridges.for_principal(principal_of(ctx))  # the caller's own sources
         action = request.action
         if action == "briefing":
-            asked = self.bridge.categories
+            asked = bridge.categories
         elif action == "query":
-            asked = [self._known(request.category or "finance")]
+            asked = [_known(bridge, request.category or "finance")]
             if asked != ["finance"]:
                 raise InvalidArgumentsError.for_field(
                     "category", "query reads finance transactions; use summary for the others"
@@ -193,20 +195,20 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             asked = ["commute"]
         else:
             wanted = request.categories or ([request.category] if request.category else [])
-            asked = list(dict.fromkeys(self._known(c) for c in wanted)) or self.bridge.categories
+            asked = list(dict.fromkeys(_known(bridge, c) for c in wanted)) or bridge.categories
         if request.date_from and request.date_to and request.date_from > request.date_to:
             raise InvalidArgumentsError.for_field(
                 "date_from", f"{request.date_from} is after date_to {request.date_to}"
             )
-        configured = [c for c in asked if self.bridge.sources(c)]
-        fetched = await self.bridge.fetch(configured)
+        configured = [c for c in asked if bridge.sources(c)]
+        fetched = await bridge.fetch(configured)
         # shaping and querying tens of thousands of records is CPU work: off the event loop
         shaped = await asyncio.to_thread(
-            self.bridge.normalize, fetched, include_alerts=request.include_alerts
+            bridge.normalize, fetched, include_alerts=request.include_alerts
         )
         response = UserContextResponse(
             action=action,
-            categories=[self._category(c, fetched.get(c, []), shaped.get(c, {})) for c in asked],
+            categories=[_category(bridge, c, fetched.get(c, []), shaped.get(c, {})) for c in asked],
         )
         if action == "query" and fetched.get("finance"):
             good = [result for result in fetched["finance"] if result.success]
@@ -221,44 +223,8 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
                 **found,
             )
         if action == "commute" and fetched.get("commute"):
-            response.commute = self._commute(request.destination, fetched["commute"])
+            response.commute = _commute(bridge, request.destination, fetched["commute"])
         return response
-
-    def _known(self, category: str) -> str:
-        name = category.strip().lower()
-        if name in self.bridge.categories or name in BUILT_IN:
-            return name
-        names = sorted({*self.bridge.categories, *BUILT_IN})
-        near = closest_names(name, names)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise InvalidArgumentsError.for_field(
-            "category",
-            f"unknown category {category!r}{hint}; configured: "
-            f"{', '.join(self.bridge.categories) or 'none'}; built in: {', '.join(BUILT_IN)}",
-            allowed=names,
-        )
-
-    def _category(
-        self, category: str, results: list[AdapterResult], shaped: dict[str, Any]
-    ) -> CategoryContext:
-        if not self.bridge.sources(category):
-            return CategoryContext(
-                category=category,
-                status="not_configured",
-                how_to_configure=CATEGORY_HELP.get(
-                    category, f"install or configure an adapter for {category}"
-                ),
-            )
-        good = sum(r.success for r in results)
-        status = "ok" if good == len(results) else "error" if good == 0 else "partial"
-        return CategoryContext(
-            category=category,
-            status=status,
-            source_ids=[r.source_id for r in results if r.success],
-            sources=[_status(r) for r in results],
-            summary=shaped.get("summary", {}),
-            alerts=shaped.get("alerts", []),
-        )
 
     @staticmethod
     def _query(request: UserContextRequest) -> FinanceQuery:
@@ -268,27 +234,6 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             sort_dir=request.sort_dir, page=request.page, per_page=request.per_page,
             group_by=request.group_by,
         )  # fmt: skip
-
-    def _commute(self, destination: str | None, results: list[AdapterResult]) -> Trip | None:
-        good = [result for result in results if result.success]
-        trips = [r for result in good for r in result.data]
-        names = [str(t["destination"]) for t in trips]
-        for adapter in self.bridge.sources("commute"):
-            if isinstance(adapter, OsrmAdapter):
-                names = adapter.destinations
-        if not trips:
-            return None
-        chosen = destination or names[0]
-        trip = next((t for t in trips if str(t["destination"]).lower() == chosen.lower()), None)
-        if trip is None:
-            near = closest_names(chosen, names)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise InvalidArgumentsError.for_field(
-                "destination",
-                f"{chosen!r} is not in the address book{hint}; places: {', '.join(names)}",
-                allowed=names,
-            )
-        return Trip(source_ids=[r.source_id for r in good], **trip)
 
     def format_output(self, response: UserContextResponse) -> ToolResult:
         """The response, citing its source when it has exactly one.
@@ -316,3 +261,65 @@ def _status(result: AdapterResult) -> SourceStatus:
         records=result.transformed_count,
         skipped=list(result.metadata.get("skipped", []))[:20],
     )
+
+
+def _known(bridge: ContextBridge, category: str) -> str:
+    name = category.strip().lower()
+    if name in bridge.categories or name in BUILT_IN:
+        return name
+    names = sorted({*bridge.categories, *BUILT_IN})
+    near = closest_names(name, names)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    raise InvalidArgumentsError.for_field(
+        "category",
+        f"unknown category {category!r}{hint}; configured: "
+        f"{', '.join(bridge.categories) or 'none'}; built in: {', '.join(BUILT_IN)}",
+        allowed=names,
+    )
+
+
+def _category(
+    bridge: ContextBridge, category: str, results: list[AdapterResult], shaped: dict[str, Any]
+) -> CategoryContext:
+    if not bridge.sources(category):
+        return CategoryContext(
+            category=category,
+            status="not_configured",
+            how_to_configure=CATEGORY_HELP.get(
+                category, f"install or configure an adapter for {category}"
+            ),
+        )
+    good = sum(r.success for r in results)
+    status = "ok" if good == len(results) else "error" if good == 0 else "partial"
+    return CategoryContext(
+        category=category,
+        status=status,
+        source_ids=[r.source_id for r in results if r.success],
+        sources=[_status(r) for r in results],
+        summary=shaped.get("summary", {}),
+        alerts=shaped.get("alerts", []),
+    )
+
+
+def _commute(
+    bridge: ContextBridge, destination: str | None, results: list[AdapterResult]
+) -> Trip | None:
+    good = [result for result in results if result.success]
+    trips = [r for result in good for r in result.data]
+    names = [str(t["destination"]) for t in trips]
+    for adapter in bridge.sources("commute"):
+        if isinstance(adapter, OsrmAdapter):
+            names = adapter.destinations
+    if not trips:
+        return None
+    chosen = destination or names[0]
+    trip = next((t for t in trips if str(t["destination"]).lower() == chosen.lower()), None)
+    if trip is None:
+        near = closest_names(chosen, names)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise InvalidArgumentsError.for_field(
+            "destination",
+            f"{chosen!r} is not in the address book{hint}; places: {', '.join(names)}",
+            allowed=names,
+        )
+    return Trip(source_ids=[r.source_id for r in good], **trip)

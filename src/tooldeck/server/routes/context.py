@@ -1,18 +1,23 @@
-"""``/api/context/sources``: the user's configured sources and their last fetch.
+"""``/api/context/sources``: the caller's sources, their last fetch, and their own uploads.
 
 The UI's Sources page reads it; fetching goes through the ``user_context`` tool like
-any call.
+any call. Each caller sees and changes only their own: the configured sources when
+they are one of ``[context] owners``, and the files they uploaded
+(``packs.context.user_sources``). An upload is the file's text in a JSON body, never
+a path on the server.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, Field
 
-from tooldeck.packs.context.bridge import ContextBridge
-from tooldeck.server.http import runtime_of
+from tooldeck.core.context import principal_of
+from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.context.user_sources import ContextBridges, UserSources
+from tooldeck.server.http import call_context, runtime_of
 
 __all__ = ["router"]
 
@@ -20,7 +25,7 @@ router = APIRouter(prefix="/api/context", tags=["context"])
 
 
 class Source(BaseModel):
-    """A configured source, and how its last fetch went (None: not fetched yet)."""
+    """A source the caller reads, and how its last fetch went (None: not fetched yet)."""
 
     category: str
     platform: str
@@ -31,12 +36,39 @@ class Source(BaseModel):
     records: int | None = None
 
 
+class Upload(BaseModel):
+    """A file of the caller's own: a statement, a calendar or a todo.txt."""
+
+    content: str = Field(description="The file's text (OFX/QFX, iCalendar or todo.txt).")
+
+
+class Uploaded(BaseModel):
+    """One of the caller's uploaded files (never its content)."""
+
+    category: str
+    name: str
+    bytes: int
+    uploaded_at: str
+
+
+def _principal(request: Request) -> str:
+    return principal_of(call_context(request))
+
+
+def _uploads(request: Request) -> UserSources:
+    uploads = runtime_of(request).services.get_optional(UserSources)
+    if uploads is None:
+        raise HTTPException(404, "uploads are off ([context] uploads = false, or no context pack)")
+    return uploads
+
+
 @router.get("/sources", summary="Context sources", response_model=list[Source])
 async def sources(request: Request) -> list[Source]:
-    """Every configured source (empty when the context pack is off), with its last fetch."""
-    bridge = runtime_of(request).services.get_optional(ContextBridge)
-    if bridge is None:
+    """The caller's sources (empty when the context pack is off), with their last fetch."""
+    bridges = runtime_of(request).services.get_optional(ContextBridges)
+    if bridges is None:
         return []
+    bridge = bridges.for_principal(_principal(request))
     last: dict[str, Any] = {r.source_id: r for r in bridge.last_fetches()}
     out = []
     for adapter in bridge.adapters:
@@ -54,3 +86,41 @@ async def sources(request: Request) -> list[Source]:
             )
         )
     return out
+
+
+@router.get("/uploads", summary="Your uploaded sources", response_model=list[Uploaded])
+async def uploads(request: Request) -> list[Uploaded]:
+    """The caller's uploaded files."""
+    return [
+        Uploaded(category=f.category, name=f.name, bytes=f.bytes, uploaded_at=f.uploaded_at)
+        for f in _uploads(request).files(_principal(request))
+    ]
+
+
+@router.put("/uploads/{category}/{name}", summary="Upload a source", response_model=Uploaded)
+async def upload(request: Request, category: str, name: str, body: Upload) -> Uploaded:
+    """Store (or replace) one of the caller's files; ``user_context`` reads it next call.
+
+    422 with the reason for an unknown category, a name of the wrong kind, a file
+    over ``[context] max_upload_mb`` or one more than ``max_uploads``.
+    """
+    try:
+        stored = _uploads(request).add(
+            _principal(request), category, name, body.content.encode("utf-8")
+        )
+    except InvalidArgumentsError as exc:
+        raise HTTPException(422, str(exc)) from None
+    return Uploaded(
+        category=stored.category,
+        name=stored.name,
+        bytes=stored.bytes,
+        uploaded_at=stored.uploaded_at,
+    )
+
+
+@router.delete("/uploads/{category}/{name}", summary="Delete an uploaded source")
+async def delete(request: Request, category: str, name: str) -> dict[str, bool]:
+    """Delete one of the caller's files (404 when they have none of that name)."""
+    if not _uploads(request).delete(_principal(request), category, name):
+        raise HTTPException(404, f"you have no {category} file {name!r}")
+    return {"deleted": True}
