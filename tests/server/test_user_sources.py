@@ -85,24 +85,39 @@ def test_two_users_each_see_only_their_own_transactions(client: TestClient, tmp_
 
 
 @pytest.mark.parametrize(
-    ("category", "name", "says"),
+    ("category", "name", "status", "says"),
     [
-        ("finance", "passwd", "ending in .ofx or .qfx"),
-        ("finance", ".hidden.ofx", "a plain file name"),
-        ("secrets", "key.ofx", "a file can serve finance, calendar, tasks"),
-        ("calendar", "cal.ofx", "ending in .ics"),
+        ("finance", ".hidden.ofx", 422, "pattern"),
+        ("finance", "a%0Ab.ofx", 422, "pattern"),
+        ("secrets", "key.ofx", 422, "finance"),
     ],
 )
 def test_an_upload_is_a_plain_file_of_its_kind(
-    client: TestClient, category: str, name: str, says: str
+    client: TestClient, category: str, name: str, status: int, says: str
 ) -> None:
     refused = client.put(
         f"/api/context/uploads/{category}/{name}", json={"content": "x"}, headers={"X-User": "ann"}
     )
-    assert refused.status_code == 422 and says in refused.json()["detail"], refused.text
+    assert refused.status_code == status and says in refused.text, refused.text
+
     traversal = client.put(
         "/api/context/uploads/finance/..%2F..%2Fetc%2Fpasswd.ofx",
         json={"content": "x"},
         headers={"X-User": "ann"},
     )
     assert traversal.status_code in (404, 422)
+
+
+def test_a_user_keeps_at_most_max_files_of_at_most_max_bytes(tmp_path: Path) -> None:
+    from tooldeck.exceptions import InvalidArgumentsError
+    from tooldeck.packs.context.user_sources import UserSources
+
+    uploads = UserSources(tmp_path, max_bytes=10, max_files=2)
+    with pytest.raises(InvalidArgumentsError, match="11 bytes; a source file holds at most 10"):
+        uploads.add("ann", "tasks", "todo.txt", b"x" * 11)
+    uploads.add("ann", "tasks", "a.txt", b"x")
+    uploads.add("ann", "tasks", "b.txt", b"x")
+    uploads.add("ann", "tasks", "b.txt", b"y")  # a replacement is not one more
+    with pytest.raises(InvalidArgumentsError, match="you have 2 source files"):
+        uploads.add("ann", "finance", "c.ofx", b"x")
+    assert [f.name for f in uploads.files("bob")] == []

@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi_offline import FastAPIOffline
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tooldeck.runtime import Runtime, ToolsReload, build_runtime
@@ -159,6 +160,7 @@ def create_app(
         return app.openapi_schema  # type: ignore[return-value]
 
     app.openapi = openapi  # type: ignore[method-assign]
+    app.add_exception_handler(405, _method_not_allowed)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, Any]:
@@ -166,3 +168,23 @@ def create_app(
         return {"status": "ok", "tools": len(await runtime.provider.definitions())}
 
     return app
+
+
+async def _method_not_allowed(request: Request, exc: Exception) -> Response:
+    """405 with every method the path answers in ``Allow`` (RFC 9110 15.5.6).
+
+    Starlette names only the methods of the first route whose path matched, so a path
+    served by two routes (``PUT`` and ``DELETE``) would advertise one.
+    """
+    path = request.url.path
+    allowed = sorted(
+        {
+            method
+            for route in request.app.router.routes
+            if isinstance(route, Route) and route.path_regex.match(path)
+            for method in route.methods or ()
+        }
+    )
+    return JSONResponse(
+        {"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": ", ".join(allowed)}
+    )

@@ -29,8 +29,9 @@ from tooldeck.packs.context.bridge import ContextBridge
 
 __all__ = ["KINDS", "ContextBridges", "SourceFile", "UserSources"]
 
-KINDS = {"finance": (".ofx", ".qfx"), "calendar": (".ics",), "tasks": (".txt",)}
-"""The categories a user can upload a file for, and the file names each takes."""
+KINDS = ("finance", "calendar", "tasks")
+"""The categories a user can upload a file for: a statement (OFX/QFX), a calendar
+(iCalendar) or a todo.txt; the category, not the name, says how a file is read."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,99}$")
 
 
@@ -72,21 +73,17 @@ class UserSources:
 
         Raises:
             InvalidArgumentsError: an unknown category, a name that is not a plain file
-                name of that category's kind, a file over ``max_bytes``, or one file
-                more than ``max_files``.
+                name, a file over ``max_bytes``, or one file more than ``max_files``.
         """
-        kinds = KINDS.get(category)
-        if kinds is None:
+        if category not in KINDS:
             raise InvalidArgumentsError.for_field(
                 "category",
                 f"{category!r}: a file can serve {', '.join(KINDS)}",
                 allowed=list(KINDS),
             )
-        if not _NAME.match(name) or not name.lower().endswith(kinds):
+        if not _NAME.match(name):
             raise InvalidArgumentsError.for_field(
-                "name",
-                f"{name!r}: a plain file name (letters, digits, . _ - and spaces) ending in "
-                f"{' or '.join(kinds)}",
+                "name", f"{name!r}: a plain file name (letters, digits, . _ - and spaces)"
             )
         if len(content) > self.max_bytes:
             raise InvalidArgumentsError.for_field(

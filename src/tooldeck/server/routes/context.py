@@ -9,19 +9,28 @@ a path on the server.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from pydantic import BaseModel, Field
 
 from tooldeck.core.context import principal_of
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.context.user_sources import ContextBridges, UserSources
-from tooldeck.server.http import call_context, runtime_of
+from tooldeck.server.http import call_context, problems, runtime_of
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api/context", tags=["context"])
+
+Category = Annotated[Literal["finance", "calendar", "tasks"], Path(description="What it serves.")]
+FileName = Annotated[
+    str,
+    Path(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,99}$",
+        description="A plain file name (the category says how the file is read).",
+    ),
+]
 
 
 class Source(BaseModel):
@@ -97,19 +106,22 @@ async def uploads(request: Request) -> list[Uploaded]:
     ]
 
 
-@router.put("/uploads/{category}/{name}", summary="Upload a source", response_model=Uploaded)
-async def upload(request: Request, category: str, name: str, body: Upload) -> Uploaded:
-    """Store (or replace) one of the caller's files; ``user_context`` reads it next call.
-
-    422 with the reason for an unknown category, a name of the wrong kind, a file
-    over ``[context] max_upload_mb`` or one more than ``max_uploads``.
-    """
+@router.put(
+    "/uploads/{category}/{name}",
+    summary="Upload a source",
+    response_model=Uploaded,
+    responses=problems(400, 404, e400="The file is over [context] max_upload_mb, or you have "
+                       "max_uploads files already.",
+                       e404="Uploads are off ([context] uploads = false)."),
+)  # fmt: skip
+async def upload(request: Request, category: Category, name: FileName, body: Upload) -> Uploaded:
+    """Store (or replace) one of the caller's files; ``user_context`` reads it next call."""
     try:
         stored = _uploads(request).add(
             _principal(request), category, name, body.content.encode("utf-8")
         )
     except InvalidArgumentsError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise HTTPException(400, str(exc)) from None
     return Uploaded(
         category=stored.category,
         name=stored.name,
@@ -118,9 +130,13 @@ async def upload(request: Request, category: str, name: str, body: Upload) -> Up
     )
 
 
-@router.delete("/uploads/{category}/{name}", summary="Delete an uploaded source")
-async def delete(request: Request, category: str, name: str) -> dict[str, bool]:
-    """Delete one of the caller's files (404 when they have none of that name)."""
+@router.delete(
+    "/uploads/{category}/{name}",
+    summary="Delete an uploaded source",
+    responses=problems(404, e404="You have no such file, or uploads are off."),
+)
+async def delete(request: Request, category: Category, name: FileName) -> dict[str, bool]:
+    """Delete one of the caller's files."""
     if not _uploads(request).delete(_principal(request), category, name):
         raise HTTPException(404, f"you have no {category} file {name!r}")
     return {"deleted": True}
