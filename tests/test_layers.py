@@ -3,6 +3,9 @@
 Every ``import`` in ``src/tooldeck`` is read from the source (inside functions too), and
 each layer may import only itself and the layers below it. Packs do not know each other:
 a pack imports the core, the intents, ``isolation`` and ``packs.loader``, never another pack.
+What a pack adds to an entry point uses that entry point's helpers, as a pytest or
+Datasette plugin does: its ``cli.py`` imports ``tooldeck.cli.shared``, its ``routes.py``
+``tooldeck.server.http``, and nothing else of theirs.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ BELOW: dict[str, set[str]] = {
 }
 # The loader finds your tools, which may be whole providers: it knows their interface.
 ALSO = {"packs/loader.py": {"providers"}}
+HELPERS = {"cli.py": "tooldeck.cli.shared", "routes.py": "tooldeck.server.http"}
+"""A pack's contribution to an entry point, and the one module of it that it may use."""
 ENTRY_POINTS = {"cli", "server", "agent", "runtime", "config", "config_names", "pack_setup"}
 
 
@@ -64,6 +69,8 @@ def test_every_import_points_downward() -> None:
         for line, module in _imports(path):
             target = _layer(module)
             if target in (None, "exceptions") or (target == layer != "packs"):
+                continue
+            if layer == "packs" and module == HELPERS.get(path.name):
                 continue
             if layer == "packs" and target == "packs":
                 parts = module.split(".")

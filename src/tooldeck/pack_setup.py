@@ -15,13 +15,18 @@ from tooldeck.config import ProfileConfig, Settings
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.intents import IntentPack, IntentPacks
 from tooldeck.core.names import closest_names
-from tooldeck.core.pack import Pack
+from tooldeck.core.pack import ConsolePage, Pack, PackRoutes
 from tooldeck.core.tool import Tool
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.packs.loader import LoadError
 from tooldeck.providers.policy import PolicyConfig, PolicyOverride
 
-__all__ = ["PackSetup", "with_pack_profiles", "with_policy_defaults"]
+__all__ = ["RESERVED_PAGES", "PackSetup", "with_pack_profiles", "with_policy_defaults"]
+
+RESERVED_PAGES = frozenset(
+    {"t", "chat", "runs", "history", "metrics", "approvals", "static", "pack"}
+)
+"""The console's own paths under ``/tools/``: no pack page may take them."""
 
 
 class PackSetup:
@@ -39,6 +44,10 @@ class PackSetup:
         self.intent_packs: list[IntentPack] = []
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
         self.profiles: dict[str, Mapping[str, Any]] = {}
+        self.routes: list[Callable[[], PackRoutes]] = []
+        """Each pack's REST routes, made when a server starts."""
+        self.console: list[ConsolePage] = []
+        """Each pack's console pages (names unique)."""
         self.states: dict[str, str] = {}
         """Each shipped pack: ``on`` or ``off`` and why, and what it reaches; a user's
         pack when it says what it reaches (``Runtime.packs``)."""
@@ -76,6 +85,16 @@ class PackSetup:
             self.policy_defaults.setdefault(name, fields)
         for name, profile in parts.profiles.items():
             self.profiles.setdefault(name, profile)
+        if parts.routes is not None:
+            self.routes.append(parts.routes)
+        taken = {page.name for page in self.console}
+        for page in parts.console:
+            if page.name in taken or page.name in RESERVED_PAGES:
+                raise ConfigError(
+                    f"pack {pack.name!r}: a console page named {page.name!r} exists already; "
+                    "name it otherwise"
+                )
+            self.console.append(page)
 
     @property
     def answers(self) -> IntentPack | None:

@@ -35,7 +35,7 @@ from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.intents import IntentPack
-from tooldeck.core.pack import PackEnvironment, PackReloader
+from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
@@ -109,6 +109,10 @@ class Runtime:
     """Tool specs that failed to load (the rest started); entry points print them."""
     packs: dict[str, str] = field(default_factory=dict)
     """Each shipped pack: ``on (why)`` or ``off (why)`` (entry points say so at start)."""
+    routes: list[Callable[[], PackRoutes]] = field(default_factory=list)
+    """The packs' REST routes, made by the server (``PackParts.routes``)."""
+    console: list[ConsolePage] = field(default_factory=list)
+    """The packs' console pages (``PackParts.console``)."""
     flow: FlowRules | None = None
     flow_tracker: FlowTracker = field(default_factory=FlowTracker)
     _runs: RunManager | None = None
@@ -485,6 +489,8 @@ def build_runtime(
         services=services,
         load_errors=errors,
         packs=packs.states,
+        routes=packs.routes,
+        console=packs.console,
         _user_tools=user_tools,
         _pack_tools={
             name: [n for n in names if n in registry.names]

@@ -194,7 +194,8 @@ def test_help_and_option_errors_do_not_load_the_runtime() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "heavy = ('sqlalchemy', 'tooldeck.runtime', 'tooldeck.config', 'tooldeck.agent',\n"
-        "         'tooldeck.observability.audit', 'tooldeck.packs.knowledge', 'rich.markdown')\n"
+        "         'tooldeck.observability.audit', 'tooldeck.packs.knowledge.store',\n"
+        "         'tooldeck.packs.knowledge.pack', 'rich.markdown')\n"
         "print('LOADED', [m for m in heavy if m in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

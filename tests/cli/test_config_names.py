@@ -88,7 +88,7 @@ def test_config_show_gives_each_value_and_where_it_came_from(tmp_path: Path) -> 
     ("toml", "says"),
     [
         ("[knowledge]\nembedings = {}\n", "knowledge.embedings: Extra inputs are not permitted; "
-         "did you mean 'embeddings'? (keys: embedder, embeddings, enabled,"),
+         "did you mean 'embeddings'? (keys: allow_hosts, embedder, embeddings, enabled,"),
         ("[server]\nprot = 1\n", "server.prot: Extra inputs are not permitted; did you mean 'port'?"),
         ("[profiles.s]\ntoolz = []\n", "profiles.s.toolz: Extra inputs are not permitted; "
          "did you mean 'tools'?"),

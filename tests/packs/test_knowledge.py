@@ -298,7 +298,7 @@ def test_docs_cli_fetches_urls_through_the_address_guard(tmp_path: Path) -> None
     big = tmp_path / "big.txt"
     with big.open("wb") as f:
         f.truncate(500 * 1024 * 1024)
-    (tmp_path / "tooldeck.toml").write_text('[builtin.web]\nallow_hosts = ["localhost"]\n')
+    (tmp_path / "tooldeck.toml").write_text('[knowledge]\nallow_hosts = ["localhost"]\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
     try:
         added = subprocess.run(

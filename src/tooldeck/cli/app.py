@@ -24,7 +24,6 @@ from tooldeck.cli.approvals import approvals_app
 from tooldeck.cli.audit import audit_app, stats
 from tooldeck.cli.config import config_app
 from tooldeck.cli.credentials import credentials_app
-from tooldeck.cli.docs import docs_app
 from tooldeck.cli.doctor import doctor
 from tooldeck.cli.init import init
 from tooldeck.cli.shared import (
@@ -43,7 +42,7 @@ from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
-from tooldeck.packs.loader import SHIPPED_PACK_NAMES
+from tooldeck.packs.loader import SHIPPED_PACK_NAMES, pack_commands
 
 if TYPE_CHECKING:
     from tooldeck.agent.contracts import ChatRun
@@ -575,7 +574,12 @@ app.add_typer(approvals_app, name="approvals")
 app.add_typer(audit_app, name="audit")
 app.add_typer(config_app, name="config")
 app.add_typer(credentials_app, name="credentials")
-app.add_typer(docs_app, name="docs")
+
+_commands, _broken = pack_commands()  # each pack's own (packs.loader.SHIPPED_COMMANDS, ...)
+for _name, _app in _commands.items():
+    app.add_typer(_app, name=_name)
+for _error in _broken:
+    err.print(f"[yellow]warning:[/yellow] {escape(_error.spec)}: {escape(_error.message)}")
 
 
 def main() -> None:

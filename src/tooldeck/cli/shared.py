@@ -21,6 +21,7 @@ from tooldeck.packs.loader import is_file_spec
 
 if TYPE_CHECKING:  # imported when a command runs: the settings bring every pack's models
     from tooldeck.config import Settings
+    from tooldeck.core.pack import PackEnvironment
     from tooldeck.runtime import Runtime
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "clip",
     "err",
     "out",
+    "pack_settings",
     "parse_pairs",
     "row",
     "runtime_for",
@@ -112,6 +114,28 @@ def runtime_for(
     for error in runtime.load_errors:
         err.print(f"[yellow]warning:[/yellow] {escape(str(error))}")
     return runtime
+
+
+def pack_settings(config: Path | None, pack: str) -> tuple[Any, PackEnvironment]:
+    """A pack's table and where its state lives, for a command the pack adds.
+
+    A shipped pack's table is its top-level one (``[knowledge]``), validated; an
+    installed pack's is ``[packs.<name>]`` as written (its ``config_model`` validates it).
+    Exits 2 on a configuration error, said in one line.
+    """
+    from tooldeck.core.pack import PackEnvironment
+
+    try:
+        from tooldeck.config import load_settings
+
+        settings = load_settings(config)
+    except ToolDeckError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    shipped = pack in type(settings).model_fields
+    table = getattr(settings, pack) if shipped else settings.packs.get(pack, {})
+    folder = settings.config_file.parent if settings.config_file else None
+    return table, PackEnvironment(settings.data_dir, folder)
 
 
 def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:

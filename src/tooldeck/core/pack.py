@@ -1,9 +1,12 @@
-"""A pack: tools of one domain, with their configuration and, optionally, chat answers.
+"""A pack: tools of one domain, with their configuration and what it adds to each entry point.
 
-The shipped packs (``brokerage``, ``builtin``) and installed ones (the ``tooldeck.packs``
-entry-point group, ``packs.loader``) plug into the runtime the same way, so the runtime
-names no pack: it validates the pack's table with ``config_model``, calls ``setup`` once
-and registers what comes back.
+The shipped packs (``brokerage``, ``builtin``, ``knowledge``, ``context``, ``modules``)
+and installed ones (the ``tooldeck.packs`` entry-point group, ``packs.loader``) plug in
+the same way, so the runtime, the server and the CLI name no pack: the runtime validates
+the pack's table with ``config_model``, calls ``setup`` once and registers what comes
+back; the server serves its ``routes`` and ``console`` pages; the CLI adds its
+``commands`` (declared without importing the pack, so ``tooldeck --help`` stays fast).
+Like a pytest or Datasette plugin, a pack contributes through these hooks only.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from tooldeck.core.context import ServiceContainer
+from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.tool import Tool
 
-__all__ = ["Pack", "PackEnvironment", "PackParts", "PackReloader"]
+__all__ = ["ConsolePage", "Pack", "PackEnvironment", "PackParts", "PackReloader", "PackRoutes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,38 @@ class PackEnvironment:
     """The folder of the configuration file, None without one: a pack's relative paths
     and folder defaults are taken from it, not from wherever the process started (a
     desktop client starts servers in ``/``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PackRoutes:
+    """What a pack serves over HTTP (``PackParts.routes`` makes it when a server starts)."""
+
+    routers: Sequence[Any]
+    """FastAPI ``APIRouter`` objects, under ``/api/...``; like every ``/api`` route they
+    need ``server.api_key`` when one is set, and are behind the request guard."""
+    body_limits: Mapping[str, int] = field(default_factory=dict)
+    """Paths whose request bodies may exceed ``server.max_body_bytes``: path → bytes."""
+    openapi: Callable[[dict[str, Any], Sequence[ToolDefinition]], None] | None = None
+    """Amends the OpenAPI document once it is built (given the local tools' definitions)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolePage:
+    """A page of the console at ``/tools/<name>``, rendered in the browser by ``script``.
+
+    The script is an ES module whose default export is ``async (element, ctx) => {}``:
+    it fills ``element``; ``ctx`` has ``api(path, {method, body, query})``,
+    ``detail(data)`` (an error body as text) and ``state`` (the chosen profile). It may
+    import the console's helpers (``/tools/static/dom.js``: ``h`` builds elements and
+    sets text as text nodes). Served with the console's Content-Security-Policy.
+    """
+
+    name: str
+    """The page's path segment and its id in the navigation (``documents``)."""
+    title: str
+    """Its label in the navigation."""
+    script: Path
+    """The ES module's file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +93,11 @@ class PackParts:
     """Loads the pack's tools anew (installed modules: the versions now active); the
     runtime swaps them in when ``PackReloader.reload_pack`` is called. None: the pack's
     tools change only with a restart."""
+    routes: Callable[[], PackRoutes] | None = None
+    """Its REST routes, made when a server starts (the CLI and ``tooldeck mcp`` never
+    import FastAPI for them)."""
+    console: Sequence[ConsolePage] = ()
+    """Its pages in the console (``/tools``)."""
 
 
 class PackReloader(Protocol):
@@ -104,6 +145,10 @@ class Pack(Protocol):
     """The pack's name: its configuration table and how errors name it."""
     config_model: type[BaseModel] | None
     """Validates the pack's table; None: the pack takes no configuration."""
+
+    # Commands are declared where the CLI finds them without importing the pack: a
+    # shipped pack in ``packs.loader.SHIPPED_COMMANDS``, an installed one in the
+    # ``tooldeck.commands`` entry-point group (name → ``module:typer_app``).
 
     def setup(self, config: Any, services: ServiceContainer) -> PackParts:
         """Build the pack's parts from its validated ``config`` (None without a model).

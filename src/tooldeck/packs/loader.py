@@ -43,14 +43,17 @@ from tooldeck.core.tool import BaseTool, Tool
 from tooldeck.providers.base import ToolsProvider
 
 __all__ = [
+    "COMMANDS_GROUP",
     "ENTRY_POINT_GROUP",
     "MODULES_PACK",
+    "SHIPPED_COMMANDS",
     "SHIPPED_PACKS",
     "SHIPPED_PACK_NAMES",
     "LoadError",
     "LoadedTools",
     "is_file_spec",
     "load_tools",
+    "pack_commands",
     "spec_files",
 ]
 
@@ -67,6 +70,13 @@ SHIPPED_PACKS = (
 
 SHIPPED_PACK_NAMES = tuple(spec.split(":")[0].split(".")[-2] for spec in SHIPPED_PACKS)
 """Their names (each is its folder's: ``brokerage``, ``builtin``, ...), for ``--with``."""
+
+SHIPPED_COMMANDS = {"docs": "tooldeck.packs.knowledge.cli:docs_app"}
+"""The shipped packs' CLI commands: name → ``module:typer_app`` (a light module: the
+CLI imports it at start, the pack itself only when a command runs)."""
+
+COMMANDS_GROUP = "tooldeck.commands"
+"""Entry-point group of installed packs' commands: name → ``module:typer_app``."""
 
 MODULES_PACK = "tooldeck.packs.modules.pack:pack"
 """Installed modules (``packs.modules``): loaded after the shipped packs, always (a
@@ -258,3 +268,28 @@ def _describe(exc: BaseException) -> str:
     ]
     where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
     return f"{where}{type(exc).__name__}: {exc}"
+
+
+def pack_commands() -> tuple[dict[str, Any], list[LoadError]]:
+    """The packs' CLI commands: the shipped ones, then installed ones (``COMMANDS_GROUP``).
+
+    Returns:
+        Name → Typer app, and the commands that could not be loaded (a broken
+        installed package must not stop the CLI); a name taken already is an error.
+    """
+    found: dict[str, Any] = {}
+    errors: list[LoadError] = []
+    specs = [(name, spec) for name, spec in SHIPPED_COMMANDS.items()]
+    specs += [
+        (point.name, point.value) for point in importlib.metadata.entry_points(group=COMMANDS_GROUP)
+    ]
+    for name, spec in specs:
+        if name in found:
+            errors.append(LoadError(f"command {name}", f"{spec}: the name is taken"))
+            continue
+        module, _, attr = spec.partition(":")
+        try:
+            found[name] = getattr(importlib.import_module(module), attr)
+        except Exception as exc:  # an installed package can raise anything at import
+            errors.append(LoadError(f"command {name}", f"{spec}: {type(exc).__name__}: {exc}"))
+    return found, errors

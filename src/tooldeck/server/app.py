@@ -18,17 +18,7 @@ from tooldeck.runtime import Runtime, ToolsReload, build_runtime
 from tooldeck.server import ui
 from tooldeck.server.guard import GuardRules, RequestGuard
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
-from tooldeck.server.routes import (
-    approvals,
-    audit,
-    brokerage,
-    catalog,
-    chat,
-    context,
-    documents,
-    metrics,
-    tools,
-)
+from tooldeck.server.routes import approvals, audit, catalog, chat, metrics, tools
 
 __all__ = ["check_exposure", "create_app"]
 
@@ -87,8 +77,9 @@ def create_app(
 
     Routes: ``GET /healthz``; ``GET /api/tools[?profile=]``;
     ``POST /api/tools/execute/{name}[?profile=]``; ``GET /api/catalog[?profile=]``;
-    ``/api/approvals``; ``GET /api/audit``, ``/api/audit/{id}``, ``/api/stats``; the
-    seed 004 ``GET /api/positions`` ... ``/api/facts``; ``GET /metrics`` (Prometheus);
+    ``/api/approvals``; ``GET /api/audit``, ``/api/audit/{id}``, ``/api/stats``; each
+    pack's own (``PackParts.routes``: the brokerage pack's seed 004 ``GET
+    /api/positions`` ... ``/api/facts``, ``/api/documents``, ``/api/context``); ``GET /metrics`` (Prometheus);
     the tools UI at ``/tools``; and the MCP endpoint ``/mcp`` (streamable HTTP,
     ``?profile=`` picks the view). When ``server.api_key`` is set, ``/api/*``,
     ``/metrics`` and ``/mcp`` require it as a bearer token (the UI asks for it). Every
@@ -136,27 +127,35 @@ def create_app(
     app.state.runtime = runtime
     app.add_middleware(TraceContextMiddleware)
     server = runtime.settings.server
+    routes = [make() for make in runtime.routes]
     rules = GuardRules.build(
         bind_host=server.host,
         allowed_hosts=server.allowed_hosts,
         allowed_origins=server.allowed_origins,
         max_body_bytes=server.max_body_bytes,
-        large_bodies={"/api/documents/upload": documents.upload_limit(runtime.settings)},
+        large_bodies={path: size for r in routes for path, size in r.body_limits.items()},
     )
     app.add_middleware(RequestGuard, rules=rules)  # outermost: runs before anything else
     # Without a key there is nothing to check: no dependency (FastAPI solving one costs
     # ~0.1 ms a request; benchmarks/rest.py).
     guarded = [Depends(_require_api_key)] if server.api_key is not None else []
-    for module in (tools, catalog, approvals, audit, brokerage, chat, context, documents, metrics):
+    for module in (tools, catalog, approvals, audit, chat, metrics):
         app.include_router(module.router, dependencies=guarded)
-    ui.install(app)  # static pages; their API calls carry the key
+    for pack_routes in routes:  # each pack's own (PackParts.routes)
+        for router in pack_routes.routers:
+            app.include_router(router, dependencies=guarded)
+    ui.install(app, runtime.console)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 
     fastapi_openapi = app.openapi
 
-    def openapi() -> dict[str, Any]:  # FastAPI's document, plus the seed endpoints' parameters
+    def openapi() -> dict[str, Any]:  # FastAPI's document, as the packs amend it
         if app.openapi_schema is None:
-            brokerage.document_parameters(fastapi_openapi(), runtime.registry.list_definitions())
+            document = fastapi_openapi()
+            definitions = runtime.registry.list_definitions()
+            for pack_routes in routes:
+                if pack_routes.openapi is not None:
+                    pack_routes.openapi(document, definitions)
         return app.openapi_schema  # type: ignore[return-value]
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tooldeck.core.context import ServiceContainer
-from tooldeck.core.pack import PackParts
+from tooldeck.core.pack import PackParts, PackRoutes
 from tooldeck.packs.brokerage.answers import BrokerageAnswers
 from tooldeck.packs.brokerage.config import BrokerageConfig
 from tooldeck.packs.brokerage.data import BrokerageDataSource
@@ -29,7 +29,15 @@ class BrokeragePack:
         source = BrokerageDataSource(config.data_path)
         source.load()
         services.register(BrokerageDataSource, source)
-        return PackParts(tools=brokerage_tools(source), answers=BrokerageAnswers(source))
+        return PackParts(
+            tools=brokerage_tools(source), answers=BrokerageAnswers(source), routes=_routes
+        )
+
+
+def _routes() -> PackRoutes:
+    from tooldeck.packs.brokerage.routes import document_parameters, router
+
+    return PackRoutes([router], openapi=document_parameters)
 
 
 pack = BrokeragePack()

@@ -18,12 +18,12 @@ from tooldeck.core.composite import ActionStrategy, CompositeTool
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.exceptions import (
-    InvalidArgumentsError,
     ToolFailure,
     ToolUnavailableError,
     TransientToolError,
 )
 from tooldeck.isolation.address_guard import AddressGuard
+from tooldeck.isolation.guarded_fetch import FetchLimits, guarded_get
 from tooldeck.packs.builtin.config import SearchConfig, WebConfig
 from tooldeck.packs.builtin.http_client import http_client
 
@@ -109,106 +109,39 @@ class Fetch(ActionStrategy):
         async with http_client(ctx) as client:
             return await self._fetch(client, request)
 
-    async def download(
-        self, client: httpx.AsyncClient, url: str, max_bytes: int | None = None
-    ) -> tuple[httpx.URL, httpx.Response, bytes, bool]:
-        """GET ``url`` through the address guard, each redirect hop checked again.
-
-        Returns:
-            The final URL, the response, at most ``max_bytes`` (default
-            ``web.max_bytes``) of its body, and whether the body was cut.
-
-        Raises:
-            ToolFailure: a non-public address (``InvalidArgumentsError``), too many
-                redirects, an HTTP error status (``TransientToolError`` for 5xx), a
-                network failure.
-        """
-        config = self.config
-        target: str | httpx.URL = url
-        for _hop in range(config.max_redirects + 1):
-            vetted = await self.guard.check(target)
-            response, body, cut = await self._get(client, vetted.url, vetted.address, max_bytes)
-            if response.is_redirect and "location" in response.headers:
-                target = vetted.url.join(response.headers["location"])
-                continue
-            break
-        else:
-            raise InvalidArgumentsError(
-                f"url: more than {config.max_redirects} redirects (web.max_redirects)"
-            )
-        if response.status_code >= 400:
-            error = TransientToolError if response.status_code >= 500 else ToolFailure
-            raise error(
-                f"fetching {vetted.url} failed: HTTP {response.status_code} {response.reason_phrase}",
-                details={"status_code": response.status_code},
-            )
-        return vetted.url, response, body, cut
-
     async def _fetch(self, client: httpx.AsyncClient, request: FetchRequest) -> dict[str, Any]:
-        vetted_url, response, body, cut = await self.download(client, request.url)
+        config = self.config
+        limits = FetchLimits(
+            timeout_s=config.timeout_s,
+            max_bytes=config.max_bytes,
+            max_redirects=config.max_redirects,
+            user_agent=config.user_agent,
+            setting="web.max_redirects",
+        )
+        fetched = await guarded_get(client, request.url, limits, self.guard)
+        response = fetched.response
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        text = body.decode(response.encoding or "utf-8", errors="replace")
+        text = fetched.body.decode(response.encoding or "utf-8", errors="replace")
         if content_type in ("text/html", "application/xhtml+xml", ""):
-            page = extract_page(text, str(vetted_url), request.extract_links)
+            page = extract_page(text, str(fetched.url), request.extract_links)
         elif content_type.startswith("text/") or content_type in _TEXT_TYPES:
             page = {"title": None, "content": text, "links": []}
         else:
             raise ToolFailure(
-                f"{vetted_url} is {content_type}, not a text or HTML page; web fetch returns text only"
+                f"{fetched.url} is {content_type}, not a text or HTML page; web fetch returns text only"
             )
         content = page["content"]
         return {
             "as_of": datetime.now(UTC).isoformat(timespec="seconds"),
             "url": request.url,
-            "final_url": str(vetted_url),
+            "final_url": str(fetched.url),
             "status_code": response.status_code,
             "content_type": content_type or None,
             "title": page["title"],
             "content": content[: request.max_chars],
-            "truncated": cut or len(content) > request.max_chars,
+            "truncated": fetched.cut or len(content) > request.max_chars,
             "links": page["links"],
         }
-
-    async def _get(
-        self, client: httpx.AsyncClient, url: httpx.URL, address: str, max_bytes: int | None
-    ) -> tuple[httpx.Response, bytes, bool]:
-        """GET ``url`` from ``address``.
-
-        Returns:
-            The response, at most ``max_bytes`` (default ``web.max_bytes``) of its body,
-            and whether it was cut.
-        """
-        limit = self.config.max_bytes if max_bytes is None else max_bytes
-        host_header = url.netloc.decode("ascii")
-        target = url.copy_with(host=address)
-        extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
-        request = client.build_request(
-            "GET",
-            target,
-            headers={"Host": host_header, "User-Agent": self.config.user_agent},
-            timeout=self.config.timeout_s,
-            extensions=extensions,
-        )
-        try:
-            response = await client.send(request, stream=True, follow_redirects=False)
-        except httpx.TimeoutException:
-            raise TransientToolError(
-                f"fetching {url} timed out after {self.config.timeout_s:g} s"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise TransientToolError(f"fetching {url} failed: {exc}") from None
-        body = bytearray()
-        cut = False
-        try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    del body[limit:]
-                    cut = True
-                    break
-        finally:
-            await response.aclose()
-        return response, bytes(body), cut
 
 
 class Search(ActionStrategy):

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.isolated import IsolatedProcesses
-from tooldeck.core.pack import PackEnvironment, PackParts
+from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackRoutes
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.context.adapter import ContextAdapter
 from tooldeck.packs.context.answers import ContextAnswers
@@ -151,7 +151,22 @@ class ContextPack:
         services.register(ContextBridges, bridges)
         zone = ZoneInfo(config.timezone)
         answers = ContextAnswers(lambda: datetime.now(zone).date())
-        return PackParts(tools=[UserContextTool(bridges)], answers=answers)
+        return PackParts(
+            tools=[UserContextTool(bridges)],
+            answers=answers,
+            routes=_routes,
+            console=[
+                ConsolePage(
+                    "sources", "Sources", Path(__file__).with_name("console") / "sources.js"
+                )
+            ],
+        )
+
+
+def _routes() -> PackRoutes:
+    from tooldeck.packs.context.routes import router
+
+    return PackRoutes([router])
 
 
 def _upload_adapters(

@@ -51,6 +51,9 @@ class KnowledgeConfig(BaseModel):
     pgvector; ``tooldeck[postgres]``). The password goes in ``PGPASSWORD``."""
     max_file_mb: int = Field(50, ge=1, le=2048)
     """Largest file ``tooldeck docs add`` and an upload read, MB."""
+    allow_hosts: list[str] = Field(default_factory=list)
+    """Private or loopback hosts, IPs or CIDR ranges ``tooldeck docs add URL`` may fetch
+    from (any other non-public address is refused, after every redirect too)."""
     max_blocks: int = Field(20_000, ge=1)
     """Most blocks (paragraphs, headings, images) one document may have."""
     parse_timeout_s: float = Field(60.0, gt=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tooldeck.core.context import ServiceContainer
-from tooldeck.core.pack import PackEnvironment, PackParts
+from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackRoutes
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.knowledge.answers import KnowledgeAnswers
 from tooldeck.packs.knowledge.config import KnowledgeConfig
@@ -84,7 +84,18 @@ class KnowledgePack:
             tools=knowledge_tools(store, config.summary),
             answers=KnowledgeAnswers(store),
             profiles={"rag": RAG_PROFILE},
+            routes=lambda: _routes(config),
+            console=[ConsolePage("documents", "Documents", _CONSOLE / "documents.js")],
         )
+
+
+_CONSOLE = Path(__file__).with_name("console")
+
+
+def _routes(config: KnowledgeConfig) -> PackRoutes:
+    from tooldeck.packs.knowledge.routes import router, upload_limit
+
+    return PackRoutes([router], body_limits={"/api/documents/upload": upload_limit(config)})
 
 
 pack = KnowledgePack()

@@ -2,10 +2,8 @@
 import { h } from "./dom.js";
 import { buildForm, withCode } from "./form.js";
 import { chatPage } from "./chat.js";
-import { documentsPage } from "./documents.js";
 import { metricsPage } from "./metrics.js";
 import { runPage } from "./runs.js";
-import { sourcesPage } from "./sources.js";
 
 const app = document.getElementById("app");
 const profileSelect = document.getElementById("profile");
@@ -49,6 +47,15 @@ function askKey(refused = "") {
 
 const detail = (data) => (typeof data?.detail === "string" ? data.detail : JSON.stringify(data?.detail ?? data));
 
+// ---- the packs' pages ---------------------------------------------------------------
+// Each pack may add pages (PackParts.console): listed by the server, linked in the
+// navigation before History, loaded as ES modules when opened.
+const packPages = fetch("/tools/pack/pages.json").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+packPages.then((pages) => {
+  const history = document.querySelector('[data-nav="history"]');
+  for (const p of pages) history.before(h("a", { href: `/tools/${p.name}`, "data-link": true, "data-nav": p.name }, p.title));
+});
+
 // ---- routing ----------------------------------------------------------------------
 function navigate(path) { history.pushState(null, "", path); render(); }
 document.addEventListener("click", (event) => {
@@ -65,17 +72,17 @@ profileSelect.addEventListener("change", () => {
 async function render() {
   const path = location.pathname.replace(/\/+$/, "");
   const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
+  const pack = (await packPages).find((p) => p.name === page); // its link is in the nav now
   const nav = page === "runs" ? "history" : page; // a run is opened from History or Chat
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === nav));
-  if (page === "metrics" || page === "approvals" || page === "chat" || page === "documents" || page === "sources") loadCatalog().catch(() => {}); // fills the profile selector
+  if (page === "metrics" || page === "approvals" || page === "chat" || pack) loadCatalog().catch(() => {}); // fills the profile selector
   try {
     if (page === "history") await historyPage();
     else if (page === "runs") await runPage(app, { api, detail, authHeaders }, path.split("/").slice(3).join("/"));
     else if (page === "metrics") await metricsPage(app, { api, detail, filterSelect });
     else if (page === "approvals") await approvalsPage();
     else if (page === "chat") await chatPage(app, { api, detail, state, authHeaders, refreshPending });
-    else if (page === "documents") await documentsPage(app, { api, detail, state });
-    else if (page === "sources") await sourcesPage(app, { api, detail, state });
+    else if (pack) await (await import(pack.script)).default(app, { api, detail, state });
     else await toolsPage(path.startsWith("/tools/t/") ? decodeURIComponent(path.slice(9)) : null);
   } catch (error) {
     app.replaceChildren(h("div", { class: "panel error-box" }, String(error.message || error)));

@@ -1,4 +1,4 @@
-"""``/api/documents``: the knowledge pack's documents over HTTP (the UI's Documents page).
+"""``/api/documents``: the knowledge pack's documents over HTTP (the console's Documents page).
 
 Listing and reading go through the tools (``list_documents``, ``get_document``), so the
 profile's view, policies and the audit apply as to any call. Uploading parses the file
@@ -14,8 +14,8 @@ from typing import Any, Literal, get_args
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel
 
-from tooldeck.config import Settings
 from tooldeck.exceptions import ToolFailure
+from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.packs.knowledge.parse import DocumentError, DocumentType
 from tooldeck.packs.knowledge.reader import DocumentReader, Upload
 from tooldeck.packs.knowledge.store import KnowledgeStore
@@ -35,9 +35,9 @@ __all__ = ["router", "upload_limit"]
 router = APIRouter(prefix="/api/documents", tags=["documents"])
 
 
-def upload_limit(settings: Settings) -> int:
+def upload_limit(config: KnowledgeConfig) -> int:
     """The largest upload body in bytes: ``[knowledge] max_file_mb`` as base64, plus JSON."""
-    return settings.knowledge.max_file_mb * 1024 * 1024 * 4 // 3 + 64 * 1024
+    return config.max_file_mb * 1024 * 1024 * 4 // 3 + 64 * 1024
 
 
 def _store(request: Request) -> KnowledgeStore:

@@ -1,6 +1,6 @@
 // The Documents page: upload files, list them with filters, search them (the matched
 // words marked), open a document's blocks and images. Text is only ever set as text nodes.
-import { h } from "./dom.js";
+import { h } from "/tools/static/dom.js";
 
 // `text` with each occurrence of the query's words wrapped in <mark>.
 function highlighted(text, query) {
@@ -29,7 +29,7 @@ async function fileBase64(file) {
   return btoa(binary);
 }
 
-export async function documentsPage(app, ctx) {
+export default async function documentsPage(app, ctx) {
   const params = new URLSearchParams(location.search);
   const filters = { document_type: params.get("document_type") || "", author: params.get("author") || "" };
   const list = h("tbody", {});

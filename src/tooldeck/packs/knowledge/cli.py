@@ -15,12 +15,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from tooldeck.cli.shared import ConfigOption, clip, err, out, row, runtime_for, session
+from tooldeck.cli.shared import (
+    ConfigOption,
+    clip,
+    err,
+    out,
+    pack_settings,
+    row,
+    runtime_for,
+    session,
+)
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError, ToolFailure
 
 if TYPE_CHECKING:  # imported when a command runs: the knowledge pack is heavy
-    from tooldeck.config import Settings
+    from tooldeck.packs.knowledge.config import KnowledgeConfig
     from tooldeck.packs.knowledge.store import Document, KnowledgeStore
 
 __all__ = ["docs_app"]
@@ -37,23 +46,22 @@ SUFFIXES = (".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt")
 
 
 @contextmanager
-def _store(config: Path | None) -> Iterator[tuple[Settings, KnowledgeStore]]:
-    """The settings and the store, closed afterwards.
+def _store(config: Path | None) -> Iterator[tuple[KnowledgeConfig, KnowledgeStore]]:
+    """The ``[knowledge]`` table and the store, closed afterwards.
 
     A bad configuration, or a store that cannot be used (a PostgreSQL server down), is
     said in one line and the command exits 2.
     """
-    from tooldeck.config import load_settings
     from tooldeck.packs.knowledge.pack import open_store
 
+    knowledge, environment = pack_settings(config, "knowledge")
     try:
-        settings = load_settings(config)
-        store = open_store(settings.knowledge, settings.data_dir)
+        store = open_store(knowledge, environment.data_dir)
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     try:
-        yield settings, store
+        yield knowledge, store
     except ToolFailure as exc:
         err.print(f"[red]error:[/red] {escape(exc.message)}")
         raise typer.Exit(2) from None
@@ -64,11 +72,11 @@ def _store(config: Path | None) -> Iterator[tuple[Settings, KnowledgeStore]]:
 _SUFFIX_OF_TYPE = {"application/pdf": ".pdf", "text/html": ".html", "text/markdown": ".md"}
 
 
-def _download(url: str, settings: Settings, limit: int) -> tuple[bytes, str]:
-    """The bytes of ``url`` and a name for them, through the web tool's address guard.
+def _download(url: str, knowledge: KnowledgeConfig, limit: int) -> tuple[bytes, str]:
+    """The bytes of ``url`` and a name for them, past the address guard.
 
     Every hop of a redirect is checked: a URL that leads to a private address is refused
-    unless ``[builtin.web] allow_hosts`` allows it.
+    unless ``[knowledge] allow_hosts`` allows it.
 
     Raises:
         DocumentError: the guard refused it, the server failed, or it is over ``limit``.
@@ -77,24 +85,28 @@ def _download(url: str, settings: Settings, limit: int) -> tuple[bytes, str]:
 
     import httpx
 
-    from tooldeck.packs.builtin.web import Fetch
+    from tooldeck.isolation.address_guard import AddressGuard
+    from tooldeck.isolation.guarded_fetch import Fetched, FetchLimits, guarded_get
     from tooldeck.packs.knowledge.parse import DocumentError
 
-    async def get() -> tuple[httpx.URL, httpx.Response, bytes, bool]:
+    guard = AddressGuard(knowledge.allow_hosts, setting="[knowledge] allow_hosts")
+    limits = FetchLimits(max_bytes=limit, timeout_s=60.0, setting="5 redirects")
+
+    async def get() -> Fetched:
         async with httpx.AsyncClient() as client:
-            return await Fetch(settings.builtin.web).download(client, url, max_bytes=limit)
+            return await guarded_get(client, url, limits, guard)
 
     try:
-        final, response, body, cut = asyncio.run(get())
+        fetched = asyncio.run(get())
     except ToolFailure as exc:
         raise DocumentError(str(exc)) from None
-    if cut:
+    if fetched.cut:
         raise DocumentError(f"over the {limit / 1e6:.0f} MB limit ([knowledge] max_file_mb)")
-    name = Path(final.path).name or "index"
-    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    name = Path(fetched.url.path).name or "index"
+    content_type = fetched.response.headers.get("content-type", "").split(";")[0].strip().lower()
     if not Path(name).suffix:
         name += _SUFFIX_OF_TYPE.get(content_type, ".txt")
-    return body, name
+    return fetched.body, name
 
 
 def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
@@ -122,17 +134,17 @@ def add(
 ) -> None:
     """Ingest documents: unchanged ones are skipped, changed ones become a new version.
 
-    URLs are fetched through the web tool's address guard (a private address is refused,
-    after every redirect too, unless ``[builtin.web] allow_hosts`` allows it).
+    URLs are fetched past the address guard (a private address is refused, after every
+    redirect too, unless ``[knowledge] allow_hosts`` allows it).
 
     A file that cannot be read is reported with the reason and the rest goes on; the
     exit code is 1 when any failed.
     """
-    with _store(config) as (settings, store):
-        _add(paths, settings, store)
+    with _store(config) as (knowledge, store):
+        _add(paths, knowledge, store)
 
 
-def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
+def _add(paths: list[str], knowledge: KnowledgeConfig, store: KnowledgeStore) -> None:
     from tooldeck.packs.knowledge.parse import DocumentError
     from tooldeck.packs.knowledge.reader import DocumentReader
 
@@ -140,7 +152,7 @@ def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
     files, missing = _files([p for p in paths if p not in urls])
     for name in missing:
         err.print(f"[red]not found:[/red] {escape(name)}")
-    reader = DocumentReader(settings.knowledge)
+    reader = DocumentReader(knowledge)
     limit = reader.max_bytes
     failed = len(missing)
     counts = {"added": 0, "updated": 0, "unchanged": 0}
@@ -153,12 +165,12 @@ def _add(paths: list[str], settings: Settings, store: KnowledgeStore) -> None:
             progress.update(task, description=escape(label[:40]))
             try:
                 if isinstance(path, str):
-                    data, name = _download(path, settings, limit)
+                    data, name = _download(path, knowledge, limit)
                 else:
                     if path.stat().st_size > limit:
                         raise DocumentError(
                             f"{path.stat().st_size / 1e6:.0f} MB is over the "
-                            f"{settings.knowledge.max_file_mb} MB limit ([knowledge] max_file_mb)"
+                            f"{knowledge.max_file_mb} MB limit ([knowledge] max_file_mb)"
                         )
                     data, name = path.read_bytes(), path.name
                 parsed = reader.read(data, name)

@@ -1,8 +1,8 @@
 // The Sources page: the user's context sources (user_context), their last fetch, and a
 // button that fetches them all (a briefing, through the tool like any call).
-import { h } from "./dom.js";
+import { h } from "/tools/static/dom.js";
 
-export async function sourcesPage(app, ctx) {
+export default async function sourcesPage(app, ctx) {
   const body = h("tbody", {});
   const note = h("div", { id: "sources-note", role: "status" });
   const load = async () => {

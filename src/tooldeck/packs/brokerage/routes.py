@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -52,7 +53,7 @@ for _path, _tool in _ROUTES.items():
     )
 
 
-def document_parameters(openapi: dict[str, Any], definitions: list[ToolDefinition]) -> None:
+def document_parameters(openapi: dict[str, Any], definitions: Sequence[ToolDefinition]) -> None:
     """Give each seed endpoint in ``openapi`` its tool's arguments as query parameters.
 
     The routes are declared before the runtime exists, so their parameters come from
