@@ -7,26 +7,33 @@ attestation, as ``module_admin`` does), then measures: (1) the static checks and
 the install of one module; (2) ``build_runtime`` with N modules against none (the
 modules' share of start-up: the first build imports them, later ones reuse them); (3) ``Runtime.reload_pack("modules")`` after one
 install, the pause during which the registry swaps (calls that started before finish
-on their version). Medians; ms.
+on their version); (4) a whole validation (static checks, then import, export, tests
+and one call per tool in the sandbox), first (the sandbox starts) and warm, against the
+static checks alone and against an empty run in the same sandbox. Medians; ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from tooldeck.config import load_settings
+from tooldeck.isolation.sandbox import SandboxLimits
 from tooldeck.packs.modules import ModuleVersions, attest, static_checks
+from tooldeck.packs.modules.validation import ModuleValidator
 from tooldeck.runtime import build_runtime
 
-TOOLS = '''from tooldeck import tool
+TOOLS = '''from pydantic import Field
+
+from tooldeck import tool
 
 
 @tool
-def {name}_lookup(query: str, limit: int = 5) -> dict:
+def {name}_lookup(query: str = Field(examples=["x"]), limit: int = 5) -> dict:
     """Look something up in {name}."""
     return {{"query": query, "limit": limit}}
 '''
@@ -56,6 +63,35 @@ def build_ms(data: Path, repeats: int) -> tuple[float, float]:
     return samples[0], statistics.median(samples[1:])
 
 
+async def validation_ms(folder: Path, repeats: int) -> dict[str, float]:
+    """Milliseconds of a validation: first, warm, static checks only, an empty sandbox run."""
+    validator = ModuleValidator()
+    try:
+        start = time.perf_counter()
+        checks = await validator.validate("m000", folder)
+        first = (time.perf_counter() - start) * 1000
+        assert all(c.passed for c in checks), checks
+        warm, static, empty = [], [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            await validator.validate("m000", folder)
+            warm.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            static_checks(folder)
+            static.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            await validator.sandbox.run("result = 1", cwd=None, limits=SandboxLimits())
+            empty.append((time.perf_counter() - start) * 1000)
+    finally:
+        await validator.aclose()
+    return {
+        "first": first,
+        "warm": statistics.median(warm),
+        "static": statistics.median(static),
+        "empty": statistics.median(empty),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="20 modules instead of 100")
@@ -75,6 +111,7 @@ def main() -> None:
             pauses.append((time.perf_counter() - start) * 1000)
             assert not report.errors, report
         runtime.close()
+        validation = asyncio.run(validation_ms(versions.active_path("m000"), 5))  # type: ignore[arg-type]
     print(f"{n} modules, one @tool each\n")
     print(f"check + install one module        {statistics.median(installs):8.1f} ms")
     print(f"build_runtime, no modules         {none_ms:8.1f} ms")
@@ -84,6 +121,10 @@ def main() -> None:
     print(
         f"reload_pack after one install     {statistics.median(pauses):8.1f} ms (the swap's pause)"
     )
+    print(f"validate one module, first        {validation['first']:8.1f} ms (the sandbox starts)")
+    print(f"validate one module, warm         {validation['warm']:8.1f} ms")
+    print(f"  static checks alone             {validation['static']:8.1f} ms")
+    print(f"  an empty run in the sandbox     {validation['empty']:8.1f} ms")
 
 
 if __name__ == "__main__":

@@ -82,3 +82,17 @@ def test_every_import_points_downward() -> None:
             if target not in BELOW[layer] | ALSO.get(relative.as_posix(), set()):
                 problems.append(f"{relative}:{line}: {layer} imports {module} ({target})")
     assert not problems, "imports that point up or across:\n" + "\n".join(problems)
+
+
+def test_the_entry_points_name_no_pack() -> None:
+    """config, runtime, server, cli and agent reach packs through ``packs.loader`` only."""
+    problems: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC)
+        if relative.parts[0].removesuffix(".py") not in ENTRY_POINTS:
+            continue
+        for line, module in _imports(path):
+            parts = module.split(".")
+            if parts[:2] == ["tooldeck", "packs"] and parts[2:3] != ["loader"] and len(parts) > 2:
+                problems.append(f"{relative}:{line}: imports {module}")
+    assert not problems, "entry points that name a pack:\n" + "\n".join(problems)

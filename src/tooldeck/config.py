@@ -42,7 +42,9 @@ Example ``tooldeck.toml``::
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib
 import logging
 import os
 import re
@@ -59,6 +61,7 @@ from pydantic import (
     PrivateAttr,
     SecretStr,
     ValidationError,
+    create_model,
     model_validator,
 )
 from pydantic_settings import (
@@ -70,10 +73,7 @@ from pydantic_settings import (
 
 from tooldeck.core.private import not_private
 from tooldeck.exceptions import ConfigError
-from tooldeck.packs.brokerage.config import BrokerageConfig
-from tooldeck.packs.builtin.config import BuiltinConfig
-from tooldeck.packs.context.config import ContextConfig
-from tooldeck.packs.knowledge.config import KnowledgeConfig
+from tooldeck.packs.loader import SHIPPED_CONFIGS
 from tooldeck.providers.flow import FlowConfig
 from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
@@ -249,7 +249,13 @@ class AgentSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    """All of tooldeck's configuration."""
+    """All of tooldeck's configuration.
+
+    The shipped packs' tables (``[builtin]``, ``[brokerage]``, ``[knowledge]``,
+    ``[context]``) are fields too, added from ``packs.loader.SHIPPED_CONFIGS`` by
+    ``load_settings`` (``with_pack_tables``): this module names no pack. Read one with
+    ``settings.pack_table(name)``.
+    """
 
     model_config = SettingsConfigDict(
         env_prefix="TOOLDECK_", env_nested_delimiter="__", extra="forbid", toml_file=None
@@ -265,12 +271,6 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
-    brokerage: BrokerageConfig = Field(default_factory=BrokerageConfig)
-    builtin: BuiltinConfig = Field(default_factory=BuiltinConfig)
-    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
-    context: ContextConfig = Field(default_factory=ContextConfig)
-    """Documents to search and cite (``tooldeck docs add``)."""
-    """The built-in tools (python, files, shell, web, git, github, math, llm)."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     credentials: CredentialSettings = Field(default_factory=CredentialSettings)
@@ -332,6 +332,16 @@ class Settings(BaseSettings):
                 "rename one"
             )
         return {**self.mcp_servers, **imported}
+
+    def pack_table(self, name: str) -> Any:
+        """A pack's table: a shipped pack's validated model, else ``[packs.<name>]``.
+
+        An installed pack's table is returned as written (its pack's ``config_model``
+        validates it when the runtime is built), ``{}`` when absent.
+        """
+        if name in SHIPPED_CONFIGS and name in type(self).model_fields:
+            return getattr(self, name)
+        return self.packs.get(name, {})
 
     def policy_config(self) -> PolicyConfig:
         """``policy`` with each profile's ``policy`` layer added under ``profiles``."""
@@ -457,7 +467,7 @@ def _known_keys(error: Any) -> str:
         return ""
     from tooldeck.core.names import closest_names
 
-    node: Any = Settings
+    node: Any = with_pack_tables()
     for part in error["loc"][:-1]:
         if isinstance(node, type) and issubclass(node, BaseModel):
             field = node.model_fields.get(str(part))
@@ -498,6 +508,25 @@ def project_data_dir(folder: Path | None = None) -> Path:
     return Path(platformdirs.user_data_dir("tooldeck")) / "projects" / f"{name}-{digest}"
 
 
+@functools.cache
+def with_pack_tables() -> type[Settings]:
+    """``Settings`` with a field per shipped pack's table, typed by its config model.
+
+    The models are named in ``packs.loader.SHIPPED_CONFIGS`` (``module:Model``) and
+    imported here, once: a table is validated like any other (unknown keys name the
+    closest, environment overrides such as ``TOOLDECK_BUILTIN__ENABLED`` apply).
+    """
+    fields: dict[str, Any] = {}
+    for name, spec in SHIPPED_CONFIGS.items():
+        module, _, attr = spec.partition(":")
+        model = getattr(importlib.import_module(module), attr)
+        fields[name] = (model, Field(default_factory=model))
+    made: type[Settings] = create_model(
+        "Settings", __base__=Settings, __module__=__name__, **fields
+    )
+    return made
+
+
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
     """Load settings from a TOML file and the environment (``TOOLDECK_*``).
 
@@ -526,7 +555,7 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
     ):
         overrides["data_dir"] = toml_file.parent / ".tooldeck"  # this project's own
 
-    class _Settings(Settings):
+    class _Settings(with_pack_tables()):  # type: ignore[misc]
         model_config = SettingsConfigDict(toml_file=toml_file)
 
     try:

@@ -52,8 +52,8 @@ class PackSetup:
         """Each shipped pack: ``on`` or ``off`` and why, and what it reaches; a user's
         pack when it says what it reaches (``Runtime.packs``)."""
 
-    def add(self, pack: Pack, errors: list[LoadError]) -> None:
-        """Validate the pack's table and set it up.
+    def add(self, pack: Pack, errors: list[LoadError], *, shipped: bool = False) -> None:
+        """Validate the pack's table and set it up (``shipped``: it comes with tooldeck).
 
         A pack of another package whose ``setup`` fails with anything but a
         ``ToolDeckError`` becomes a load error (the rest starts), as an import error does.
@@ -77,7 +77,7 @@ class PackSetup:
         if parts.reload is not None:
             self.reloaders[pack.name] = parts.reload
         if parts.reaches:
-            state = self.states.get(pack.name, "on (your pack)")
+            state = self.states.get(pack.name, "on" if shipped else "on (your pack)")
             self.states[pack.name] = f"{state}; reaches {'; '.join(parts.reaches)}"
         if parts.answers is not None:
             self.intent_packs.append(parts.answers)
@@ -129,13 +129,13 @@ class PackSetup:
 
     def _config(self, pack: Pack) -> Any:
         """The pack's validated table: a shipped pack's own field, else ``[packs.<name>]``."""
-        own = Settings.model_fields.get(pack.name)
+        own = type(self.settings).model_fields.get(pack.name)
         if (
             own is not None
             and pack.config_model is not None
             and own.annotation is pack.config_model
         ):
-            config = getattr(self.settings, pack.name)
+            config = self.settings.pack_table(pack.name)
             on, why = _shipped_default(pack.name, config, self.settings)
             self.states[pack.name] = f"{'on' if on else 'off'} ({why})"
             return config if on == config.enabled else config.model_copy(update={"enabled": on})

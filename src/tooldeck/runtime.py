@@ -35,6 +35,7 @@ from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.intents import IntentPack
+from tooldeck.core.model_client import openai_client
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
@@ -47,7 +48,6 @@ from tooldeck.observability.tracing import (
     make_tracer_provider,
 )
 from tooldeck.pack_setup import PackSetup, with_pack_profiles, with_policy_defaults
-from tooldeck.packs.builtin.llm import openai_client
 from tooldeck.packs.loader import (
     MODULES_PACK,
     SHIPPED_PACKS,
@@ -415,7 +415,9 @@ def build_runtime(
     user = load_tools(settings.tools, base_dir, entry_points=load_entry_points)
     errors = [*shipped.errors, *user.errors]
     packs = PackSetup(settings, services)
-    for pack in [*shipped.packs, *user.packs]:
+    for pack in shipped.packs:
+        packs.add(pack, errors, shipped=True)
+    for pack in user.packs:
         packs.add(pack, errors)
     packs.check_tables()
     user_tools: list[str] = []

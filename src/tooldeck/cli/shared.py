@@ -132,8 +132,7 @@ def pack_settings(config: Path | None, pack: str) -> tuple[Any, PackEnvironment]
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
-    shipped = pack in type(settings).model_fields
-    table = getattr(settings, pack) if shipped else settings.packs.get(pack, {})
+    table = settings.pack_table(pack)
     folder = settings.config_file.parent if settings.config_file else None
     return table, PackEnvironment(settings.data_dir, folder)
 

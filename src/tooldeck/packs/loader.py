@@ -47,6 +47,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "MODULES_PACK",
     "SHIPPED_COMMANDS",
+    "SHIPPED_CONFIGS",
     "SHIPPED_PACKS",
     "SHIPPED_PACK_NAMES",
     "LoadError",
@@ -70,6 +71,15 @@ SHIPPED_PACKS = (
 
 SHIPPED_PACK_NAMES = tuple(spec.split(":")[0].split(".")[-2] for spec in SHIPPED_PACKS)
 """Their names (each is its folder's: ``brokerage``, ``builtin``, ...), for ``--with``."""
+
+SHIPPED_CONFIGS = {
+    "brokerage": "tooldeck.packs.brokerage.config:BrokerageConfig",
+    "builtin": "tooldeck.packs.builtin.config:BuiltinConfig",
+    "knowledge": "tooldeck.packs.knowledge.config:KnowledgeConfig",
+    "context": "tooldeck.packs.context.config:ContextConfig",
+}
+"""The shipped packs' top-level tables (``[builtin]``) and their models: ``config.Settings``
+gets a field for each, so they are read, checked and overridden like any table."""
 
 SHIPPED_COMMANDS = {"docs": "tooldeck.packs.knowledge.cli:docs_app"}
 """The shipped packs' CLI commands: name → ``module:typer_app`` (a light module: the

@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.model_client import openai_client
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import ToolFailure, ToolUnavailableError, TransientToolError
 from tooldeck.packs.builtin.config import LLMConfig
 
-__all__ = ["LLMRequest", "LLMResponse", "LLMTool", "openai_client"]
+__all__ = ["LLMRequest", "LLMResponse", "LLMTool"]
 
 
 class LLMRequest(BaseModel):
@@ -46,35 +47,6 @@ class LLMResponse(BaseModel):
     """``stop``, ``length``, ..."""
     usage: dict[str, int] | None = None
     """Token counts, when the endpoint reports them."""
-
-
-def openai_client(
-    who: str, base_url: str | None, api_key: SecretStr | None, timeout_s: float, *, max_retries: int
-) -> Any:
-    """An ``openai.AsyncOpenAI`` client for any OpenAI-compatible endpoint.
-
-    Args:
-        who: What needs it, for the error message (``llm``, ``[agent] model``).
-        base_url: Endpoint; None: OpenAI's.
-        api_key: Key; None sends a placeholder (local servers ignore it).
-        timeout_s: Seconds per request.
-        max_retries: The SDK's own retries.
-
-    Raises:
-        ImportError: the ``openai`` package is missing; the message says how to install it.
-    """
-    try:
-        import openai
-    except ImportError:
-        raise ImportError(
-            f"{who} needs the openai package: pip install 'tooldeck[builtin]'"
-        ) from None
-    return openai.AsyncOpenAI(
-        base_url=base_url,
-        api_key=api_key.get_secret_value() if api_key else "not-needed",
-        timeout=timeout_s,
-        max_retries=max_retries,
-    )
 
 
 class LLMTool(BaseTool[LLMRequest, LLMResponse]):
