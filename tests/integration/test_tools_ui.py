@@ -33,6 +33,9 @@ from deadlines import wait_until
 pytestmark = pytest.mark.integration
 
 
+CONTEXT_DATA = Path(__file__).resolve().parents[1] / "packs" / "context_data"
+
+
 @pytest.fixture(scope="module")
 def receiver() -> Iterator[OTLPReceiver]:
     r = OTLPReceiver()
@@ -532,6 +535,51 @@ def test_the_sources_page_shows_each_source_and_its_last_fetch(tmp_path: Path, p
         weather = page.locator('tr[data-source="context:weather:open-meteo"]')
         expect(weather).to_contain_text("error")
         expect(weather).to_contain_text("Open-Meteo cannot be reached")
+        page.select_option("#upload-category", "calendar")  # a file of my own
+        page.set_input_files("#upload-file", str(CONTEXT_DATA / "calendar.ics"))
+        page.click("#upload-source button")
+        expect(page.locator("#sources-note")).to_contain_text("Uploaded calendar.ics")
+        expect(page.locator('tr[data-upload="calendar/calendar.ics"]')).to_be_visible()
+        expect(page.locator('tr[data-source="context:calendar:ical"]')).to_be_visible()
         shot(page, "sources")
+        page.locator('tr[data-upload="calendar/calendar.ics"] button').click()
+        expect(page.locator('tr[data-source="context:calendar:ical"]')).to_have_count(0)
+    finally:
+        server.stop()
+
+
+def test_the_modules_page_shows_versions_drafts_and_each_validation_check(
+    tmp_path: Path, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    config = tmp_path / "tooldeck.toml"
+    config.write_text("[packs.modules]\nadmin = true\n")
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    files = {
+        "module.toml": 'name = "greet"\ndescription = "Greets"\n',
+        "tools.py": "from pydantic import Field\n\nfrom tooldeck import tool\n\n\n@tool\n"
+        'def greet(name: str = Field(examples=["Ada"])) -> str:\n'
+        '    """Say hello."""\n    return f"Hello, {name}"\n',
+    }
+    try:
+
+        def admin(**arguments: Any) -> Any:
+            answer = httpx.post(
+                f"{server.url}/api/tools/execute/module_admin", json=arguments, timeout=120
+            )
+            assert answer.status_code == 200, answer.text
+            return answer.json()["data"]
+
+        draft = admin(action="create_draft", module_id="greet", files=files)["draft_id"]
+        assert admin(action="validate_draft", module_id="greet", draft_id=draft)["passed"]
+        page.goto(f"{server.url}/tools/modules")
+        row = page.locator('tr[data-module="greet"]')
+        expect(row).to_contain_text("not installed")
+        row.locator("a", has_text=draft).click()
+        expect(page.locator('#checks tr[data-check="tool_calls"]')).to_contain_text("passed")
+        expect(page.locator('#checks tr[data-check="behaviour"]')).to_contain_text("passed")
+        expect(page.locator("#draft-diff")).to_contain_text('+    return f"Hello, {name}"')
+        shot(page, "modules")
     finally:
         server.stop()

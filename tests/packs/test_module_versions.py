@@ -102,3 +102,13 @@ def test_a_link_out_of_the_draft_is_refused(tmp_path: Path) -> None:
 def test_module_ids_are_checked(tmp_path: Path, module_id: str) -> None:
     with pytest.raises(InvalidArgumentsError, match="lower-case letters"):
         ModuleVersions(tmp_path / "modules").create_draft(module_id, {"tools.py": V1})
+
+
+def test_versions_sort_by_number_past_nine(tmp_path: Path) -> None:
+    versions = ModuleVersions(tmp_path)
+    for i in range(11):
+        draft = versions.create_draft("many", {"tools.py": f"X = {i}\n"})
+        versions.promote("many", draft, attest(versions, "many", draft), by="ada")
+    listed = [v.version_id.split("-")[0] for v in versions.versions("many")]
+    assert listed == [f"v{i}" for i in range(1, 12)]
+    assert versions.versions("many")[-1].active

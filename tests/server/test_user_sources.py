@@ -121,3 +121,31 @@ def test_a_user_keeps_at_most_max_files_of_at_most_max_bytes(tmp_path: Path) -> 
     with pytest.raises(InvalidArgumentsError, match="you have 2 source files"):
         uploads.add("ann", "finance", "c.ofx", b"x")
     assert [f.name for f in uploads.files("bob")] == []
+
+
+@pytest.mark.anyio
+async def test_a_cached_result_answers_only_the_adapter_it_came_from() -> None:
+    """Results are keyed by ``id(adapter)``: an id reused by another user's adapter (the
+    first one gone) must not hand it the first one's records."""
+    from tooldeck.packs.context.adapter import ContextAdapter
+    from tooldeck.packs.context.bridge import ContextBridge
+
+    class Notes(ContextAdapter):
+        category, platform = "tasks", "notes"
+
+        def __init__(self, owner: str) -> None:
+            self.owner = owner
+
+        async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+            return [{"owner": self.owner}], 1, {}
+
+        def normalize_for_tools(self, records: Any, *, include_alerts: bool = True) -> Any:
+            return {"records": records}
+
+    ann, bob = Notes("ann"), Notes("bob")
+    shared = ContextBridge([ann], ttl_s=3600)
+    assert (await shared.fetch(["tasks"]))["tasks"][0].data == [{"owner": "ann"}]
+    entry = shared._cache.pop(id(ann))
+    shared._cache[id(bob)] = entry  # as if bob's adapter had been given ann's old id
+    fetched = await shared.with_adapters([bob]).fetch(["tasks"])
+    assert [r.data for r in fetched["tasks"]] == [[{"owner": "ann"}], [{"owner": "bob"}]]

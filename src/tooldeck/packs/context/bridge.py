@@ -34,8 +34,19 @@ class ContextBridge:
         self.adapters = list(adapters)
         self.ttl_s = ttl_s
         self.timeout_s = timeout_s
-        self._cache: dict[int, tuple[float, AdapterResult]] = {}
-        self._last: dict[int, AdapterResult] = {}
+        self._cache: dict[int, tuple[ContextAdapter, float, AdapterResult]] = {}
+        self._last: dict[int, tuple[ContextAdapter, AdapterResult]] = {}
+
+    def with_adapters(self, extra: Sequence[ContextAdapter]) -> ContextBridge:
+        """A bridge over these adapters and ``extra``, sharing this one's results.
+
+        A user's own files added to the configured sources: the configured ones' cached
+        and last results are this bridge's (entries hold their adapter, so an ``id``
+        reused by another object never hits another's result).
+        """
+        bridge = ContextBridge([*self.adapters, *extra], ttl_s=self.ttl_s, timeout_s=self.timeout_s)
+        bridge._cache, bridge._last = self._cache, self._last
+        return bridge
 
     @property
     def categories(self) -> list[str]:
@@ -48,7 +59,12 @@ class ContextBridge:
 
     def last_fetches(self) -> list[AdapterResult]:
         """Every adapter's most recent result (good or not), for a status page."""
-        return [self._last[id(a)] for a in self.adapters if id(a) in self._last]
+        kept = (self._last.get(id(a)) for a in self.adapters)
+        return [
+            entry[1]
+            for entry, a in zip(kept, self.adapters, strict=True)
+            if entry and entry[0] is a
+        ]
 
     async def fetch(self, categories: Iterable[str]) -> dict[str, list[AdapterResult]]:
         """The results of every source of ``categories`` (one list per category).
@@ -65,8 +81,8 @@ class ContextBridge:
 
     async def _one(self, adapter: ContextAdapter) -> AdapterResult:
         cached = self._cache.get(id(adapter))
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        if cached is not None and cached[0] is adapter and cached[1] > time.monotonic():
+            return cached[2]
         try:
             result = await asyncio.wait_for(adapter.fetch(), self.timeout_s)
         except TimeoutError:
@@ -78,8 +94,8 @@ class ContextBridge:
                 retryable=True,
             )
         if result.success:
-            self._cache[id(adapter)] = (time.monotonic() + self.ttl_s, result)
-        self._last[id(adapter)] = result
+            self._cache[id(adapter)] = (adapter, time.monotonic() + self.ttl_s, result)
+        self._last[id(adapter)] = (adapter, result)
         return result
 
     def normalize(

@@ -180,10 +180,12 @@ class ContextBridges:
             return made[1]
         assert self.adapters is not None
         own = self.adapters(files)
-        bridge = ContextBridge(
-            [*(self.configured.adapters if owner else []), *own],
-            ttl_s=self.configured.ttl_s,
-            timeout_s=self.configured.timeout_s,
+        bridge = (
+            self.configured.with_adapters(own)  # the configured sources' results shared
+            if owner
+            else ContextBridge(
+                own, ttl_s=self.configured.ttl_s, timeout_s=self.configured.timeout_s
+            )
         )
         self._made[principal] = (key, bridge)
         return bridge

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.credentials import CredentialStore
-from tooldeck.core.pack import PackEnvironment, PackParts, PackReloader
+from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackReloader, PackRoutes
 from tooldeck.core.tool import Tool
 from tooldeck.packs.modules.manifest import ManifestError, read_manifest
 from tooldeck.packs.modules.versions import ModuleVersions
@@ -115,7 +115,25 @@ class ModulesPack:
             return [*own, *(_installed(root)[0] if config.enabled else [])]
 
         installed, what = _installed(root) if config.enabled else ([], [])
-        return PackParts(tools=[*own, *installed], reaches=[*reaches, *what], reload=everything)
+        if not config.admin:
+            return PackParts(tools=installed, reaches=what, reload=everything)
+        return PackParts(
+            tools=[*own, *installed],
+            reaches=[*reaches, *what],
+            reload=everything,
+            routes=lambda: _routes(root),
+            console=[
+                ConsolePage(
+                    "modules", "Modules", Path(__file__).with_name("console") / "modules.js"
+                )
+            ],
+        )
+
+
+def _routes(root: Path) -> PackRoutes:
+    from tooldeck.packs.modules.routes import modules_router
+
+    return PackRoutes([modules_router(ModuleVersions(root))])
 
 
 def _installed(root: Path) -> tuple[list[Tool], list[str]]:

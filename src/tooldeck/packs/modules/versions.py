@@ -142,11 +142,12 @@ class ModuleVersions:
             e["version_id"]: e for e in self.history(module_id) if e["action"] == "install"
         }
         folder = self._module(module_id) / "versions"
-        found = (
-            sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+        names = (
+            [p.name for p in folder.iterdir() if not p.name.startswith(".")]
             if folder.is_dir()
             else []
         )
+        found = sorted(names, key=_version_number)
         return [
             VersionInfo(
                 version_id=v,
@@ -274,14 +275,18 @@ class ModuleVersions:
         report = kept.pop("report", [])
         return Attestation(**kept), report
 
+    def drafts(self, module_id: str) -> list[str]:
+        """The module's draft ids, oldest first."""
+        folder = self._module(module_id) / "drafts"
+        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
     def latest_draft(self, module_id: str) -> str:
         """The id of the module's newest draft.
 
         Raises:
             InvalidArgumentsError: no such module, or it has no draft.
         """
-        drafts = self._module(module_id) / "drafts"
-        found = sorted(p.name for p in drafts.iterdir()) if drafts.is_dir() else []
+        found = self.drafts(module_id)
         if not found:
             raise InvalidArgumentsError(
                 f"module {module_id!r} has no draft; build it or create a draft first"
@@ -397,6 +402,12 @@ class ModuleVersions:
         entry = {"at": datetime.now(UTC).isoformat(), "action": action, "by": by, **fields}
         with (self._module(module_id) / "history.jsonl").open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+def _version_number(version_id: str) -> int:
+    """``v12-3fa2c1d0`` → 12: versions sort by number, not as text (v10 after v9)."""
+    number = version_id[1:].split("-", 1)[0]
+    return int(number) if number.isdigit() else 0
 
 
 def _inside(folder: Path, relative: str) -> Path:
