@@ -228,3 +228,57 @@ def test_an_install_or_rollback_serves_at_once_and_a_call_under_way_finishes_on_
         await runtime.aclose()
 
     asyncio.run(scenario())
+
+
+KEYED = '''from pydantic import Field
+
+from tooldeck import tool
+from tooldeck.core import CredentialStore, ToolContext, caller_secret
+
+
+@tool
+def keyed_whoami(ctx: ToolContext, probe: str = Field("key", examples=["key"])) -> dict:
+    """Which key the caller stored (its last 4 characters), or what the store gave."""
+    if probe == "store":  # reach past CallerSecret for the whole store
+        return {"store": str(ctx.services.get(CredentialStore).scopes("ada"))}
+    key = caller_secret(ctx)
+    return {"key": None if key is None else key.get_secret_value()[-4:]}
+'''
+
+
+def test_a_module_reads_its_callers_key_and_nothing_else_of_the_store(tmp_path: Path) -> None:
+    from tooldeck.core import CredentialStore, ToolContext
+
+    data = tmp_path / "data"
+    versions = ModuleVersions(data / "modules")
+    draft = versions.create_draft(
+        "keyed", {"module.toml": MANIFEST.format(name="keyed"), "tools.py": KEYED}
+    )
+    folder = versions.draft_path("keyed", draft)
+    versions.promote("keyed", draft, attest("keyed", folder, static_checks(folder)), by="ada")
+    settings = load_settings(
+        data_dir=data, builtin={"enabled": False}, credentials={"use_keyring": False}
+    )
+
+    async def scenario() -> None:
+        runtime = build_runtime(settings)
+        store = runtime.services.get(CredentialStore)  # type: ignore[type-abstract]
+        store.put("ada", "module:keyed", "sk-ada-1234")
+        store.put("ada", "mcp:github", "ghp_not_for_modules")
+
+        async def call(user: str, probe: str = "key") -> object:
+            result = await runtime.provider.execute(
+                "keyed_whoami", {"probe": probe}, ToolContext(user=user)
+            )
+            return result.data if result.success else result.error
+
+        try:
+            assert await call("ada") == {"key": "1234"}
+            assert await call("bob") == {"key": None}  # ada's key is ada's
+            refused = await call("ada", "store")
+            assert "no service registered for CredentialStore" in str(refused)
+            assert "ghp_" not in str(refused)
+        finally:
+            await runtime.aclose()
+
+    asyncio.run(scenario())

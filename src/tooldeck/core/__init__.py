@@ -12,12 +12,12 @@ from tooldeck.core.context import (
     new_request_id,
     principal_of,
 )
-from tooldeck.core.credentials import CredentialInfo, CredentialStore
+from tooldeck.core.credentials import CallerSecret, CredentialInfo, CredentialStore, caller_secret
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
 from tooldeck.core.json_schema_tool import JsonSchemaTool
-from tooldeck.core.pack import Pack, PackEnvironment, PackParts
+from tooldeck.core.pack import ConsolePage, Pack, PackEnvironment, PackParts, PackRoutes
 from tooldeck.core.result import (
     ArgumentsEdit,
     Artifact,
@@ -35,7 +35,9 @@ __all__ = [
     "ArgumentsEdit",
     "Artifact",
     "BaseTool",
+    "CallerSecret",
     "CompositeTool",
+    "ConsolePage",
     "CredentialInfo",
     "CredentialStore",
     "ErrorType",
@@ -48,6 +50,7 @@ __all__ = [
     "Pack",
     "PackEnvironment",
     "PackParts",
+    "PackRoutes",
     "ResultMetadata",
     "ServiceContainer",
     "Tool",
@@ -59,6 +62,7 @@ __all__ = [
     "ToolExecutor",
     "ToolResult",
     "ToolViews",
+    "caller_secret",
     "new_request_id",
     "principal_of",
     "tool",

@@ -13,13 +13,17 @@ encrypted in the data directory (ARCHITECTURE.md: embedded defaults).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import SecretStr
 
-__all__ = ["CredentialInfo", "CredentialStore"]
+if TYPE_CHECKING:
+    from tooldeck.core.context import ToolContext
+
+__all__ = ["CallerSecret", "CredentialInfo", "CredentialStore", "caller_secret"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,3 +62,34 @@ class CredentialStore(Protocol):
     def scopes(self, principal: str) -> list[CredentialInfo]:
         """What ``principal`` has stored, without the values, by scope."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallerSecret:
+    """The calling user's secret for the running tool's own scope, as a service.
+
+    An installed module's calls get this instead of the credential store: it reads one
+    scope (``module:<id>``) for one principal (the caller), and nothing else. Tools read
+    it with ``caller_secret(ctx)``.
+    """
+
+    read: Callable[[], SecretStr | None]
+    """Reads the secret (None when the caller stored none)."""
+
+
+def caller_secret(ctx: ToolContext) -> SecretStr | None:
+    """The caller's secret for this tool's scope (a module's API key), or None.
+
+    None also when the tool runs without one to offer (not an installed module, or
+    during validation in the sandbox). Send it with ``get_secret_value()``, never log it.
+
+    Example (a module's ``tools.py``)::
+
+        @tool
+        async def forecast(city: str = Field(examples=["Paris"]), ctx: ToolContext = None):
+            key = caller_secret(ctx)
+            if key is None:
+                raise ToolFailure("store your key: module_admin store_credentials")
+    """
+    holder = ctx.services.get_optional(CallerSecret)
+    return holder.read() if holder is not None else None

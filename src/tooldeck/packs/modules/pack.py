@@ -22,23 +22,33 @@ import hashlib
 import logging
 import sys
 import types
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tooldeck.core.context import ServiceContainer
-from tooldeck.core.credentials import CredentialStore
+from tooldeck.core.context import EMPTY_CONTEXT, ServiceContainer, ToolContext, principal_of
+from tooldeck.core.credentials import CallerSecret, CredentialStore
+from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackReloader, PackRoutes
-from tooldeck.core.tool import Tool
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import Arguments, Tool
 from tooldeck.packs.modules.manifest import ManifestError, read_manifest
 from tooldeck.packs.modules.versions import ModuleVersions
 
 if TYPE_CHECKING:
     from tooldeck.packs.loader import LoadedTools
 
-__all__ = ["ModulesConfig", "ModulesPack", "load_version", "pack", "version_package"]
+__all__ = [
+    "ModuleTool",
+    "ModulesConfig",
+    "ModulesPack",
+    "load_version",
+    "pack",
+    "version_package",
+]
 
 log = logging.getLogger("tooldeck.modules")
 
@@ -73,6 +83,7 @@ class ModulesPack:
         install, a rollback or an uninstall, so the change serves without a restart.
         """
         root = services.get(PackEnvironment).data_dir / "modules"
+        store = partial(services.get, CredentialStore)  # type: ignore[type-abstract]
         own: list[Tool] = []
         reaches: list[str] = []
         if config.admin:
@@ -103,7 +114,7 @@ class ModulesPack:
             own += [
                 ModuleAdminTool(
                     versions,
-                    credentials=partial(services.get, CredentialStore),  # type: ignore[type-abstract]
+                    credentials=store,
                     validator=validator,
                     on_change=changed,
                 ),
@@ -112,9 +123,9 @@ class ModulesPack:
             reaches.append(f"module_admin and module_pipeline write modules under {root}")
 
         def everything() -> list[Tool]:
-            return [*own, *(_installed(root)[0] if config.enabled else [])]
+            return [*own, *(_installed(root, store)[0] if config.enabled else [])]
 
-        installed, what = _installed(root) if config.enabled else ([], [])
+        installed, what = _installed(root, store) if config.enabled else ([], [])
         if not config.admin:
             return PackParts(tools=installed, reaches=what, reload=everything)
         return PackParts(
@@ -136,7 +147,49 @@ def _routes(root: Path) -> PackRoutes:
     return PackRoutes([modules_router(ModuleVersions(root))])
 
 
-def _installed(root: Path) -> tuple[list[Tool], list[str]]:
+class ModuleTool(Tool):
+    """An installed module's tool as the server runs it: its calls reach what a module may.
+
+    Semantics:
+        Each call's ``ctx.services`` is replaced by a container holding only
+        ``CallerSecret``: the calling user's secret for this module
+        (``module:<id>``, stored with ``module_admin store_credentials``), read on first
+        use. The module cannot reach the credential store (another scope, another
+        user), the audit, the approvals or the other tools through its context.
+
+    Args:
+        tool: The module's own tool.
+        module_id: Its module.
+        credentials: Opens the credential store.
+    """
+
+    def __init__(
+        self, tool: Tool, module_id: str, credentials: Callable[[], CredentialStore]
+    ) -> None:
+        self.tool = tool
+        self.module_id = module_id
+        self.credentials = credentials
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """The module tool's own definition."""
+        return self.tool.definition
+
+    async def execute(
+        self, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Run the module's tool with the narrowed context (see the class docstring)."""
+        ctx = ctx or EMPTY_CONTEXT
+        principal, scope = principal_of(ctx), f"module:{self.module_id}"
+        secret = CallerSecret(lambda: self.credentials().get(principal, scope))
+        return await self.tool.execute(
+            arguments, ctx.derive(services=ServiceContainer({CallerSecret: secret}))
+        )
+
+
+def _installed(
+    root: Path, credentials: Callable[[], CredentialStore]
+) -> tuple[list[Tool], list[str]]:
     """The tools of each module's active version, and what each reaches, in words."""
     tools: list[Tool] = []
     reaches: list[str] = []
@@ -155,7 +208,7 @@ def _installed(root: Path) -> tuple[list[Tool], list[str]]:
         loaded = _load(module_id, folder, manifest.entry)
         if loaded is None:
             continue
-        tools += loaded
+        tools += [ModuleTool(tool, module_id, credentials) for tool in loaded]
         reach = ", ".join(manifest.hosts) if manifest.hosts else "no network"
         reaches.append(f"module {module_id} {folder.name}: {reach}")
     return tools, reaches
