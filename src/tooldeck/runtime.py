@@ -61,6 +61,7 @@ from tooldeck.providers.composite import CompositeToolsProvider
 from tooldeck.providers.confirming import ConfirmingToolsProvider
 from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.mcp import MCPToolsProvider
+from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.policy import PolicyConfig, PolicyProvider
 from tooldeck.providers.registry import ToolRegistry
 
@@ -440,7 +441,9 @@ def build_runtime(
         }
     credentials = partial(services.get, CredentialStore)  # type: ignore[type-abstract]
     mcp = {
-        sid: MCPToolsProvider(sid, cfg, credentials=credentials)
+        sid: (PerUserMCPToolsProvider if cfg.per_user else MCPToolsProvider)(
+            sid, cfg, credentials=credentials
+        )
         for sid, cfg in servers.items()
         if cfg.enabled
     }

@@ -95,3 +95,63 @@ def test_a_credential_no_value_uses_is_a_config_error() -> None:
     )
     assert config.with_secret("s3").headers == {"Authorization": "Bearer s3"}
     assert config.headers == {"Authorization": "Bearer {credential}"}  # unchanged: derived
+
+
+def test_per_user_each_caller_gets_a_session_started_with_their_own_token(
+    tmp_path: Path,
+) -> None:
+    """Two users, two processes, two tokens; a third user without one is told how to
+    store it and never served with another's; a caller without identity gets the
+    server's own session."""
+    from tooldeck.core import ToolContext
+
+    script = tmp_path / "vault_server.py"
+    script.write_text(SERVER)
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            [credentials]
+            use_keyring = false
+
+            [mcp_servers.vault]
+            command = {sys.executable!r}
+            args = [{str(script)!r}]
+            env = {{ API_TOKEN = "{{credential}}" }}
+            credential = "mcp:vault"
+            per_user = true
+            """
+        )
+    )
+    settings = load_settings(config, data_dir=tmp_path / "data", builtin={"enabled": False})
+    store = build_runtime(settings).services.get(CredentialStore)  # type: ignore[type-abstract]
+    store.put(ANONYMOUS, "mcp:vault", "tok-owner-0000")
+    store.put("ann", "mcp:vault", "tok-ann-1111")
+    store.put("bob", "mcp:vault", "tok-bob-2222")
+
+    async def calls() -> dict[str, object]:
+        runtime = build_runtime(settings)
+        try:
+            answers: dict[str, object] = {}
+            for user in ("ann", "bob", "carol", None, "ann"):
+                result = await runtime.provider.execute("token_tail", {}, ToolContext(user=user))
+                answers[f"{user}{len(answers)}"] = (
+                    result.data if result.success else result.error.message  # type: ignore[union-attr]
+                )
+            return answers
+        finally:
+            await runtime.aclose()
+
+    answers = asyncio.run(calls())
+    assert "1111" in str(answers["ann0"]) and "1111" in str(answers["ann4"])
+    assert "2222" in str(answers["bob1"])
+    assert "tooldeck credentials set mcp:vault -u carol" in str(answers["carol2"])
+    assert "0000" in str(answers["None3"])  # no identity: the server's own session
+    assert not any(t in str(answers["carol2"]) for t in ("0000", "1111", "2222"))
+
+
+def test_per_user_without_a_credential_is_a_config_error() -> None:
+    from tooldeck.providers import MCPServerConfig
+
+    with pytest.raises(ValueError, match="per_user needs credential"):
+        MCPServerConfig(command="server", per_user=True)

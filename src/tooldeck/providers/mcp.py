@@ -77,6 +77,8 @@ class MCPToolsProvider(ToolsProvider):
     Args:
         server_id: The server's id in configuration; also the provider id.
         config: How to reach it.
+        credentials: Opens the credential store, for ``config.credential`` (on connect).
+        principal: Whose credential starts the session (the server's own user).
     """
 
     def __init__(
@@ -85,9 +87,12 @@ class MCPToolsProvider(ToolsProvider):
         config: MCPServerConfig,
         *,
         credentials: Callable[[], CredentialStore] | None = None,
+        principal: str = ANONYMOUS,
     ) -> None:
         self.id = server_id
         self.config = config
+        self.principal = principal
+        """Whose ``credential`` starts the session (the server's own user by default)."""
         self._credentials = credentials
         """Opens the credential store, for a ``config.credential`` (on connect only)."""
         self.last_error: str | None = None
@@ -116,11 +121,12 @@ class MCPToolsProvider(ToolsProvider):
             return config
         secret = None
         if self._credentials is not None:
-            secret = self._credentials().get(ANONYMOUS, config.credential)
+            secret = self._credentials().get(self.principal, config.credential)
         if secret is None:
+            user = "" if self.principal == ANONYMOUS else f" -u {self.principal}"
             raise ConfigError(
                 f"it needs the credential {config.credential!r}, which is not stored: run "
-                f"tooldeck credentials set {config.credential}"
+                f"tooldeck credentials set {config.credential}{user}"
             )
         return config.with_secret(secret.get_secret_value())
 

@@ -72,8 +72,14 @@ class MCPServerConfig(BaseModel):
         env = { GITHUB_PERSONAL_ACCESS_TOKEN = "{credential}" }
         credential = "mcp:github"
 
-    It is the server's own user's (principal ``anonymous``): one session serves every
-    caller of this tooldeck."""
+    It is the server's own user's (principal ``anonymous``), and one session serves
+    every caller, unless ``per_user``."""
+    per_user: bool = False
+    """Each caller gets a session of their own, started with their own ``credential``
+    (``tooldeck credentials set mcp:github -u ann``): a caller who stored none is told
+    how to store it and is never served with another's. Callers without an identity
+    (``anonymous``) use the server's own session. For a stdio server each user's
+    session is a process of its own."""
     transport: Literal["stdio", "http", "streamable-http", "sse"] | None = None
     """Default: ``stdio`` with a command, ``http`` (streamable HTTP) with a url."""
     init_timeout_s: float = Field(60.0, gt=0)
@@ -96,6 +102,8 @@ class MCPServerConfig(BaseModel):
             self.transport = "stdio" if self.command else "http"
         if (self.transport == "stdio") != (self.command is not None):
             raise ValueError(f'transport "{self.transport}" does not fit the given command/url')
+        if self.per_user and self.credential is None:
+            raise ValueError('per_user needs credential = "mcp:<name>": the token it fills')
         if self.credential is not None and not any(
             CREDENTIAL in value for value in (*(self.env or {}).values(), *self.headers.values())
         ):
