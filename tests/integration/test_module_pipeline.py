@@ -131,6 +131,7 @@ async def test_an_agent_builds_repairs_and_installs_a_module_served_over_rest_an
             assert run.state == "completed", run
             served = await runtime.provider.execute("prices", {"symbol": "ACME"})
             assert served.success and served.data == {"symbol": "ACME", "price": 12.5}
+            assert served.metadata.tool_version.startswith("0.1.0+v1-")  # which version ran
         finally:
             await runtime.aclose()
 

@@ -157,23 +157,36 @@ class ModuleTool(Tool):
         use. The module cannot reach the credential store (another scope, another
         user), the audit, the approvals or the other tools through its context.
 
+        Its definition says which version serves it: ``version`` is the manifest's
+        version with the installed version's id as build metadata (``0.1.0+v2-3fa2c1d0``,
+        in every result's ``metadata.tool_version``), and it is tagged ``module:<id>``.
+
     Args:
         tool: The module's own tool.
         module_id: Its module.
+        version: ``<manifest version>+<version id>``.
         credentials: Opens the credential store.
     """
 
     def __init__(
-        self, tool: Tool, module_id: str, credentials: Callable[[], CredentialStore]
+        self,
+        tool: Tool,
+        module_id: str,
+        version: str,
+        credentials: Callable[[], CredentialStore],
     ) -> None:
         self.tool = tool
         self.module_id = module_id
         self.credentials = credentials
+        own = tool.definition
+        self._definition = own.model_copy(
+            update={"version": version, "tags": (*own.tags, f"module:{module_id}")}
+        )
 
     @property
     def definition(self) -> ToolDefinition:
-        """The module tool's own definition."""
-        return self.tool.definition
+        """The module tool's definition, with the version that serves it."""
+        return self._definition
 
     async def execute(
         self, arguments: Arguments = None, ctx: ToolContext | None = None
@@ -182,9 +195,10 @@ class ModuleTool(Tool):
         ctx = ctx or EMPTY_CONTEXT
         principal, scope = principal_of(ctx), f"module:{self.module_id}"
         secret = CallerSecret(lambda: self.credentials().get(principal, scope))
-        return await self.tool.execute(
+        result = await self.tool.execute(
             arguments, ctx.derive(services=ServiceContainer({CallerSecret: secret}))
         )
+        return result.with_metadata(tool_version=self._definition.version)
 
 
 def _installed(
@@ -208,7 +222,8 @@ def _installed(
         loaded = _load(module_id, folder, manifest.entry)
         if loaded is None:
             continue
-        tools += [ModuleTool(tool, module_id, credentials) for tool in loaded]
+        version = f"{manifest.version}+{folder.name}"
+        tools += [ModuleTool(tool, module_id, version, credentials) for tool in loaded]
         reach = ", ".join(manifest.hosts) if manifest.hosts else "no network"
         reaches.append(f"module {module_id} {folder.name}: {reach}")
     return tools, reaches
