@@ -219,3 +219,23 @@ async def test_a_misbehaving_version_is_rolled_back_and_an_edit_after_validation
         assert await price() == 12.5
     finally:
         await runtime.aclose()
+
+
+async def test_build_keeps_the_template_when_the_model_cannot_be_reached(tmp_path: Path) -> None:
+    runtime = build_runtime(settings(tmp_path), load_entry_points=False)  # llm: nothing listens
+    try:
+        await runtime.start()
+        built = await runtime.provider.execute(
+            "module_pipeline",
+            {"action": "build", "name": "quotes", "description": "Quotes"},
+            runtime.context(),  # with the services: the llm tool is reachable, and down
+        )
+        assert built.success, built.error
+        assert built.data["drafted_by"] == "template"
+        assert "the model could not write the code" in built.data["model_error"]
+        checked = await runtime.provider.execute(
+            "module_pipeline", {"action": "validate", "module_id": "quotes"}
+        )
+        assert checked.success and checked.data["passed"], checked.data  # the template works
+    finally:
+        await runtime.aclose()

@@ -88,13 +88,17 @@ class _BuildAction(_Action):
     RequestModel = _Build
 
     async def run(self, request: _Build, ctx: ToolContext) -> dict[str, Any]:
-        """``{module_id, draft_id, files: [paths], drafted_by: "template" | "llm"}``."""
+        """``{module_id, draft_id, files: [paths], drafted_by: "template" | "llm"}``.
+
+        When the model cannot write the code, the template is kept and ``model_error``
+        says why.
+        """
         if request.name in self.versions.modules():
             raise InvalidArgumentsError.for_field(
                 "name", f"module {request.name!r} exists; use module_admin create_draft"
             )
         files = _template(request)
-        drafted_by = "template"
+        drafted: dict[str, Any] = {"drafted_by": "template"}
         if await self.tool.has_model(ctx):
             prompt = (
                 f"Write tools.py for a tooldeck module named {request.name!r}: "
@@ -102,17 +106,15 @@ class _BuildAction(_Action):
                 f"reach: {', '.join(_hosts(request)) or 'none'}. Start from this template "
                 "and keep its shape (a @tool function, arguments with Field(examples=[...]))."
             )
-            files["tools.py"] = await self.tool.write_with_model(
-                prompt, {"template": files["tools.py"]}, ctx
-            )
-            drafted_by = "llm"
+            try:
+                files["tools.py"] = await self.tool.write_with_model(
+                    prompt, {"template": files["tools.py"]}, ctx
+                )
+                drafted = {"drafted_by": "llm"}
+            except ToolFailure as exc:  # the template stays: nothing is lost
+                drafted["model_error"] = str(exc)
         draft_id = self.versions.create_draft(request.name, files)
-        return {
-            "module_id": request.name,
-            "draft_id": draft_id,
-            "files": sorted(files),
-            "drafted_by": drafted_by,
-        }
+        return {"module_id": request.name, "draft_id": draft_id, "files": sorted(files), **drafted}
 
 
 class _WriteCodeAction(_Action):
