@@ -282,3 +282,20 @@ def test_a_module_reads_its_callers_key_and_nothing_else_of_the_store(tmp_path: 
             await runtime.aclose()
 
     asyncio.run(scenario())
+
+
+def test_tooldeck_tools_says_which_module_version_serves_a_tool(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tooldeck.cli.app import app
+
+    version = install(tmp_path / "data" / "modules", "oracle", "forty-two")
+    (tmp_path / "tooldeck.toml").write_text(
+        f'data_dir = "{tmp_path / "data"}"\n[builtin]\nenabled = false\n'
+    )
+    listed = CliRunner().invoke(
+        app, ["tools", "--config", str(tmp_path / "tooldeck.toml")], env={"COLUMNS": "300"}
+    )
+    assert listed.exit_code == 0, listed.output
+    line = next(row for row in listed.output.splitlines() if "oracle_answer" in row)
+    assert f"module 0.1.0+{version}" in line

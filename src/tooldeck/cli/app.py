@@ -123,6 +123,8 @@ def tools(
                     notes.insert(0, Text("needs confirmation", style="yellow"))
                 if d.name in hidden:
                     notes.insert(0, Text(f"unavailable: {hidden[d.name]}", style="red"))
+                if any(tag.startswith("module:") for tag in d.tags):  # which version serves
+                    notes.insert(0, Text(f"module {d.version}"))
                 row(
                     table,
                     d.name,
