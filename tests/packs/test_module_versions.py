@@ -71,11 +71,16 @@ def test_a_new_version_then_a_rollback_switch_the_active_one(tmp_path: Path) -> 
     assert active is not None and "clear" in (active / "tools.py").read_text()
     with pytest.raises(InvalidArgumentsError, match=f"versions: {v1}, {v2}"):
         versions.rollback("weather", "v9-nope", by="ada")
-    assert versions.uninstall("weather", by="ada") and versions.active("weather") is None
-    assert len(versions.versions("weather")) == 2  # kept for a rollback
+    assert versions.disable("weather", by="ada") and versions.active("weather") is None
+    assert len(versions.versions("weather")) == 2  # kept for enable or a rollback
+    assert versions.enable("weather", by="bob") == v1  # the version it had, not the newest
     actions = [(e["action"], e["by"]) for e in versions.history("weather")]
     assert actions == [("install", "ada"), ("install", "bob"), ("rollback", "ada"),
-                       ("uninstall", "ada")]  # fmt: skip
+                       ("disable", "ada"), ("enable", "bob")]  # fmt: skip
+    versions.uninstall("weather")
+    assert versions.modules() == [] and versions.active("weather") is None
+    with pytest.raises(InvalidArgumentsError, match="no module 'weather'"):
+        versions.enable("weather", by="ada")
 
 
 @pytest.mark.parametrize("path", ["../escape.py", "/etc/passwd", "a/../../escape.py", ""])

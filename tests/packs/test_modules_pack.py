@@ -91,7 +91,7 @@ def test_a_module_that_fails_to_load_is_left_out_and_the_others_served(
 def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_install(
     tmp_path: Path,
 ) -> None:
-    """Through the runtime's stack: promote, rollback, uninstall and credentials ask first."""
+    """Through the runtime's stack: promote, rollback, enable, uninstall, credentials ask first."""
     from tooldeck.core import CredentialStore, ToolContext
 
     data = tmp_path / "data"
@@ -109,7 +109,7 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
         admin = runtime.registry.get("module_admin")
         assert admin is not None
         assert set(admin.definition.confirm_actions) == {
-            "promote_draft", "rollback_version", "uninstall", "store_credentials",
+            "promote_draft", "rollback_version", "enable", "uninstall", "store_credentials",
         }  # fmt: skip
         stack, ctx = runtime.provider, ToolContext(user="ada")
 
@@ -220,7 +220,7 @@ def test_an_install_or_rollback_serves_at_once_and_a_call_under_way_finishes_on_
         versions.rollback("oracle", first, by="ada")
         admin.changed()
         assert await ask() == "forty-two"
-        versions.uninstall("oracle", by="ada")
+        versions.disable("oracle", by="ada")
         admin.changed()
         gone = await stack.execute("oracle_answer", {"question": "?"}, ctx)
         assert gone.error is not None and gone.error.type == "not_found"

@@ -1,17 +1,18 @@
 """``module_admin``: list, draft, diff, validate, promote and roll back modules (seed 000).
 
-One ``CompositeTool`` for what seed 000 spread over ten tools: ``list``, ``list_versions``,
-``create_draft``, ``edit_draft``, ``diff_draft``, ``validate_draft``, ``promote_draft``,
-``rollback_version``, ``uninstall`` and ``store_credentials``. Every dependency is
+One ``CompositeTool`` for what seed 000 spread over many tools: ``list``,
+``list_versions``, ``create_draft``, ``edit_draft``, ``diff_draft``, ``delete_draft``,
+``validate_draft``, ``promote_draft``, ``rollback_version``, ``disable``, ``enable``,
+``uninstall`` and ``store_credentials``. Every dependency is
 given to it (the versions on disk, the credential store); nothing is global.
 
 ``validate_draft`` runs the static checks and the checks in the sandbox
 (``validation.py``) and keeps the attestation beside the draft
 (``<module>/attestations/<draft>.json``, outside the content it vouches for; an edit
 drops it); ``promote_draft`` installs the draft only with a passing attestation of
-exactly its current content. ``promote_draft``, ``rollback_version``, ``uninstall`` and
-``store_credentials`` change what runs or what it can reach: a person approves each
-call (``confirm_actions``). A change takes effect in the running server through
+exactly its current content. ``promote_draft``, ``rollback_version``, ``enable``,
+``uninstall`` and ``store_credentials`` change what runs, what it can reach or delete a
+module: a person approves each call (``confirm_actions``). A change takes effect in the running server through
 ``on_change`` (the runtime reloads the modules), else at the next start.
 """
 
@@ -195,17 +196,42 @@ class _RollbackVersion(_Action):
         return {"module_id": request.module_id, "version_id": request.target_version_id}
 
 
-class _Uninstall(_Action):
-    name = "uninstall"
-    description = "Stop serving a module (its versions stay, for a rollback)."
+class _Disable(_Action):
+    name = "disable"
+    description = "Stop serving a module (its versions stay: enable serves it again)."
+    RequestModel = _Module
+
+    def run(self, request: _Module, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, disabled}``: whether it was being served."""
+        done = self.versions.disable(request.module_id, by=principal_of(ctx))
+        self.tool.changed()
+        return {"module_id": request.module_id, "disabled": done}
+
+
+class _Enable(_Action):
+    name = "enable"
+    description = "Serve a disabled module again (the version it had)."
     RequestModel = _Module
     requires_confirmation = True
 
     def run(self, request: _Module, ctx: ToolContext) -> dict[str, Any]:
-        """``{module_id, uninstalled}``."""
-        done = self.versions.uninstall(request.module_id, by=principal_of(ctx))
+        """``{module_id, version_id}``."""
+        version = self.versions.enable(request.module_id, by=principal_of(ctx))
         self.tool.changed()
-        return {"module_id": request.module_id, "uninstalled": done}
+        return {"module_id": request.module_id, "version_id": version}
+
+
+class _Uninstall(_Action):
+    name = "uninstall"
+    description = "Remove a module: its versions, drafts and history (disable keeps them)."
+    RequestModel = _Module
+    requires_confirmation = True
+
+    def run(self, request: _Module, ctx: ToolContext) -> dict[str, Any]:
+        """``{module_id, uninstalled: true}``."""
+        self.versions.uninstall(request.module_id)
+        self.tool.changed()
+        return {"module_id": request.module_id, "uninstalled": True}
 
 
 class _StoreCredentialsAction(_Action):
@@ -240,6 +266,8 @@ _ACTIONS: tuple[type[_Action], ...] = (
     _ValidateDraft,
     _PromoteDraft,
     _RollbackVersion,
+    _Disable,
+    _Enable,
     _Uninstall,
     _StoreCredentialsAction,
 )
@@ -261,7 +289,7 @@ class ModuleAdminTool(CompositeTool):
     description = (
         "Manage modules (tools written as code): list, list_versions, create_draft, "
         "edit_draft, diff_draft, delete_draft, validate_draft, promote_draft (install a validated "
-        "draft), rollback_version, uninstall, store_credentials."
+        "draft), rollback_version, disable, enable, uninstall, store_credentials."
     )
     annotations = ToolAnnotations(title="Modules", read_only=False, destructive=True)
     tags = ("modules",)

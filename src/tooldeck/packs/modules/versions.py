@@ -120,7 +120,7 @@ class ModuleVersions:
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _ID.match(p.name))
 
     def active(self, module_id: str) -> str | None:
-        """The active version's id, or None (no such module, not installed, uninstalled)."""
+        """The active version's id, or None (no such module, not installed, disabled)."""
         if not isinstance(module_id, str) or not _ID.match(module_id):
             return None
         if not (self.root / module_id).is_dir():  # one stat, not a listing of every module
@@ -160,7 +160,7 @@ class ModuleVersions:
         ]
 
     def history(self, module_id: str) -> list[dict[str, Any]]:
-        """Who installed, promoted, rolled back or uninstalled what, oldest first."""
+        """Who installed, rolled back, disabled or enabled what, oldest first."""
         try:
             lines = (self._module(module_id) / "history.jsonl").read_text().splitlines()
         except FileNotFoundError:
@@ -367,13 +367,47 @@ class ModuleVersions:
         self._activate(module_id, version_id)
         self._log(module_id, "rollback", by, version_id=version_id)
 
-    def uninstall(self, module_id: str, by: str) -> bool:
-        """Deactivate the module (its versions stay for a rollback); whether it was active."""
+    def disable(self, module_id: str, by: str) -> bool:
+        """Stop serving the module (its versions stay, for ``enable`` or a rollback).
+
+        Returns whether it was being served.
+        """
         if self.active(module_id) is None:
             return False
         self._activate(module_id, "")
-        self._log(module_id, "uninstall", by)
+        self._log(module_id, "disable", by)
         return True
+
+    def enable(self, module_id: str, by: str) -> str:
+        """Serve the module again: the version active before it was disabled, else the newest.
+
+        Returns the version now active.
+
+        Raises:
+            InvalidArgumentsError: no such module, or it has no installed version.
+        """
+        known = [v.version_id for v in self.versions(module_id)]
+        if not known:
+            raise InvalidArgumentsError(f"module {module_id!r} has no installed version")
+        served = [e.get("version_id") for e in self.history(module_id) if e.get("version_id")]
+        version_id = next((v for v in reversed(served) if v in known), known[-1])
+        self._activate(module_id, version_id)
+        self._log(module_id, "enable", by, version_id=version_id)
+        return version_id
+
+    def uninstall(self, module_id: str) -> None:
+        """Remove the module: its versions, drafts, validations and history.
+
+        The folder is first moved aside (one rename: a reader finds the module or
+        nothing), then deleted.
+
+        Raises:
+            InvalidArgumentsError: no such module.
+        """
+        folder = self._module(module_id)
+        gone = self.root / f".removed-{module_id}-{secrets.token_hex(4)}"
+        folder.rename(gone)
+        shutil.rmtree(gone, ignore_errors=True)
 
     # -- internals ------------------------------------------------------------------------
 
