@@ -50,6 +50,7 @@ def test_a_clean_module_passes_every_check_and_is_attested(tmp_path: Path) -> No
     checks = static_checks(folder)
     assert [(c.name, c.passed) for c in checks] == [
         ("manifest", True), ("parse", True), ("imports", True), ("calls", True),
+        ("lint", True),
     ]  # fmt: skip
     attestation = attest("weather", folder, checks)
     assert attestation.passed and read_manifest(folder).hosts == ["api.open-meteo.com"]
@@ -120,3 +121,10 @@ def test_reaching_interpreter_internals_is_named(tmp_path: Path) -> None:
     assert not calls.passed
     assert "tools.py:1: __builtins__: a module does not reach interpreter internals" in calls.output
     assert "tools.py:2: __globals__" in calls.output
+
+
+def test_lint_names_an_undefined_name_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "module.toml").write_text('name = "typo"\ndescription = "x"\n')
+    (tmp_path / "tools.py").write_text("def price():\n    return pirce\n")
+    lint = {c.name: c for c in static_checks(tmp_path)}["lint"]
+    assert not lint.passed and "tools.py:2:12: F821 Undefined name `pirce`" in lint.output

@@ -127,7 +127,7 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
         checked = await act("validate_draft", module_id="oracle", draft_id=draft)
         assert checked["passed"], checked
         assert [c["name"] for c in checked["checks"]] == [
-            "manifest", "parse", "imports", "calls",  # the source
+            "manifest", "parse", "imports", "calls", "lint",  # the source
             "import", "export", "tests", "tool_calls", "behaviour",  # in the sandbox
         ]  # fmt: skip
         asked = await stack.execute(

@@ -9,6 +9,9 @@ tests and one call per tool happen in the sandbox, in a later step of ``validate
   ``subprocess``, raw ``socket``, ``multiprocessing``, ``pickle``/``marshal``,
   ``importlib``, tooldeck's own internals such as the credential store), and no
   network client unless the manifest declares ``hosts``.
+- ``lint``: ``ruff check`` for what is certainly a bug (syntax errors, undefined names:
+  ``E9``, ``F63``, ``F7``, ``F82``), when ruff is installed (``tooldeck[dev]``); without
+  it the check passes and says it was skipped.
 - ``calls``: no ``eval``, ``exec``, ``compile``, ``__import__``, ``os.system``,
   ``os.popen``, ``os.exec*``/``os.spawn*``, ``globals()``, no interpreter internals
   (``__builtins__``, ``__subclasses__``, ``__globals__``, frames), no ``open`` of an
@@ -22,6 +25,9 @@ hosts, no files outside the module's folder).
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -107,7 +113,27 @@ def static_checks(folder: Path) -> list[Check]:
     checks.append(Check(name="imports", passed=not imports, output="\n".join(imports)))
     calls = [p for name, tree in trees.items() for p in _call_problems(name, tree)]
     checks.append(Check(name="calls", passed=not calls, output="\n".join(calls)))
+    checks.append(_lint(folder))
     return checks
+
+
+def _lint(folder: Path) -> Check:
+    """``ruff check`` of the bug classes only, with a deadline; skipped without ruff."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        return Check(name="lint", passed=True, output="skipped: ruff is not installed")
+    command = [ruff, "check", "--isolated", "--no-cache", "--select", "E9,F63,F7,F82",
+               "--output-format", "concise", "--quiet", "."]  # fmt: skip
+    try:
+        done = subprocess.run(
+            command, cwd=folder, capture_output=True, text=True, timeout=30, env={}
+        )
+    except subprocess.TimeoutExpired:
+        return Check(name="lint", passed=False, output="ruff did not finish within 30 s")
+    problems = [line.removeprefix("./") for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode not in (0, 1):
+        return Check(name="lint", passed=False, output=done.stderr.strip()[-2000:])
+    return Check(name="lint", passed=not problems, output="\n".join(problems))
 
 
 def attest(module_id: str, folder: Path, checks: list[Check]) -> Attestation:
