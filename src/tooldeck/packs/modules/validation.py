@@ -92,7 +92,7 @@ class ModuleValidator:
         """Every check of the module in ``folder``, static ones first; never raises.
 
         Returns:
-            The checks in order (``manifest``, ``parse``, ``imports``, ``calls`` of the
+            The checks in order (``manifest``, ``parse``, ``imports``, ``calls``, ``lint`` of the
             source, then ``import``, ``export``, ``tests``, ``tool_calls``, ``behaviour`` in
             the sandbox; or ``sandbox`` when the run itself failed or did not happen).
         """
