@@ -210,8 +210,11 @@ def test_an_install_or_rollback_serves_at_once_and_a_call_under_way_finishes_on_
             assert result.success, result.error
             return result.data["answer"]
 
+        told: list[int] = []
+        runtime.root.on_tools_changed(lambda: told.append(1))  # what the MCP server listens to
         first = release("forty-two")
         assert await ask() == "forty-two"  # no restart
+        assert told  # MCP clients get notifications/tools/list_changed
         under_way = asyncio.create_task(ask(wait_s=0.5))
         await asyncio.sleep(0.1)
         release("forty-three")
