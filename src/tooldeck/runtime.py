@@ -34,6 +34,7 @@ from tooldeck.config import (
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
+from tooldeck.core.extensions import Extensions
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.model_client import openai_client
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
@@ -410,6 +411,7 @@ def build_runtime(
     services.register(Settings, settings)
     base_dir = settings.config_file.parent if settings.config_file else None
     services.register(PackEnvironment, PackEnvironment(settings.data_dir, base_dir))
+    services.register(Extensions, Extensions())
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     services.register_factory(CredentialStore, partial(open_credentials, settings))  # type: ignore[type-abstract]
     shipped = load_tools((*SHIPPED_PACKS, MODULES_PACK), entry_points=False)

@@ -239,3 +239,61 @@ async def test_build_keeps_the_template_when_the_model_cannot_be_reached(tmp_pat
         assert checked.success and checked.data["passed"], checked.data  # the template works
     finally:
         await runtime.aclose()
+
+
+ADAPTER = '''"""Steps from a pedometer (fixed here; a real one would ask its API)."""
+
+from tooldeck.packs.context.adapter import ContextAdapter
+
+
+class Pedometer(ContextAdapter):
+    category, platform = "fitness", "pedometer"
+
+    async def read(self):
+        return [{"date": "2026-11-25", "steps": 8042}, {"date": "2026-11-26", "steps": 1200}], 2, {}
+
+    def normalize_for_tools(self, records, *, include_alerts=True):
+        return {"summary": {"steps": sum(r["steps"] for r in records)}, "alerts": []}
+
+
+pedometer = Pedometer()
+'''
+
+
+async def test_a_context_adapter_module_is_validated_by_fetching_and_serves_user_context(
+    tmp_path: Path,
+) -> None:
+    runtime = build_runtime(settings(tmp_path), load_entry_points=False)
+    ctx = runtime.context(user=None)  # the single-user owner
+    admin = runtime.registry.get("module_admin")
+    assert admin is not None
+    manifest = (
+        'name = "steps"\nkind = "context_adapter"\ncategory = "fitness"\n'
+        'description = "Steps from a pedometer"\n'
+    )
+    try:
+        await runtime.start()
+        created = await admin.execute(
+            {"action": "create_draft", "module_id": "steps",
+             "files": {"module.toml": manifest, "tools.py": ADAPTER}}, ctx,
+        )  # fmt: skip
+        draft = created.data["draft_id"]
+        checked = await admin.execute(
+            {"action": "validate_draft", "module_id": "steps", "draft_id": draft}, ctx
+        )
+        checks = {c["name"]: c for c in checked.data["checks"]}
+        assert checked.data["passed"], checks
+        assert checks["fetch"]["passed"] and checks["import"]["passed"]
+        promoted = await admin.execute(
+            {"action": "promote_draft", "module_id": "steps", "draft_id": draft}, ctx
+        )
+        assert promoted.success, promoted.error
+        summary = await runtime.provider.execute(
+            "user_context", {"action": "summary", "category": "fitness"}, ctx
+        )
+        assert summary.success, summary.error
+        fitness = summary.data["categories"][0]
+        assert fitness["status"] == "ok" and fitness["summary"] == {"steps": 9242}
+        assert fitness["source_ids"] == ["context:fitness:pedometer"]
+    finally:
+        await runtime.aclose()

@@ -46,6 +46,7 @@ __all__ = [
     "COMMANDS_GROUP",
     "ENTRY_POINT_GROUP",
     "MODULES_PACK",
+    "NO_TOOLS",
     "SHIPPED_COMMANDS",
     "SHIPPED_CONFIGS",
     "SHIPPED_PACKS",
@@ -84,6 +85,9 @@ gets a field for each, so they are read, checked and overridden like any table."
 SHIPPED_COMMANDS = {"docs": "tooldeck.packs.knowledge.cli:docs_app"}
 """The shipped packs' CLI commands: name → ``module:typer_app`` (a light module: the
 CLI imports it at start, the pack itself only when a command runs)."""
+
+NO_TOOLS = "defines no tools (decorate a function with @tool)"
+"""The load error of a module that imported but holds no tool."""
 
 COMMANDS_GROUP = "tooldeck.commands"
 """Entry-point group of installed packs' commands: name → ``module:typer_app``."""
@@ -223,9 +227,7 @@ def _take(target: Any, spec: str, loaded: LoadedTools) -> None:
         found = [_one(v, target.__name__) for v in vars(target).values()]
         items = [item for item in found if item is not None]
         if not items:
-            loaded.errors.append(
-                LoadError(spec, "defines no tools (decorate a function with @tool)")
-            )
+            loaded.errors.append(LoadError(spec, NO_TOOLS))
         for item in items:
             _add(item, loaded)
         return

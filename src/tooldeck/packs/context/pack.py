@@ -11,6 +11,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from tooldeck.core.context import ServiceContainer
+from tooldeck.core.extensions import CONTEXT_ADAPTERS, Extensions
 from tooldeck.core.isolated import IsolatedProcesses
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackRoutes
 from tooldeck.exceptions import ConfigError
@@ -144,8 +145,13 @@ class ContextPack:
                 root, max_bytes=config.max_upload_mb * 1024 * 1024, max_files=config.max_uploads
             )
             services.register(UserSources, uploads)
+        extensions = services.get_optional(Extensions)
         bridges = ContextBridges(
-            bridge, config.owners, uploads, partial(_upload_adapters, config, parsers)
+            bridge,
+            config.owners,
+            uploads,
+            partial(_upload_adapters, config, parsers),
+            extra=partial(extensions.items, CONTEXT_ADAPTERS) if extensions else tuple,
         )
         services.register(ContextBridge, bridge)
         services.register(ContextBridges, bridges)

@@ -147,11 +147,16 @@ class UserSources:
 class ContextBridges:
     """The bridge each principal reads (see the module docstring).
 
+    An owner reads the configured sources, the adapters other packs offer
+    (``extra``: installed modules' context adapters) and their own files; anyone else
+    their own files only.
+
     Args:
         configured: The bridge of ``tooldeck.toml``'s sources.
         owners: The principals the configured sources serve.
         uploads: The users' own files; None: only the configured sources exist.
         adapters: Makes the adapters that read a user's files.
+        extra: The adapters other packs offer now (``core.extensions``).
     """
 
     def __init__(
@@ -160,28 +165,31 @@ class ContextBridges:
         owners: Sequence[str],
         uploads: UserSources | None = None,
         adapters: Callable[[list[SourceFile]], list[ContextAdapter]] | None = None,
+        extra: Callable[[], Sequence[ContextAdapter]] = tuple,
     ) -> None:
         self.configured = configured
         self.owners = frozenset(owners)
         self.uploads = uploads
         self.adapters = adapters
+        self.extra = extra
         self._empty = ContextBridge([], ttl_s=configured.ttl_s, timeout_s=configured.timeout_s)
         self._made: dict[str, tuple[object, ContextBridge]] = {}
 
     def for_principal(self, principal: str) -> ContextBridge:
-        """The configured sources for an owner (with their uploads), else their uploads only."""
+        """The caller's bridge (see the class docstring); made again when a file changes."""
         owner = principal in self.owners
+        extra = list(self.extra()) if owner else []
         files = self.uploads.files(principal) if self.uploads and self.adapters else []
-        if not files:
+        if not files and not extra:
             return self.configured if owner else self._empty
-        key = tuple((f.path, f.bytes, f.modified_ns) for f in files)
+        # a cached bridge holds its adapters, so their ids cannot be reused while it lives
+        key = (tuple(map(id, extra)), tuple((f.path, f.bytes, f.modified_ns) for f in files))
         made = self._made.get(principal)
         if made is not None and made[0] == key:
             return made[1]
-        assert self.adapters is not None
-        own = self.adapters(files)
+        own = self.adapters(files) if files and self.adapters else []
         bridge = (
-            self.configured.with_adapters(own)  # the configured sources' results shared
+            self.configured.with_adapters([*extra, *own])  # the configured results shared
             if owner
             else ContextBridge(
                 own, ttl_s=self.configured.ttl_s, timeout_s=self.configured.timeout_s

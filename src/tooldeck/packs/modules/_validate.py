@@ -2,6 +2,7 @@
 
 Never imported by tooldeck itself: the sandbox executes it with these names bound:
 ``files`` (relative path → text of the module's files), ``module_id``, ``entry``,
+``kind`` and ``category`` (the manifest's),
 ``private`` (folders a module may not read: the server's data and configuration) and
 ``tools`` (the host's channel; ``tools.http`` performs one HTTP request to a declared
 host). It sets ``result = {"checks": [{name, passed, output}], "tools": [names]}``.
@@ -9,12 +10,15 @@ host). It sets ``result = {"checks": [{name, passed, output}], "tools": [names]}
 The checks, in order (a failed ``import`` or ``export`` stops the ones after it; ``tests``
 and ``calls`` both run, so one report shows everything a repair needs):
 
-- ``import``: the module's ``entry`` file loads and defines at least one tool.
+- ``import``: the module's ``entry`` file loads and defines at least one tool (a context
+  adapter module: at least one adapter of its ``category``, ``pack.adapters_in``).
 - ``export``: each tool's definition exports to every wire format (OpenAI strict,
   OpenAI Responses, Anthropic, Gemini, MCP).
 - ``tests``: every ``test*`` function in the module's ``test_*.py`` files passes.
 - ``tool_calls``: each tool answers one call with its example arguments (the input
   schema's ``examples``, else each property's ``examples`` or ``default``).
+- ``fetch`` (context adapters): each adapter's ``fetch()`` succeeds and
+  ``normalize_for_tools`` shapes its records into JSON.
 - ``behaviour``: nothing the code did was refused: an audit hook (PEP 578), installed
   before the module is imported, refuses writing outside the module's folder,
   reading the server's data or configuration, any socket connection (HTTP goes
@@ -25,6 +29,7 @@ and ``calls`` both run, so one report shows everything a repair needs):
 import asyncio
 import base64
 import inspect
+import json
 import os
 import pathlib
 import socket
@@ -37,7 +42,7 @@ import httpx
 
 from tooldeck.core.context import ToolContext
 from tooldeck.exporters import FORMATS, export
-from tooldeck.packs.modules.pack import load_version, version_package
+from tooldeck.packs.modules.pack import adapters_in, load_version, version_package
 
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _RUNS = ("subprocess.", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.fork", "pty.")
@@ -48,6 +53,8 @@ _given = globals()  # bound by the sandbox before this runs
 files: dict[str, str] = _given["files"]
 module_id: str = _given["module_id"]
 entry: str = _given["entry"]
+kind: str = _given["kind"]
+category: str | None = _given["category"]
 private: list[str] = _given["private"]
 tools: Any = _given["tools"]
 refused: list[str] = []
@@ -169,9 +176,15 @@ def _run(function: Callable[[], Any]) -> None:
 
 
 def _checks() -> Iterator[tuple[str, list[str]]]:
-    loaded = load_version(module_id, pathlib.Path(root), entry)
-    if loaded.errors or not loaded.tools:
-        problems = [str(e) for e in loaded.errors] or [f"{entry} defines no tool"]
+    loaded = load_version(module_id, pathlib.Path(root), entry, tools_required=kind == "tool")
+    package = version_package(module_id, pathlib.Path(root))
+    if kind == "context_adapter" and not loaded.errors:
+        module = sys.modules[f"{package}.{entry.removesuffix('.py')}"]
+        adapters.extend(adapters_in(module, category or ""))
+    wanted = adapters if kind == "context_adapter" else loaded.tools
+    if loaded.errors or not wanted:
+        what = f"a context adapter of category {category!r}" if kind != "tool" else "tool"
+        problems = [str(e) for e in loaded.errors] or [f"{entry} defines no {what}"]
         yield "import", problems
         return
     found.extend(loaded.tools)
@@ -187,7 +200,6 @@ def _checks() -> Iterator[tuple[str, list[str]]]:
     if problems:
         return
     problems = []
-    package = version_package(module_id, pathlib.Path(root))
     for relative in sorted(files):
         name = os.path.basename(relative)
         if not (name.startswith("test_") and name.endswith(".py")):
@@ -219,8 +231,21 @@ def _checks() -> Iterator[tuple[str, list[str]]]:
             assert error is not None
             problems.append(f"{definition.name}({arguments}): {error.type}: {error.message}")
     yield "tool_calls", problems
+    if kind == "context_adapter":
+        problems = []
+        for adapter in adapters:
+            fetched = asyncio.run(adapter.fetch())
+            if not fetched.success:
+                problems.append(f"{adapter.platform}: fetch failed: {fetched.error}")
+                continue
+            try:
+                json.dumps(adapter.normalize_for_tools(fetched.data))
+            except Exception as exc:
+                problems.append(f"{adapter.platform}: normalize_for_tools: {_short(exc)}")
+        yield "fetch", problems
 
 
+sys.dont_write_bytecode = True  # `python -I` ignores PYTHONDONTWRITEBYTECODE; no .pyc anywhere
 root = os.path.realpath(os.path.join(os.getcwd(), "module"))
 for _relative, _text in files.items():
     _path = os.path.join(root, _relative)
@@ -233,6 +258,7 @@ for _module in (httpx, sys.modules["httpx._client"]):
 socket.setdefaulttimeout(10)
 _guard(root, [p for p in map(os.path.realpath, private) if not _inside(root, p)])
 found: list[Any] = []
+adapters: list[Any] = []
 report: list[dict[str, Any]] = []
 try:
     for _name, _problems in _checks():

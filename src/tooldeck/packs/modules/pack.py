@@ -23,19 +23,21 @@ import logging
 import sys
 import types
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.core.context import EMPTY_CONTEXT, ServiceContainer, ToolContext, principal_of
 from tooldeck.core.credentials import CallerSecret, CredentialStore
 from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.extensions import CONTEXT_ADAPTERS, Extensions
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackReloader, PackRoutes
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments, Tool
-from tooldeck.packs.modules.manifest import ManifestError, read_manifest
+from tooldeck.packs.modules.manifest import ManifestError, ModuleManifest, read_manifest
 from tooldeck.packs.modules.versions import ModuleVersions
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ __all__ = [
     "ModuleTool",
     "ModulesConfig",
     "ModulesPack",
+    "adapters_in",
     "load_version",
     "pack",
     "version_package",
@@ -122,15 +125,22 @@ class ModulesPack:
             ]
             reaches.append(f"module_admin and module_pipeline write modules under {root}")
 
-        def everything() -> list[Tool]:
-            return [*own, *(_installed(root, store)[0] if config.enabled else [])]
+        active = _installed(root, store) if config.enabled else _Installed()
+        adapters = active.adapters  # the context adapters served now (a reload swaps them)
+        extensions = services.get_optional(Extensions)
+        if extensions is not None:
+            extensions.provide(CONTEXT_ADAPTERS, lambda: adapters)
 
-        installed, what = _installed(root, store) if config.enabled else ([], [])
+        def everything() -> list[Tool]:
+            fresh = _installed(root, store) if config.enabled else _Installed()
+            adapters[:] = fresh.adapters
+            return [*own, *fresh.tools]
+
         if not config.admin:
-            return PackParts(tools=installed, reaches=what, reload=everything)
+            return PackParts(tools=active.tools, reaches=active.reaches, reload=everything)
         return PackParts(
-            tools=[*own, *installed],
-            reaches=[*reaches, *what],
+            tools=[*own, *active.tools],
+            reaches=[*reaches, *active.reaches],
             reload=everything,
             routes=lambda: _routes(root),
             console=[
@@ -201,14 +211,21 @@ class ModuleTool(Tool):
         return result.with_metadata(tool_version=self._definition.version)
 
 
-def _installed(
-    root: Path, credentials: Callable[[], CredentialStore]
-) -> tuple[list[Tool], list[str]]:
-    """The tools of each module's active version, and what each reaches, in words."""
-    tools: list[Tool] = []
-    reaches: list[str] = []
+@dataclass(slots=True)
+class _Installed:
+    """What the active versions give: tools, context adapters, what each reaches."""
+
+    tools: list[Tool] = field(default_factory=list)
+    adapters: list[Any] = field(default_factory=list)
+    reaches: list[str] = field(default_factory=list)
+
+
+def _installed(root: Path, credentials: Callable[[], CredentialStore]) -> _Installed:
+    """The tools and context adapters of each module's active version (see ``adapters_in``)."""
+    found = _Installed()
+    tools, reaches = found.tools, found.reaches
     if not root.is_dir():
-        return tools, reaches
+        return found
     versions = ModuleVersions(root)
     for module_id in versions.modules():
         folder = versions.active_path(module_id)
@@ -219,19 +236,41 @@ def _installed(
         except ManifestError as exc:
             log.warning("module %s (%s) not loaded: %s", module_id, folder.name, exc)
             continue
-        loaded = _load(module_id, folder, manifest.entry)
+        loaded = _load(module_id, folder, manifest)
         if loaded is None:
             continue
         version = f"{manifest.version}+{folder.name}"
         tools += [ModuleTool(tool, module_id, version, credentials) for tool in loaded]
+        if manifest.kind == "context_adapter" and manifest.category:
+            entry = f"{version_package(module_id, folder)}.{manifest.entry.removesuffix('.py')}"
+            found.adapters += adapters_in(sys.modules[entry], manifest.category)
         reach = ", ".join(manifest.hosts) if manifest.hosts else "no network"
         reaches.append(f"module {module_id} {folder.name}: {reach}")
-    return tools, reaches
+    return found
 
 
-def _load(module_id: str, folder: Path, entry: str) -> list[Tool] | None:
-    """The tools of one version's ``entry`` file; None (logged) when it fails to load."""
-    loaded = load_version(module_id, folder, entry)
+def adapters_in(module: types.ModuleType, category: str) -> list[Any]:
+    """The context adapters a module's entry file defines at its top level.
+
+    An adapter is an instance (not a class) with ``category`` equal to the manifest's,
+    a ``platform``, and ``fetch`` and ``normalize_for_tools`` methods: what the context
+    pack's ``ContextAdapter`` has (the modules pack does not import the context pack).
+    """
+    return [
+        value
+        for value in vars(module).values()
+        if not isinstance(value, type)
+        and getattr(value, "category", None) == category
+        and isinstance(getattr(value, "platform", None), str)
+        and callable(getattr(value, "fetch", None))
+        and callable(getattr(value, "normalize_for_tools", None))
+    ]
+
+
+def _load(module_id: str, folder: Path, manifest: ModuleManifest) -> list[Tool] | None:
+    """The tools of one version's entry file; None (logged) when it fails to load."""
+    tools_required = manifest.kind == "tool"
+    loaded = load_version(module_id, folder, manifest.entry, tools_required=tools_required)
     if loaded.errors:
         for error in loaded.errors:
             log.warning("module %s (%s) not loaded: %s", module_id, folder.name, error)
@@ -239,20 +278,32 @@ def _load(module_id: str, folder: Path, entry: str) -> list[Tool] | None:
     return list(loaded.tools)
 
 
-def load_version(module_id: str, folder: Path, entry: str) -> LoadedTools:
+def load_version(
+    module_id: str, folder: Path, entry: str, *, tools_required: bool = True
+) -> LoadedTools:
     """Import the version in ``folder`` as a package of its own and load its ``entry`` file.
 
     The package is ``tooldeck_module_<id>_<hash of the folder>`` with ``__path__`` the
     folder: its files import each other relatively, nothing goes on ``sys.path``. The
     validation in the sandbox loads a module the same way (``_validate.py``).
 
+    Args:
+        module_id: The module's id.
+        folder: The version's folder.
+        entry: The file to load (``tools.py``).
+        tools_required: An entry file without tools is a load error (not for a context
+            adapter module, whose entry holds adapters).
+
     Returns:
         The tools found and the load errors (``packs.loader.LoadedTools``); never raises.
     """
-    from tooldeck.packs.loader import load_tools  # the loader of your own tool modules
+    from tooldeck.packs.loader import NO_TOOLS, load_tools  # the loader of your own tools
 
     package = version_package(module_id, folder)
-    return load_tools([f"{package}.{entry.removesuffix('.py')}"], folder, entry_points=False)
+    loaded = load_tools([f"{package}.{entry.removesuffix('.py')}"], folder, entry_points=False)
+    if not tools_required:
+        loaded.errors = [e for e in loaded.errors if e.message != NO_TOOLS]
+    return loaded
 
 
 def version_package(module_id: str, folder: Path) -> str:

@@ -43,7 +43,13 @@ from tooldeck.packs.modules.versions import ModuleVersions, texts
 __all__ = ["ModuleValidator", "validate_draft"]
 
 _SCRIPT = Path(__file__).with_name("_validate.py")
-_PRELOAD = ("httpx", "tooldeck.exporters", "tooldeck.packs.modules.pack", "tooldeck.core.context")
+_PRELOAD = (
+    "httpx",
+    "tooldeck.core.context",
+    "tooldeck.exporters",
+    "tooldeck.packs.loader",
+    "tooldeck.packs.modules.pack",
+)
 _DROPPED = {"host", "content-length", "transfer-encoding", "connection", "content-encoding"}
 MAX_RESPONSE_BYTES = 5_000_000
 """Bytes of one relayed HTTP response a module gets during validation."""
@@ -93,8 +99,8 @@ class ModuleValidator:
 
         Returns:
             The checks in order (``manifest``, ``parse``, ``imports``, ``calls``, ``lint`` of the
-            source, then ``import``, ``export``, ``tests``, ``tool_calls``, ``behaviour`` in
-            the sandbox; or ``sandbox`` when the run itself failed or did not happen).
+            source, then ``import``, ``export``, ``tests``, ``tool_calls``, ``fetch`` (a
+            context adapter) and ``behaviour`` in the sandbox; or ``sandbox`` when the run itself failed or did not happen).
         """
         checks = static_checks(folder)
         if not all(c.passed for c in checks):
@@ -104,6 +110,8 @@ class ModuleValidator:
             "files": texts(folder),
             "module_id": module_id,
             "entry": manifest.entry,
+            "kind": manifest.kind,
+            "category": manifest.category,
             "private": self.private,
         }
         try:
