@@ -75,6 +75,13 @@ def test_two_users_each_see_only_their_own_transactions(client: TestClient, tmp_
     assert len(files) == 2 and not any("ann" in str(p) or "bob" in str(p) for p in files)
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
 
+    bigger = "OFXHEADER:100\n" + "<!-- padding -->\n" * 80_000  # 1.4 MB: over the 1 MiB default
+    stored = client.put(
+        "/api/context/uploads/finance/big.ofx", json={"content": bigger}, headers={"X-User": "ann"}
+    )
+    assert stored.status_code == 200, stored.text[:300]  # uploads have their own body limit
+    client.delete("/api/context/uploads/finance/big.ofx", headers={"X-User": "ann"})
+
     gone = client.delete("/api/context/uploads/finance/checking.ofx", headers={"X-User": "carol"})
     assert gone.status_code == 404  # carol has none; bob's is not hers to delete
     assert "HARBOR LOFTS" in payees(client, "bob")

@@ -46,7 +46,8 @@ class PackRoutes:
     """FastAPI ``APIRouter`` objects, under ``/api/...``; like every ``/api`` route they
     need ``server.api_key`` when one is set, and are behind the request guard."""
     body_limits: Mapping[str, int] = field(default_factory=dict)
-    """Paths whose request bodies may exceed ``server.max_body_bytes``: path → bytes."""
+    """Paths whose request bodies may exceed ``server.max_body_bytes``: path → bytes (a
+    path ending in ``/`` covers every path under it)."""
     openapi: Callable[[dict[str, Any], Sequence[ToolDefinition]], None] | None = None
     """Amends the OpenAPI document once it is built (given the local tools' definitions)."""
 

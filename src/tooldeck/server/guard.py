@@ -83,6 +83,18 @@ class GuardRules:
             large_bodies=dict(large_bodies or {}),
         )
 
+    def body_limit(self, path: str) -> int:
+        """The largest body ``path`` takes, in bytes.
+
+        Its own limit (a ``large_bodies`` key ending in ``/`` covers every path under
+        it), else ``max_body_bytes``.
+        """
+        own = self.large_bodies.get(path)
+        if own is not None:
+            return own
+        under = [k for k in self.large_bodies if k.endswith("/") and path.startswith(k)]
+        return self.large_bodies[max(under, key=len)] if under else self.max_body_bytes
+
     def host_problem(self, host: str) -> str | None:
         """Why the ``Host`` header ``host`` is refused, or None when it is accepted."""
         name = _hostname(host)
@@ -148,7 +160,7 @@ class RequestGuard:
                 f"got {headers.get('content-type') or 'no Content-Type'}",
             )
             return
-        limit = self.rules.large_bodies.get(scope["path"], self.rules.max_body_bytes)
+        limit = self.rules.body_limit(scope["path"])
         if declared is not None and declared.strip().isdigit() and int(declared) > limit:
             await _refuse(send, 413, _too_large(limit))
             return

@@ -160,7 +160,7 @@ class ContextPack:
         return PackParts(
             tools=[UserContextTool(bridges)],
             answers=answers,
-            routes=_routes,
+            routes=partial(_routes, config),
             console=[
                 ConsolePage(
                     "sources", "Sources", Path(__file__).with_name("console") / "sources.js"
@@ -169,10 +169,12 @@ class ContextPack:
         )
 
 
-def _routes() -> PackRoutes:
+def _routes(config: ContextConfig) -> PackRoutes:
     from tooldeck.packs.context.routes import router
 
-    return PackRoutes([router])
+    # an upload is its text in JSON: escapes can double it; the store checks the text itself
+    upload = config.max_upload_mb * 1024 * 1024 * 2 + 64 * 1024
+    return PackRoutes([router], body_limits={"/api/context/uploads/": upload})
 
 
 def _upload_adapters(
