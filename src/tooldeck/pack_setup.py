@@ -6,6 +6,7 @@ in order; whether a shipped pack is on, and why, is decided here and said at sta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ RESERVED_PAGES = frozenset(
     {"t", "chat", "runs", "history", "metrics", "approvals", "static", "pack"}
 )
 """The console's own paths under ``/tools/``: no pack page may take them."""
+_PAGE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
 
 class PackSetup:
@@ -87,12 +89,12 @@ class PackSetup:
             self.profiles.setdefault(name, profile)
         if parts.routes is not None:
             self.routes.append(parts.routes)
-        taken = {page.name for page in self.console}
+        taken = {page.name for page in self.console} | RESERVED_PAGES
         for page in parts.console:
-            if page.name in taken or page.name in RESERVED_PAGES:
+            if page.name in taken or not _PAGE_NAME.match(page.name):
                 raise ConfigError(
-                    f"pack {pack.name!r}: a console page named {page.name!r} exists already; "
-                    "name it otherwise"
+                    f"pack {pack.name!r}: console page {page.name!r} is taken or not a plain "
+                    f"name (lower case, digits, - and _); taken: {', '.join(sorted(taken))}"
                 )
             self.console.append(page)
 

@@ -37,10 +37,12 @@ framed. The page shows text other people wrote (tool results, documents, answers
 text nodes; this is the net under that rule."""
 
 
+_HEADERS = {"Cache-Control": "no-cache", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
+
+
 async def _page(path: str = "") -> FileResponse:
     """The UI's single page; the browser routes on ``location.pathname``."""
-    headers = {"Cache-Control": "no-cache", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
-    return FileResponse(STATIC_DIR / "index.html", headers=headers)
+    return FileResponse(STATIC_DIR / "index.html", headers=_HEADERS)
 
 
 def install(app: FastAPI, pages: Sequence[ConsolePage] = ()) -> None:
@@ -50,16 +52,15 @@ def install(app: FastAPI, pages: Sequence[ConsolePage] = ()) -> None:
         {"name": p.name, "title": p.title, "script": f"/tools/pack/{p.name}.js"} for p in pages
     ]
     scripts = {p.name: p.script for p in pages}
-    headers = {"Cache-Control": "no-cache", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
 
     async def pages_json() -> JSONResponse:
-        return JSONResponse(listing, headers=headers)
+        return JSONResponse(listing, headers=_HEADERS)
 
     async def script(name: str) -> Response:
         path = scripts.get(name)
         if path is None:
             return Response(f"no console page {name!r}", status_code=404, media_type="text/plain")
-        return FileResponse(path, media_type="text/javascript", headers=headers)
+        return FileResponse(path, media_type="text/javascript", headers=_HEADERS)
 
     app.add_api_route(
         "/tools/pack/pages.json", pages_json, methods=["GET"], include_in_schema=False
