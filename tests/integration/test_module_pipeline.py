@@ -91,13 +91,16 @@ def install_what_validation_attested(body: dict[str, Any]) -> dict[str, Any]:
     return tool_calls(("c5", "module_pipeline", arguments))
 
 
+MODULES = {"admin": True, "allow_hosts": ["127.0.0.1"], "admins": ["anonymous", "ada"]}
+
+
 def settings(tmp_path: Path, model_url: str = "http://127.0.0.1:9/v1") -> Any:
     return load_settings(
         data_dir=tmp_path / "data",
         builtin={"roots": [str(tmp_path)], "llm": {"base_url": model_url, "model": "scripted"}},
         knowledge={"enabled": False},
         agent={"model": "scripted", "base_url": model_url},
-        packs={"modules": {"admin": True, "allow_hosts": ["127.0.0.1"]}},
+        packs={"modules": MODULES},
         credentials={"use_keyring": False},
     )
 

@@ -100,7 +100,7 @@ def test_module_admin_is_off_by_default_and_drives_a_module_from_draft_to_instal
     settings = load_settings(
         data_dir=data,
         builtin={"enabled": False},
-        packs={"modules": {"admin": True}},
+        packs={"modules": {"admin": True, "admins": ["ada"]}},
         credentials={"use_keyring": False},
     )
 
@@ -302,3 +302,47 @@ def test_tooldeck_tools_says_which_module_version_serves_a_tool(tmp_path: Path) 
     assert listed.exit_code == 0, listed.output
     line = next(row for row in listed.output.splitlines() if "oracle_answer" in row)
     assert f"module 0.1.0+{version}" in line
+
+
+def test_only_module_admins_change_modules_and_anyone_stores_their_own_key(
+    tmp_path: Path,
+) -> None:
+    """Behind a proxy that names users, bob could otherwise approve the install of his own
+    code, which then runs for everyone."""
+    from fastapi.testclient import TestClient
+
+    from tooldeck.core import ToolContext
+    from tooldeck.server.app import create_app
+
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        builtin={"enabled": False},
+        server={"trust_user_header": True},
+        packs={"modules": {"admin": True, "admins": ["ann"]}},
+        credentials={"use_keyring": False},
+    )
+    runtime = build_runtime(settings)
+    admin, pipeline = runtime.registry.get("module_admin"), runtime.registry.get("module_pipeline")
+    files = {"module.toml": MANIFEST.format(name="mine"), "tools.py": TOOLS.format(name="mine")}
+
+    async def scenario() -> None:
+        bob, ann = ToolContext(user="bob"), ToolContext(user="ann")
+        refused = await admin.execute({"action": "create_draft", "module_id": "mine",
+                                       "files": files}, bob)  # fmt: skip
+        assert refused.error is not None and refused.error.type == "denied"
+        assert "module admins" in refused.error.message
+        built = await pipeline.execute({"action": "build", "name": "x", "description": "x"}, bob)
+        assert built.error is not None and built.error.type == "denied"
+        assert (await admin.execute({"action": "list"}, bob)).success
+        stored = await admin.execute(
+            {"action": "store_credentials", "module_id": "mine", "api_key": "k-bob"}, bob
+        )
+        assert stored.success, stored.error
+        assert (await admin.execute({"action": "create_draft", "module_id": "mine",
+                                     "files": files}, ann)).success  # fmt: skip
+
+    asyncio.run(scenario())
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as client:
+        assert client.get("/api/modules", headers={"X-User": "bob"}).status_code == 403
+        listed = client.get("/api/modules", headers={"X-User": "ann"})
+        assert listed.status_code == 200 and listed.json()[0]["module_id"] == "mine"

@@ -19,17 +19,18 @@ module: a person approves each call (``confirm_actions``). A change takes effect
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tooldeck.core.composite import ActionStrategy, CompositeTool
-from tooldeck.core.context import ToolContext, principal_of
+from tooldeck.core.context import ANONYMOUS, ToolContext, principal_of
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.modules.access import require_admin
 from tooldeck.packs.modules.validation import ModuleValidator, validate_draft
 from tooldeck.packs.modules.versions import ModuleVersions
 
@@ -70,6 +71,9 @@ class _StoreCredentials(_Module):
 
 
 class _Action(ActionStrategy):
+    open_to_all = False
+    """Whether a caller who is not a module admin may run it (``access.py``)."""
+
     def __init__(self, tool: ModuleAdminTool) -> None:
         self.tool = tool
 
@@ -80,6 +84,7 @@ class _Action(ActionStrategy):
 
 class _List(_Action):
     name = "list"
+    open_to_all = True
     description = "The modules, each with its active version (none: not installed)."
     RequestModel = BaseModel
 
@@ -236,6 +241,7 @@ class _Uninstall(_Action):
 
 class _StoreCredentialsAction(_Action):
     name = "store_credentials"
+    open_to_all = True  # the caller's own key
     description = "Store the module's API key (or credentials JSON) for the calling user."
     RequestModel = _StoreCredentials
     requires_confirmation = True
@@ -282,6 +288,7 @@ class ModuleAdminTool(CompositeTool):
         validator: Gives the validator (its sandbox starts on first use).
         on_change: Called after an install, rollback or uninstall (the runtime
             reloads the modules); None: the change shows at the next start.
+        admins: Who may run the actions that change modules (``access.py``).
     """
 
     name = "module_admin"
@@ -301,12 +308,23 @@ class ModuleAdminTool(CompositeTool):
         credentials: Callable[[], CredentialStore],
         validator: Callable[[], ModuleValidator],
         on_change: Callable[[], None] | None = None,
+        admins: Collection[str] = (ANONYMOUS,),
     ) -> None:
         self.versions = versions
         self.credentials = credentials
         self.validator = validator
         self.on_change = on_change
+        self.admins = frozenset(admins)
         super().__init__([action(self) for action in _ACTIONS])
+
+    async def execute_internal(
+        self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
+    ) -> Any:
+        """Run the action, an admin's only unless it is ``list`` or ``store_credentials``."""
+        strategy = request[0]
+        if not getattr(strategy, "open_to_all", False):
+            require_admin(ctx, self.admins, f"module_admin {strategy.name}")
+        return await super().execute_internal(request, ctx)
 
     def changed(self) -> None:
         """Tell the runtime that what is active changed."""

@@ -71,6 +71,10 @@ class ModulesConfig(BaseModel):
     resolve to during validation (``["127.0.0.1"]`` for an API on this machine)."""
     validate_timeout_s: float = Field(60.0, gt=0, le=3600)
     """Seconds a validation's sandboxed run (import, tests, calls) may take."""
+    admins: list[str] = Field(default_factory=lambda: ["anonymous"])
+    """Who may write, validate, install, roll back and remove modules (``access.py``):
+    ``anonymous`` is a caller without an identity (one machine). Others may list them
+    and store their own module keys."""
 
 
 class ModulesPack:
@@ -120,8 +124,11 @@ class ModulesPack:
                     credentials=store,
                     validator=validator,
                     on_change=changed,
+                    admins=config.admins,
                 ),
-                ModulePipelineTool(versions, validator=validator, on_change=changed),
+                ModulePipelineTool(
+                    versions, validator=validator, on_change=changed, admins=config.admins
+                ),
             ]
             reaches.append(f"module_admin and module_pipeline write modules under {root}")
 
@@ -142,7 +149,7 @@ class ModulesPack:
             tools=[*own, *active.tools],
             reaches=[*reaches, *active.reaches],
             reload=everything,
-            routes=lambda: _routes(root),
+            routes=lambda: _routes(root, config.admins),
             console=[
                 ConsolePage(
                     "modules", "Modules", Path(__file__).with_name("console") / "modules.js"
@@ -151,10 +158,10 @@ class ModulesPack:
         )
 
 
-def _routes(root: Path) -> PackRoutes:
+def _routes(root: Path, admins: list[str]) -> PackRoutes:
     from tooldeck.packs.modules.routes import modules_router
 
-    return PackRoutes([modules_router(ModuleVersions(root))])
+    return PackRoutes([modules_router(ModuleVersions(root), admins)])
 
 
 class ModuleTool(Tool):

@@ -21,16 +21,17 @@ apply to the ``llm`` calls too.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from tooldeck.core.composite import ActionStrategy, CompositeTool
-from tooldeck.core.context import ToolContext, principal_of
+from tooldeck.core.context import ANONYMOUS, ToolContext, principal_of
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.tool import ToolViews
 from tooldeck.exceptions import InvalidArgumentsError, ToolFailure, ToolUnavailableError
+from tooldeck.packs.modules.access import require_admin
 from tooldeck.packs.modules.manifest import MANIFEST
 from tooldeck.packs.modules.validation import ModuleValidator, validate_draft
 from tooldeck.packs.modules.versions import ModuleVersions, texts
@@ -219,6 +220,7 @@ class ModulePipelineTool(CompositeTool):
         validator: Gives the validator (its sandbox starts on first use).
         on_change: Called after an install (the runtime reloads the modules).
         model_tool: The tool that writes text (``llm``), called through the caller's view.
+        admins: Who may run it (``access.py``).
     """
 
     name = "module_pipeline"
@@ -238,12 +240,21 @@ class ModulePipelineTool(CompositeTool):
         validator: Callable[[], ModuleValidator],
         on_change: Callable[[], None] | None = None,
         model_tool: str = "llm",
+        admins: Collection[str] = (ANONYMOUS,),
     ) -> None:
         self.versions = versions
         self.validator = validator
         self.on_change = on_change
         self.model_tool = model_tool
+        self.admins = frozenset(admins)
         super().__init__([action(self) for action in _ACTIONS])
+
+    async def execute_internal(
+        self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
+    ) -> Any:
+        """Run the action: a module admin's only (``access.py``)."""
+        require_admin(ctx, self.admins, f"module_pipeline {request[0].name}")
+        return await super().execute_internal(request, ctx)
 
     def changed(self) -> None:
         """Tell the runtime that what is active changed."""

@@ -8,15 +8,17 @@ admin = true`` only.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel
 
+from tooldeck.core.context import principal_of
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.modules.versions import ModuleVersions
-from tooldeck.server.http import problems
+from tooldeck.server.http import call_context, problems
 
 __all__ = ["modules_router"]
 
@@ -44,9 +46,20 @@ class Module(BaseModel):
     """Who installed, rolled back or uninstalled what, and when; oldest first."""
 
 
-def modules_router(versions: ModuleVersions) -> APIRouter:
-    """The routes over the modules in ``versions``."""
-    router = APIRouter(prefix="/api/modules", tags=["modules"])
+def modules_router(versions: ModuleVersions, admins: Collection[str]) -> APIRouter:
+    """The routes over the modules in ``versions``, for ``admins`` only (403 otherwise)."""
+
+    def admin_only(request: Request) -> None:
+        principal = principal_of(call_context(request))
+        if principal not in admins:
+            raise HTTPException(403, f"the modules are for the module admins; not {principal!r}")
+
+    router = APIRouter(
+        prefix="/api/modules",
+        tags=["modules"],
+        dependencies=[Depends(admin_only)],
+        responses=problems(403, e403="The caller is not one of [packs.modules] admins."),
+    )
 
     def module(module_id: str) -> Module:
         drafts = []
