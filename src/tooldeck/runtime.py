@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from tooldeck.config import (
-    AgentSettings,
     Settings,
     TracingSettings,
     load_settings,
@@ -35,8 +34,6 @@ from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.extensions import Extensions
-from tooldeck.core.intents import IntentPack
-from tooldeck.core.model_client import openai_client
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
@@ -70,7 +67,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import TracerProvider as TracerProviderAPI
 
-    from tooldeck.agent.base import Agent
     from tooldeck.agent.runs import RunManager
 
 __all__ = ["Runtime", "ToolsReload", "build_runtime"]
@@ -510,16 +506,19 @@ def build_runtime(
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
     services.register(PackReloader, _RuntimePacks(runtime))  # type: ignore[type-abstract]
     if settings.agent.model is not None:
-        runtime._model_client = _model_client(settings.agent)
+        from tooldeck.agent.factory import model_client
+
+        runtime._model_client = model_client(settings.agent)
     answers = packs.answers
 
     def make_runs() -> RunManager:
+        from tooldeck.agent.factory import agent_factory
         from tooldeck.agent.runs import RunManager
 
         return RunManager(
             view=runtime.view,
             context=runtime.context,
-            agent=_agent_factory(settings.agent, answers, runtime._model_client),
+            agent=agent_factory(settings.agent, answers, runtime._model_client),
             store=RunStore(audit.engine) if audit is not None else None,
             approvals=approvals,
             confirm_timeout_s=settings.approvals.ttl_s,
@@ -548,57 +547,6 @@ def open_credentials(settings: Settings) -> CredentialStore:
         settings.data_dir / "credentials.key", setting=config.key, use_keyring=config.use_keyring
     )
     return EncryptedCredentialStore(settings.data_dir / "credentials.db", key)
-
-
-def _model_client(config: AgentSettings) -> Any:
-    """The ``openai.AsyncOpenAI`` client of ``[agent]``.
-
-    Raises:
-        ConfigError: the ``openai`` package is missing.
-    """
-    try:
-        return openai_client(
-            "[agent] model", config.base_url, config.api_key, config.timeout_s, max_retries=1
-        )
-    except ImportError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def _agent_factory(
-    config: AgentSettings, pack: IntentPack | None, client: Any
-) -> Callable[[ToolsProvider], Agent]:
-    """Makes each run's agent.
-
-    The model loop with ``client`` when ``[agent] model`` is set, else the intent router
-    of ``pack`` (a pack's ``answers``); with neither, every run fails saying what to
-    configure.
-    """
-    from tooldeck.agent.model_agent import ModelAgent
-    from tooldeck.agent.router_agent import RouterAgent
-
-    model = config.model
-    if model is None:
-        if pack is None:
-            return _no_agent
-        agent = RouterAgent(pack)
-        return lambda view: agent
-    return lambda view: ModelAgent(
-        client,
-        model,
-        view,
-        max_steps=config.max_steps,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        strict_tools=config.strict_tools,
-        figures=pack.figures if pack else None,
-    )
-
-
-def _no_agent(view: ToolsProvider) -> Agent:
-    raise ConfigError(
-        "the chat agent needs [agent] model (an OpenAI-compatible endpoint) or a pack "
-        "with intents (brokerage, knowledge, context) for its intent router"
-    )
 
 
 def _tracer(
