@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tooldeck.core.claims import Claim, ClaimWriter, PointerError, check_claims, resolve_pointer
+from tooldeck.core.result import ToolResult
 
 DATA = {
     "tool:quotes:v1": {"quotes": [{"symbol": "AAPL", "price": 228.4217}]},
@@ -16,6 +17,10 @@ DATA = {
         "a/b": {"~x": 7},
     },
 }
+RESULTS = [
+    ToolResult.ok(data, source_id=source).with_metadata(request_id=f"r{i}")
+    for i, (source, data) in enumerate(DATA.items())
+]
 
 
 def test_a_pointer_follows_keys_indexes_and_escapes() -> None:
@@ -40,7 +45,7 @@ def test_the_writer_records_each_figures_span_in_the_finished_text() -> None:
     assert markdown == "**AAPL** is at $228.42; you hold 50 shares."
     assert [markdown[slice(*c.span)] for c in claims] == ["$228.42", "50"]
     assert claims[0].pointer == "/quotes/0/price" and claims[1].op == "sum"
-    assert check_claims(markdown, claims, DATA) == []
+    assert check_claims(markdown, claims, RESULTS) == []
 
 
 @pytest.mark.parametrize(
@@ -70,8 +75,17 @@ def test_the_writer_records_each_figures_span_in_the_finished_text() -> None:
 def test_a_claim_is_checked_against_the_value_at_its_pointer(
     text: str, claim: Claim, says: str
 ) -> None:
-    problems = check_claims(text, [claim], DATA)
+    problems = check_claims(text, [claim], RESULTS)
     if not says:
         assert problems == []
     else:
         assert len(problems) == 1 and says in problems[0], problems
+
+
+def test_a_claim_names_its_result_when_two_share_a_source() -> None:
+    later = ToolResult.ok({"quotes": [{"price": 305.44}]}, source_id="tool:quotes:v1")
+    results = [*RESULTS, later.with_metadata(request_id="r9")]
+    first = Claim(span=(0, 7), source_id="tool:quotes:v1", pointer="/quotes/0/price", result="r0")
+    assert check_claims("$228.42", [first], results) == []
+    unnamed = first.model_copy(update={"result": None})  # the last one: 305.44
+    assert "is 305.44" in check_claims("$228.42", [unnamed], results)[0]

@@ -561,6 +561,11 @@ Only the run's own user, or an approver in ``[approvals] approvers``, decides it
                             "title": "Tool Calls",
                         },
                         "grounding": {"$ref": "#/components/schemas/Grounding"},
+                        "claims": {
+                            "items": {"$ref": "#/components/schemas/Claim"},
+                            "type": "array",
+                            "title": "Claims",
+                        },
                         "intent": {
                             "anyOf": [{"type": "string"}, {"type": "null"}],
                             "title": "Intent",
@@ -663,6 +668,48 @@ Only the run's own user, or an approver in ``[approvals] approvers``, decides it
                     "title": "ChatRun",
                     "description": "A run: ``POST /api/chat``'s response, ``GET /api/runs/{id}``.",
                 },
+                "Claim": {
+                    "properties": {
+                        "span": {
+                            "prefixItems": [{"type": "integer"}, {"type": "integer"}],
+                            "type": "array",
+                            "maxItems": 2,
+                            "minItems": 2,
+                            "title": "Span",
+                        },
+                        "source_id": {"type": "string", "title": "Source Id"},
+                        "result": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "title": "Result",
+                        },
+                        "pointer": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "title": "Pointer",
+                        },
+                        "op": {
+                            "anyOf": [
+                                {
+                                    "type": "string",
+                                    "enum": ["sum", "product", "difference", "percent_of", "abs"],
+                                },
+                                {"type": "null"},
+                            ],
+                            "title": "Op",
+                        },
+                        "inputs": {
+                            "items": {"type": "string"},
+                            "type": "array",
+                            "title": "Inputs",
+                            "default": [],
+                        },
+                        "kind": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Kind"},
+                    },
+                    "additionalProperties": False,
+                    "type": "object",
+                    "required": ["span", "source_id"],
+                    "title": "Claim",
+                    "description": "One figure of an answer and where it comes from (part of the chat API: ``answer.claims``).",
+                },
                 "ClarifyingQuestion": {
                     "properties": {
                         "question": {"type": "string", "title": "Question"},
@@ -719,6 +766,7 @@ The answer fills ``parameter``: send the question again with
                                 "untraced_date",
                                 "untraced_quote",
                                 "off_question",
+                                "claim_mismatch",
                             ],
                             "title": "Kind",
                         },

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tooldeck.agent.calls import RunTools
+from tooldeck.core.claims import Claim
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 
 __all__ = ["Agent", "Draft", "could_not_answer"]
@@ -21,6 +22,8 @@ class Draft:
     needs_clarification: bool = False
     clarifying_question: ClarifyingQuestion | None = None
     figures: list[Figure] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    """Figures bound to the fields they state (``core.claims``), spans in ``markdown``."""
     intent: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
 

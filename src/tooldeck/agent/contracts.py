@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.agent.grounding import Grounding
+from tooldeck.core.claims import Claim
 from tooldeck.core.intents import ClarifyingQuestion
 
 __all__ = [
@@ -118,6 +119,10 @@ class ChatAnswer(BaseModel):
     """Every tool call of the run, in the order they started."""
     grounding: Grounding
     """The validator's verdict."""
+    claims: list[Claim] = Field(default_factory=list)
+    """Figures bound to the fields they state: each a span of ``answer_markdown``, the
+    cited ``source_id`` and a JSON pointer into its data (or a derived ``op`` over
+    pointers). The validator checked each there (``core.claims``)."""
     intent: str | None = None
     """The routed intent (intent router only)."""
     params: dict[str, Any] = Field(default_factory=dict)

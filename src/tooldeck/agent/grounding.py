@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tooldeck.core.claims import Claim, check_claims
 from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
 
@@ -109,14 +110,21 @@ class Finding(BaseModel):
     """One thing the validator could not back with data."""
 
     kind: Literal[
-        "unknown_citation", "untraced_number", "untraced_date", "untraced_quote", "off_question"
+        "unknown_citation",
+        "untraced_number",
+        "untraced_date",
+        "untraced_quote",
+        "off_question",
+        "claim_mismatch",
     ]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
     total, sign); ``untraced_date``: in none of the cited results; ``untraced_quote``: a
     quotation (four words or more in quotation marks) in none of them; ``off_question``: the
     answer is not of the kind the question asks for (no winner named for "which account
-    has the most", more rows than "top 3", no figure for "how much")."""
+    has the most", more rows than "top 3", no figure for "how much"); ``claim_mismatch``:
+    a bound figure (``core.claims``) is not what the field it is bound to holds, or its
+    source is not cited."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str
@@ -683,6 +691,7 @@ def check_grounding(
     schemas: Mapping[str, Any] | None = None,
     subjects: Mapping[str, tuple[str, str]] | None = None,
     question: str | None = None,
+    claims: Sequence[Claim] = (),
 ) -> GroundingReport:
     """Check ``markdown`` and ``citations`` against the run's ``results``.
 
@@ -698,6 +707,8 @@ def check_grounding(
             ``("account", "individual")``), e.g. from ``IntentPack.subjects``.
         question: The question asked; with it, the answer's relevance is checked too
             (``off_question`` findings, see ``Finding.kind``).
+        claims: The answer's bound figures (``core.claims``): each is checked at its
+            pointer in a cited result, and a figure that holds is not matched again.
 
     Returns:
         The findings: citations that are no successful result's source_id, numbers no
@@ -736,7 +747,20 @@ def check_grounding(
                     f"({sources}): quote their words exactly, or do not use quotation marks.",
                 )
             )
-    text = _CITATION.sub(" ", markdown)
+    bound = markdown
+    for figure in claims:
+        start, end = figure.span
+        problems = check_claims(markdown, [figure], results)
+        if figure.source_id not in cited:
+            problems.insert(0, f"{markdown[start:end]!r} is bound to {figure.source_id}, "
+                               "which the answer does not cite")  # fmt: skip
+        if problems:
+            findings.append(
+                Finding(kind="claim_mismatch", text=markdown[start:end], message=problems[0])
+            )
+        else:  # verified at its field: blanked, positions kept
+            bound = bound[:start] + " " * (end - start) + bound[end:]
+    text = _CITATION.sub(" ", bound)
     text = _SOURCE_ID.sub(" ", text)
     checked = 0
     for m in _DATE.finditer(text):

@@ -52,11 +52,16 @@ class RouterAgent:
             confidence = min(d.confidence for d in drafts)
             if len(answered) < len(drafts):
                 confidence = min(confidence, 0.5)
+            claims, offset = [], 0
+            for d in drafts:  # each part's spans move by the text before it
+                claims += [c.shifted(offset) for c in d.claims]
+                offset += len(d.markdown) + 2
             draft = Draft(
                 markdown="\n\n".join(d.markdown for d in drafts),
                 citations=list(dict.fromkeys(c for d in drafts for c in d.citations)),
                 confidence=confidence,
                 figures=[f for d in drafts for f in d.figures],
+                claims=claims,
             )
         draft.intent, draft.params = route.intent, dict(route.params)
         if route.also:
@@ -79,6 +84,7 @@ class RouterAgent:
             citations=list(composed.citations),
             confidence=route.confidence,
             figures=list(composed.figures),
+            claims=list(composed.claims),
         )
 
     async def repair(self, draft: Draft, problems: list[str], tools: RunTools) -> Draft | None:

@@ -487,6 +487,7 @@ class RunManager:
                 schemas=schemas,
                 subjects=subjects,
                 question=None if d.needs_clarification else question,
+                claims=d.claims,
             )
 
         report = check(draft)
@@ -514,6 +515,7 @@ class RunManager:
             clarifying_question=draft.clarifying_question,
             tool_calls=tools.records,
             grounding=verdict,
+            claims=draft.claims,
             intent=draft.intent,
             params=draft.params,
             mode="model" if agent.mode == "model" else "router",

@@ -15,8 +15,7 @@ Example::
     price = writer.figure("$228.42", "tool:quotes:v1", "/quotes/0/price", kind="money")
     markdown, claims = writer.finish(f"AAPL is at {price}.")
     # markdown == "AAPL is at $228.42."; claims[0].span == (11, 18)
-    check_claims(markdown, claims, {"tool:quotes:v1": {"quotes": [{"price": 228.4217}]}})
-    # [] : no problem
+    check_claims(markdown, claims, results)   # [] : no problem (results: the run's ToolResults)
 """
 
 from __future__ import annotations
@@ -28,9 +27,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tooldeck.core.result import ToolResult
+
 __all__ = ["Claim", "ClaimWriter", "PointerError", "check_claims", "resolve_pointer"]
 
-Op = Literal["sum", "product", "difference", "percent_of"]
+Op = Literal["sum", "product", "difference", "percent_of", "abs"]
 
 
 class PointerError(LookupError):
@@ -45,17 +46,25 @@ class Claim(BaseModel):
     span: tuple[int, int]
     """``[start, end)`` character offsets of the figure in the answer's Markdown."""
     source_id: str
-    """The cited result the figure comes from."""
+    """The source the figure comes from (what the answer cites)."""
+    result: str | None = None
+    """The ``request_id`` of the result (``metadata.request_id``) when several results
+    of the run share the source_id; None: the run's last result of that source."""
     pointer: str | None = None
     """RFC 6901 pointer into that result's ``data`` (``/positions/0/quantity``); None for
     a derived figure."""
     op: Op | None = None
-    """A derived figure: the sum, product, first minus the rest, or first as a percentage
-    of the second, of the values at ``inputs``."""
+    """A derived figure: the sum, product, first minus the rest, first as a percentage
+    of the second, or the absolute value (a change written with its direction as a
+    word: "down $1.50"), of the values at ``inputs``."""
     inputs: tuple[str, ...] = Field(default=())
     """The pointers ``op`` is applied to (into the same result)."""
     kind: str | None = None
     """``money``, ``percent``, ``quantity`` (``core.kinds``), or None."""
+
+    def shifted(self, offset: int) -> Claim:
+        """The same claim, its span moved by ``offset`` (the text was put after others)."""
+        return self.model_copy(update={"span": (self.span[0] + offset, self.span[1] + offset)})
 
 
 def resolve_pointer(data: Any, pointer: str) -> Any:
@@ -154,17 +163,24 @@ def _derived(op: Op, values: Sequence[float]) -> float:
         return math.prod(values)
     if op == "difference":
         return values[0] - math.fsum(values[1:])
+    if op == "abs":
+        return abs(values[0])
     return values[0] / values[1] * 100.0  # percent_of
 
 
-def check_claims(markdown: str, claims: Sequence[Claim], data: Mapping[str, Any]) -> list[str]:
-    """The problems of ``claims`` against the results' ``data`` (by source_id); [] when none.
+def check_claims(
+    markdown: str, claims: Sequence[Claim], results: Sequence[ToolResult]
+) -> list[str]:
+    """The problems of ``claims`` against the run's ``results``; [] when none.
 
-    Each claim's span must be in ``markdown`` and state a number; its source must be a
-    result given; its pointer (or each input of a derived figure) must resolve to a
+    Each claim's span must be in ``markdown`` and state a number; its result (by
+    ``result``, else the last successful one of its ``source_id``) must be among
+    ``results``; its pointer (or each input of a derived figure) must resolve to a
     number; and that number (or the derived one) must equal the stated one within the
     written precision (``$228.42`` accepts 228.415 to 228.425).
     """
+    by_source = {r.source_id: r for r in results if r.success and r.source_id}
+    by_id = {r.metadata.request_id: r for r in results if r.success and r.metadata.request_id}
     problems = []
     for claim in claims:
         start, end = claim.span
@@ -177,16 +193,16 @@ def check_claims(markdown: str, claims: Sequence[Claim], data: Mapping[str, Any]
         if stated is None:
             problems.append(f"{where} states no number")
             continue
-        if claim.source_id not in data:
+        result = by_id.get(claim.result) if claim.result else by_source.get(claim.source_id)
+        if result is None or result.source_id != claim.source_id:
             problems.append(f"{where}: {claim.source_id} is not a result of this run")
             continue
-        source = data[claim.source_id]
         try:
             if claim.op is not None:
-                values = [float(resolve_pointer(source, p)) for p in claim.inputs]
+                values = [float(resolve_pointer(result.data, p)) for p in claim.inputs]
                 actual = _derived(claim.op, values)
             elif claim.pointer is not None:
-                actual = float(resolve_pointer(source, claim.pointer))
+                actual = float(resolve_pointer(result.data, claim.pointer))
             else:
                 problems.append(f"{where}: the claim has neither a pointer nor an op")
                 continue

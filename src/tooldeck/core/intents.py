@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from tooldeck.core.claims import Claim
 from tooldeck.core.context import ToolContext
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
@@ -111,6 +112,9 @@ class ComposedAnswer:
     markdown: str
     citations: tuple[str, ...]
     figures: tuple[Figure, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    """Its figures bound to the fields they state (``core.claims``): the validator checks
+    each at its pointer."""
 
 
 ArgumentBuilder = Callable[[Mapping[str, Any], Sequence[ToolResult]], dict[str, Any]]

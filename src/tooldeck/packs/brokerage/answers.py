@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tooldeck.core.claims import ClaimWriter
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, Route
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage.context import PositionPL, unrealized_pl
@@ -24,6 +25,8 @@ __all__ = ["BrokerageAnswers", "money", "percent"]
 _POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
 _QUOTES = "tool:quotes:v1"
 _SUMMARY = "tool:account_summary:v1"
+_BOUND = frozenset({"quotes"})
+"""Intents whose writers bind every figure to its field (``core.claims``)."""
 
 
 def money(value: float, *, signed: bool = False) -> str:
@@ -120,12 +123,17 @@ class BrokerageAnswers:
         params = route.params
         intent = outcome.intent
         writer = getattr(self, f"_{intent}")
-        markdown: str = writer(data, params)
+        claims = ClaimWriter()
+        # the writers that bind their figures as they write them (issue 29: all, in time)
+        written = writer(data, params, claims) if intent in _BOUND else writer(data, params)
+        markdown, bound = claims.finish(written)
+        used = {r.source_id: r.metadata.request_id for r in outcome.results if r.success}
+        bound = [c.model_copy(update={"result": used.get(c.source_id)}) for c in bound]
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
         if as_of:
             markdown += f"\n\n_Data as of {as_of}._"
         figures = tuple(self.figures(outcome.results))
-        return ComposedAnswer(markdown, tuple(outcome.source_ids), figures)
+        return ComposedAnswer(markdown, tuple(outcome.source_ids), figures, tuple(bound))
 
     def _out_of_scope(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         d = self.source.load()
@@ -220,14 +228,24 @@ class BrokerageAnswers:
             )
         return "\n".join(lines)
 
-    def _quotes(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+    def _quotes(self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter) -> str:
         lines = []
-        for q in data[_QUOTES]["quotes"]:
+        for i, q in enumerate(data[_QUOTES]["quotes"]):
+            price, previous, change, change_pct = (
+                claims.figure(text, _QUOTES, f"/quotes/{i}/{field}")
+                if field in ("price", "previous_close")
+                else claims.figure(text, _QUOTES, op="abs", inputs=(f"/quotes/{i}/{field}",))
+                for text, field in (
+                    (money(q["price"]), "price"),
+                    (money(q["previous_close"]), "previous_close"),
+                    (money(abs(q["change"])), "change"),  # its direction is said in words
+                    (percent(abs(q["change_pct"])), "change_pct"),
+                )
+            )
             direction = "up" if q["change"] >= 0 else "down"
             lines.append(
-                f"**{q['symbol']}** ({q['name']}) is at **{money(q['price'])}**, {direction} "
-                f"{money(abs(q['change']))} ({percent(abs(q['change_pct']))}) from the previous "
-                f"close of {money(q['previous_close'])}."
+                f"**{q['symbol']}** ({q['name']}) is at **{price}**, {direction} {change} "
+                f"({change_pct}) from the previous close of {previous}."
             )
         return "\n\n".join(lines)
 
