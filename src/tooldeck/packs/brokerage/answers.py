@@ -25,7 +25,7 @@ __all__ = ["BrokerageAnswers", "money", "percent"]
 _POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
 _QUOTES = "tool:quotes:v1"
 _SUMMARY = "tool:account_summary:v1"
-_BOUND = frozenset({"quotes"})
+_BOUND = frozenset({"quotes", "account_value", "cash_balance"})
 """Intents whose writers bind every figure to its field (``core.claims``)."""
 
 
@@ -402,10 +402,18 @@ class BrokerageAnswers:
             )
         return "\n".join(lines)
 
-    def _summary(self, data: dict[str, Any], params: Mapping[str, Any], cash: bool) -> str:
-        s = data["tool:account_summary:v1"]
+    def _summary(
+        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter, cash: bool
+    ) -> str:
+        s = data[_SUMMARY]
         names = self._names()
         field = "total_cash" if cash else "total_value"
+        index = {a["account"]: i for i, a in enumerate(s["accounts"])}
+
+        def of(account: Mapping[str, Any], name: str) -> str:  # bound to its field
+            at = f"/accounts/{index[account['account']]}/{name}"
+            return claims.figure(money(account[name]), _SUMMARY, at, kind="money")
+
         accounts = [a for a in s["accounts"] if a["account"] != params.get("exclude_account")]
         rank = params.get("rank")
         if rank and accounts:
@@ -414,42 +422,48 @@ class BrokerageAnswers:
             what = "cash" if cash else "value"
             lines = [
                 f"**{names.get(win['account'], win['account'])}** has the {rank} {what}: "
-                f"{money(win[field])}.",
+                f"{of(win, field)}.",
                 "",
             ]
             lines += [
-                f"{i}. {names.get(a['account'], a['account'])}: {money(a[field])}"
+                f"{i}. {names.get(a['account'], a['account'])}: {of(a, field)}"
                 for i, a in enumerate(ordered, start=1)
             ]
             return "\n".join(lines)
-        if params.get("exclude_account"):  # stated as the all-but-one figure (``figures``)
-            s = {**s, field: round(sum(a[field] for a in accounts), 2)}
+        if params.get("exclude_account"):  # the all-but-one figure, a sum of the others
+            total = claims.figure(
+                money(round(sum(a[field] for a in accounts), 2)), _SUMMARY, op="sum",
+                inputs=tuple(f"/accounts/{index[a['account']]}/{field}" for a in accounts),
+                kind="money",
+            )  # fmt: skip
+        else:
+            total = claims.figure(money(s[field]), _SUMMARY, f"/{field}", kind="money")
         lines = []
         for a in accounts:
             name = names.get(a["account"], a["account"])
             if cash:
                 lines.append(
-                    f"- **{name}**: {money(a['total_cash'])} cash, of which "
-                    f"{money(a['settled_cash'])} is settled."
+                    f"- **{name}**: {of(a, 'total_cash')} cash, of which "
+                    f"{of(a, 'settled_cash')} is settled."
                 )
             else:
                 lines.append(
-                    f"- **{name}**: {money(a['total_value'])} ({money(a['market_value'])} "
-                    f"invested, {money(a['total_cash'])} cash)."
+                    f"- **{name}**: {of(a, 'total_value')} ({of(a, 'market_value')} "
+                    f"invested, {of(a, 'total_cash')} cash)."
                 )
-        head = (
-            f"Cash: **{money(s['total_cash'])}**"
-            if cash
-            else f"Total value: **{money(s['total_value'])}**"
-        )
+        head = f"Cash: **{total}**" if cash else f"Total value: **{total}**"
         scope = self._account_label(params.get("account")) + self._without(params)
         return f"{head} in {scope}.\n\n" + "\n".join(lines)
 
-    def _account_value(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        return self._summary(data, params, cash=False)
+    def _account_value(
+        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
+    ) -> str:
+        return self._summary(data, params, claims, cash=False)
 
-    def _cash_balance(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        return self._summary(data, params, cash=True)
+    def _cash_balance(
+        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
+    ) -> str:
+        return self._summary(data, params, claims, cash=True)
 
     def _facts(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
         f = data["tool:facts:v1"]
