@@ -25,7 +25,7 @@ __all__ = ["BrokerageAnswers", "money", "percent"]
 _POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
 _QUOTES = "tool:quotes:v1"
 _SUMMARY = "tool:account_summary:v1"
-_BOUND = frozenset({"quotes", "account_value", "cash_balance"})
+_BOUND = frozenset({"quotes", "positions", "account_value", "cash_balance"})
 """Intents whose writers bind every figure to its field (``core.claims``)."""
 
 
@@ -214,17 +214,25 @@ class BrokerageAnswers:
             )
         return "\n".join(lines)
 
-    def _positions(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
+    def _positions(
+        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
+    ) -> str:
         symbol = params["symbol"]
-        positions = data["tool:positions:v1"]["positions"]
+        positions = data[_POSITIONS[0]]["positions"]
         if not positions:
             return f"You do not hold {symbol} in {self._account_label(params.get('account'))}."
         names = self._names()
         lines = [f"Your {symbol} holdings:", ""]
-        for p in positions:
+        for i, p in enumerate(positions):
+            shares = claims.figure(
+                _number(p["quantity"]), _POSITIONS[0], f"/positions/{i}/quantity", kind="quantity"
+            )
+            cost = claims.figure(
+                money(p["cost_basis"]), _POSITIONS[0], f"/positions/{i}/cost_basis", kind="money"
+            )
             lines.append(
-                f"- **{names.get(p['account'], p['account'])}**: {_number(p['quantity'])} shares "
-                f"at an average cost of {money(p['cost_basis'])} a share."
+                f"- **{names.get(p['account'], p['account'])}**: {shares} shares "
+                f"at an average cost of {cost} a share."
             )
         return "\n".join(lines)
 
