@@ -25,7 +25,8 @@ __all__ = ["BrokerageAnswers", "money", "percent"]
 _POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
 _QUOTES = "tool:quotes:v1"
 _SUMMARY = "tool:account_summary:v1"
-_BOUND = frozenset({"quotes", "positions", "account_value", "cash_balance"})
+_LIST = _POSITIONS[1]
+_BOUND = frozenset({"quotes", "positions", "positions_list", "account_value", "cash_balance"})
 """Intents whose writers bind every figure to its field (``core.claims``)."""
 
 
@@ -257,8 +258,10 @@ class BrokerageAnswers:
             )
         return "\n\n".join(lines)
 
-    def _positions_list(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        listed = data["tool:positions_list:v1"]["positions"]
+    def _positions_list(
+        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
+    ) -> str:
+        listed = data[_LIST]["positions"]
         positions = [p for p in listed if self._kept(p["symbol"], p["account"], params, listed)]
         scope = self._account_label(params.get("account")) + self._without(params)
         kind = params.get("asset_class")
@@ -275,10 +278,14 @@ class BrokerageAnswers:
             "| Account | Symbol | Shares | Avg cost | Class |",
             "|---|---|---:|---:|---|",
         ]
+        index = {id(p): i for i, p in enumerate(listed)}
         for p in positions:
+            at = f"/positions/{index[id(p)]}"
+            shares = claims.figure(_number(p["quantity"]), _LIST, f"{at}/quantity", kind="quantity")
+            cost = claims.figure(money(p["cost_basis"]), _LIST, f"{at}/cost_basis", kind="money")
             lines.append(
                 f"| {names.get(p['account'], p['account'])} | {p['symbol']} | "
-                f"{_number(p['quantity'])} | {money(p['cost_basis'])} | {p['asset_class']} |"
+                f"{shares} | {cost} | {p['asset_class']} |"
             )
         return "\n".join(lines)
 
