@@ -11,6 +11,7 @@ import asyncio
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,9 +42,9 @@ SERVER = textwrap.dedent(
 )
 
 
-def test_the_token_comes_from_the_store_and_its_absence_says_how_to_store_it(
-    tmp_path: Path,
-) -> None:
+def vault(tmp_path: Path, extra: str = "") -> tuple[Path, Any]:
+    """The config file of the vault server (``extra``: more lines in its table), and its
+    settings."""
     script = tmp_path / "vault_server.py"
     script.write_text(SERVER)
     config = tmp_path / "tooldeck.toml"
@@ -60,8 +61,16 @@ def test_the_token_comes_from_the_store_and_its_absence_says_how_to_store_it(
             credential = "mcp:vault"
             """
         )
+        + extra
+        + "\n"
     )
-    settings = load_settings(config, data_dir=tmp_path / "data", builtin={"enabled": False})
+    return config, load_settings(config, data_dir=tmp_path / "data", builtin={"enabled": False})
+
+
+def test_the_token_comes_from_the_store_and_its_absence_says_how_to_store_it(
+    tmp_path: Path,
+) -> None:
+    config, settings = vault(tmp_path)
 
     async def call() -> tuple[object, str | None]:
         runtime = build_runtime(settings)
@@ -105,25 +114,7 @@ def test_per_user_each_caller_gets_a_session_started_with_their_own_token(
     server's own session."""
     from tooldeck.core import ToolContext
 
-    script = tmp_path / "vault_server.py"
-    script.write_text(SERVER)
-    config = tmp_path / "tooldeck.toml"
-    config.write_text(
-        textwrap.dedent(
-            f"""
-            [credentials]
-            use_keyring = false
-
-            [mcp_servers.vault]
-            command = {sys.executable!r}
-            args = [{str(script)!r}]
-            env = {{ API_TOKEN = "{{credential}}" }}
-            credential = "mcp:vault"
-            per_user = true
-            """
-        )
-    )
-    settings = load_settings(config, data_dir=tmp_path / "data", builtin={"enabled": False})
+    _, settings = vault(tmp_path, "per_user = true")
     store = build_runtime(settings).services.get(CredentialStore)  # type: ignore[type-abstract]
     store.put(ANONYMOUS, "mcp:vault", "tok-owner-0000")
     store.put("ann", "mcp:vault", "tok-ann-1111")

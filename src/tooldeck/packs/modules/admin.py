@@ -25,12 +25,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tooldeck.core.composite import ActionStrategy, CompositeTool
+from tooldeck.core.composite import ActionStrategy
 from tooldeck.core.context import ANONYMOUS, ToolContext, principal_of
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.exceptions import InvalidArgumentsError
-from tooldeck.packs.modules.access import require_admin
+from tooldeck.packs.modules.access import ModulesTool
 from tooldeck.packs.modules.validation import ModuleValidator, validate_draft
 from tooldeck.packs.modules.versions import ModuleVersions
 
@@ -180,9 +180,8 @@ class _PromoteDraft(_Action):
 
     def run(self, request: _Draft, ctx: ToolContext) -> dict[str, Any]:
         """``{module_id, version_id}``."""
-        attestation, _report = self.versions.validation(request.module_id, request.draft_id)
-        version = self.versions.promote(
-            request.module_id, request.draft_id, attestation, by=principal_of(ctx)
+        version = self.versions.install_validated(
+            request.module_id, request.draft_id, by=principal_of(ctx)
         )
         self.tool.changed()
         return {"module_id": request.module_id, "version_id": version}
@@ -279,7 +278,7 @@ _ACTIONS: tuple[type[_Action], ...] = (
 )
 
 
-class ModuleAdminTool(CompositeTool):
+class ModuleAdminTool(ModulesTool):
     """The ``module_admin`` tool (see the module docstring).
 
     Args:
@@ -288,7 +287,8 @@ class ModuleAdminTool(CompositeTool):
         validator: Gives the validator (its sandbox starts on first use).
         on_change: Called after an install, rollback or uninstall (the runtime
             reloads the modules); None: the change shows at the next start.
-        admins: Who may run the actions that change modules (``access.py``).
+        admins: Who may run the actions other than ``list`` and ``store_credentials``
+            (``access.py``).
     """
 
     name = "module_admin"
@@ -310,23 +310,6 @@ class ModuleAdminTool(CompositeTool):
         on_change: Callable[[], None] | None = None,
         admins: Collection[str] = (ANONYMOUS,),
     ) -> None:
-        self.versions = versions
         self.credentials = credentials
         self.validator = validator
-        self.on_change = on_change
-        self.admins = frozenset(admins)
-        super().__init__([action(self) for action in _ACTIONS])
-
-    async def execute_internal(
-        self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
-    ) -> Any:
-        """Run the action, an admin's only unless it is ``list`` or ``store_credentials``."""
-        strategy = request[0]
-        if not getattr(strategy, "open_to_all", False):
-            require_admin(ctx, self.admins, f"module_admin {strategy.name}")
-        return await super().execute_internal(request, ctx)
-
-    def changed(self) -> None:
-        """Tell the runtime that what is active changed."""
-        if self.on_change is not None:
-            self.on_change()
+        super().__init__(versions, [action(self) for action in _ACTIONS], on_change, admins)

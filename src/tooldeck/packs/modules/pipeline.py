@@ -26,12 +26,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tooldeck.core.composite import ActionStrategy, CompositeTool
+from tooldeck.core.composite import ActionStrategy
 from tooldeck.core.context import ANONYMOUS, ToolContext, principal_of
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.tool import ToolViews
 from tooldeck.exceptions import InvalidArgumentsError, ToolFailure, ToolUnavailableError
-from tooldeck.packs.modules.access import require_admin
+from tooldeck.packs.modules.access import ModulesTool
 from tooldeck.packs.modules.manifest import MANIFEST
 from tooldeck.packs.modules.validation import ModuleValidator, validate_draft
 from tooldeck.packs.modules.versions import ModuleVersions, texts
@@ -188,16 +188,11 @@ class _InstallAction(_Action):
 
     def run(self, request: _Install, ctx: ToolContext) -> dict[str, Any]:
         """``{module_id, version_id}``."""
-        draft_id = self.draft(request)
-        attestation, _report = self.versions.validation(request.module_id, draft_id)
-        if request.content_hash != attestation.content_hash:
-            raise InvalidArgumentsError.for_field(
-                "content_hash",
-                f"the last validation of {draft_id!r} attested {attestation.content_hash[:12]}..., "
-                "not this one; validate again and install what it returns",
-            )
-        version = self.versions.promote(
-            request.module_id, draft_id, attestation, by=principal_of(ctx)
+        version = self.versions.install_validated(
+            request.module_id,
+            self.draft(request),
+            by=principal_of(ctx),
+            content_hash=request.content_hash,
         )
         self.tool.changed()
         return {"module_id": request.module_id, "version_id": version}
@@ -212,7 +207,7 @@ _ACTIONS: tuple[type[_Action], ...] = (
 )
 
 
-class ModulePipelineTool(CompositeTool):
+class ModulePipelineTool(ModulesTool):
     """The ``module_pipeline`` tool (see the module docstring).
 
     Args:
@@ -242,24 +237,9 @@ class ModulePipelineTool(CompositeTool):
         model_tool: str = "llm",
         admins: Collection[str] = (ANONYMOUS,),
     ) -> None:
-        self.versions = versions
         self.validator = validator
-        self.on_change = on_change
         self.model_tool = model_tool
-        self.admins = frozenset(admins)
-        super().__init__([action(self) for action in _ACTIONS])
-
-    async def execute_internal(
-        self, request: tuple[ActionStrategy, BaseModel], ctx: ToolContext
-    ) -> Any:
-        """Run the action: a module admin's only (``access.py``)."""
-        require_admin(ctx, self.admins, f"module_pipeline {request[0].name}")
-        return await super().execute_internal(request, ctx)
-
-    def changed(self) -> None:
-        """Tell the runtime that what is active changed."""
-        if self.on_change is not None:
-            self.on_change()
+        super().__init__(versions, [action(self) for action in _ACTIONS], on_change, admins)
 
     async def has_model(self, ctx: ToolContext) -> bool:
         """Whether the caller can reach the model tool."""

@@ -352,6 +352,31 @@ class ModuleVersions:
                   attestation=asdict(attestation))  # fmt: skip
         return version_id
 
+    def install_validated(
+        self, module_id: str, draft_id: str, by: str, content_hash: str | None = None
+    ) -> str:
+        """Install the draft with the attestation its last validation kept; the version id.
+
+        Args:
+            module_id: The module.
+            draft_id: The draft.
+            by: Who installs it (``history.jsonl``).
+            content_hash: When given, the hash the caller was shown by that validation:
+                a different one is refused (the draft was validated again since).
+
+        Raises:
+            InvalidArgumentsError: not validated since its last edit, another hash, or
+                what ``promote`` refuses.
+        """
+        attestation, _report = self.validation(module_id, draft_id)
+        if content_hash is not None and content_hash != attestation.content_hash:
+            raise InvalidArgumentsError.for_field(
+                "content_hash",
+                f"the last validation of {draft_id!r} attested {attestation.content_hash[:12]}..., "
+                "not this one; validate again and install what it returns",
+            )
+        return self.promote(module_id, draft_id, attestation, by=by)
+
     def rollback(self, module_id: str, version_id: str, by: str) -> None:
         """Make an installed version the active one again.
 
