@@ -74,6 +74,8 @@ def test_two_users_each_see_only_their_own_transactions(client: TestClient, tmp_
     files = [p for p in (tmp_path / "data" / "sources").rglob("*") if p.is_file()]
     assert len(files) == 2 and not any("ann" in str(p) or "bob" in str(p) for p in files)
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
+    folders = [p for p in (tmp_path / "data" / "sources").rglob("*") if p.is_dir()]
+    assert folders and all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in folders)
 
     bigger = "OFXHEADER:100\n" + "<!-- padding -->\n" * 80_000  # 1.4 MB: over the 1 MiB default
     stored = client.put(

@@ -95,7 +95,9 @@ class UserSources:
             raise InvalidArgumentsError(
                 f"you have {self.max_files} source files, the most kept; delete one first"
             )
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for made in (folder.parent, folder):  # 0700 each: parents=True would use the umask
+            made.mkdir(mode=0o700, exist_ok=True)
         pending = folder / f".{name}.{os.getpid()}.part"
         descriptor = os.open(pending, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "wb") as out:
@@ -128,7 +130,6 @@ class UserSources:
         return True
 
     def _folder(self, principal: str) -> Path:
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         return self.root / hashlib.sha256(principal.encode()).hexdigest()[:32]
 
     @staticmethod
