@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tooldeck.core.claims import Claim, ClaimWriter, PointerError, check_claims, resolve_pointer
+from tooldeck.core.claims import (
+    Claim,
+    ClaimWriter,
+    Formula,
+    PointerError,
+    check_claims,
+    resolve_pointer,
+)
 from tooldeck.core.result import ToolResult
 
 DATA = {
@@ -89,3 +96,65 @@ def test_a_claim_names_its_result_when_two_share_a_source() -> None:
     assert check_claims("$228.42", [first], results) == []
     unnamed = first.model_copy(update={"result": None})  # the last one: 305.44
     assert "is 305.44" in check_claims("$228.42", [unnamed], results)[0]
+
+
+P_L = Formula(  # 42 × 228.4217 − 42 × 150.25, each rounded to cents, as the router writes it
+    op="difference",
+    inputs=(
+        Formula(op="product", inputs=("/positions/0/quantity", "tool:quotes:v1#/quotes/0/price"),
+                decimals=2),
+        Formula(op="product", inputs=("/positions/0/quantity", "/positions/0/cost_basis"),
+                decimals=2),
+    ),
+    decimals=2,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "claim", "says"),
+    [
+        ("P/L +$3,283.21", Claim(span=(4, 14), source_id="tool:positions:v1", op=P_L.op,
+         inputs=P_L.inputs, decimals=2), ""),
+        ("P/L +$3,283.20", Claim(span=(4, 14), source_id="tool:positions:v1", op=P_L.op,
+         inputs=P_L.inputs, decimals=2), "says 3283.2; tool:positions:v1difference(product("),
+        ("2 positions", Claim(span=(0, 1), source_id="tool:positions:v1", op="count",
+         inputs=("/positions",)), ""),
+        ("3 positions", Claim(span=(0, 1), source_id="tool:positions:v1", op="count",
+         inputs=("/positions",)), "says 3"),
+        ("Joint Account holds", Claim(span=(0, 13), source_id="tool:positions:v1",
+         pointer="/positions/1/account"), ""),  # through its display name
+        ("Individual holds", Claim(span=(0, 10), source_id="tool:positions:v1",
+         pointer="/positions/1/account"), "says 'Individual'; the value is 'joint'"),
+        ("a BUY of", Claim(span=(2, 5), source_id="tool:activity:v1",
+         pointer="/trades/0/side"), ""),
+        ("a SELL of", Claim(span=(2, 6), source_id="tool:activity:v1",
+         pointer="/trades/0/side"), "says 'SELL'; the value is 'BUY'"),
+        ("on 2026-11-14.", Claim(span=(3, 13), source_id="tool:activity:v1",
+         pointer="/trades/0/timestamp", kind="date"), ""),
+        ("on 2026-11-13.", Claim(span=(3, 13), source_id="tool:activity:v1",
+         pointer="/trades/0/timestamp", kind="date"), "the date is 2026-11-14"),
+        ("it rose", Claim(span=(3, 7), source_id="tool:activity:v1",
+         pointer="/trades/0/change", kind="sign"), "says 'rose'; the value is -1.5"),
+        ("it fell", Claim(span=(3, 7), source_id="tool:activity:v1",
+         pointer="/trades/0/change", kind="sign"), ""),
+        ("the price is BUY", Claim(span=(13, 16), source_id="tool:activity:v1",
+         pointer="/trades/0/change"), "states no number"),
+        ("P/L $3", Claim(span=(4, 6), source_id="tool:positions:v1", op="sum",
+         inputs=("tool:news:v1#/x",)), "tool:news:v1 is not a result of this run"),
+    ],
+)  # fmt: skip
+def test_derived_categorical_date_and_sign_claims(text: str, claim: Claim, says: str) -> None:
+    activity = ToolResult.ok(
+        {"trades": [{"side": "BUY", "timestamp": "2026-11-14T15:30:00Z", "change": -1.5}]},
+        source_id="tool:activity:v1",
+    )
+    problems = check_claims(text, [claim], [*RESULTS, activity], {"Joint Account": "joint"})
+    if not says:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and says in problems[0], problems
+
+
+def test_a_claim_lists_every_source_its_formula_reads() -> None:
+    claim = Claim(span=(0, 1), source_id="tool:positions:v1", op=P_L.op, inputs=P_L.inputs)
+    assert claim.sources() == {"tool:positions:v1", "tool:quotes:v1"}

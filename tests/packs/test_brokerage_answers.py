@@ -53,11 +53,16 @@ async def test_a_quote_answer_binds_each_figure_to_its_field_and_a_wrong_binding
         answer = (await runtime.runs.wait(run.run_id)).answer
         assert answer.grounding.verdict == "grounded", answer.grounding
         markdown, claims = answer.answer_markdown, answer.claims
-        said = {c.pointer or c.inputs[0]: markdown[slice(*c.span)] for c in claims}
-        assert said == {
-            "/quotes/0/price": "$228.42", "/quotes/0/change": "$2.51",
-            "/quotes/0/change_pct": "1.11%", "/quotes/0/previous_close": "$225.91",
-        }  # fmt: skip
+        said = [
+            (c.pointer or f"{c.op}{c.inputs}", c.kind, markdown[slice(*c.span)]) for c in claims
+        ]
+        assert said == [
+            ("/quotes/0/symbol", None, "AAPL"), ("/quotes/0/name", None, "Apple Inc."),
+            ("/quotes/0/price", "money", "$228.42"), ("/quotes/0/change", "sign", "up"),
+            ("abs('/quotes/0/change',)", "money", "$2.51"),
+            ("abs('/quotes/0/change_pct',)", "percent", "1.11%"),
+            ("/quotes/0/previous_close", "money", "$225.91"),
+        ]  # fmt: skip
         (call,) = answer.tool_calls
         assert all(c.source_id == "tool:quotes:v1" and c.result == call.id for c in claims)
         quotes = await runtime.provider.execute(call.name, call.arguments)
@@ -73,5 +78,48 @@ async def test_a_quote_answer_binds_each_figure_to_its_field_and_a_wrong_binding
         assert "says 228.42; tool:quotes:v1/quotes/0/previous_close is 225.91" in (
             report.findings[0].message
         )
+    finally:
+        await runtime.aclose()
+
+
+async def test_a_pl_answer_binds_derived_figures_across_results_and_flags_unbound_ones() -> None:
+    """Issue 29: P/L is a formula over the position and the quote (two results); a changed
+    figure fails at its formula, and a number the writer did not bind is a finding."""
+    from tooldeck.agent.grounding import check_grounding
+
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    try:
+        run = await runtime.runs.start(ChatRequest(question="How is my AAPL position doing?"))
+        answer = (await runtime.runs.wait(run.run_id)).answer
+        assert answer.intent == "symbol_performance" and answer.grounding.verdict == "grounded"
+        markdown, claims = answer.answer_markdown, answer.claims
+        pl = next(c for c in claims if c.op == "difference")
+        assert pl.sources() == {"tool:positions:v1", "tool:quotes:v1"}
+        results = []
+        for call in answer.tool_calls:
+            result = await runtime.provider.execute(call.name, call.arguments)
+            results.append(result.with_metadata(request_id=call.id))
+        subjects = runtime.runs.subjects() if runtime.runs.subjects else None
+        ok = check_grounding(markdown, answer.citations, results, claims=claims,
+                             subjects=subjects, bound=True)  # fmt: skip
+        assert ok.ok, ok.findings
+        start, end = pl.span
+        said = markdown[start:end]  # "+$3,283.21"
+        wrong = markdown[:start] + said[:-1] + str((int(said[-1]) + 1) % 10) + markdown[end:]
+        report = check_grounding(wrong, answer.citations, results, claims=claims,
+                                 subjects=subjects, bound=True)  # fmt: skip
+        assert [f.kind for f in report.findings] == ["claim_mismatch"], report.findings
+        assert "difference(product(" in report.findings[0].message
+        extra = markdown.replace("shares worth", "shares (7 lots) worth", 1)
+        shifted = [c.shifted(len(" (7 lots)")) if c.span[0] > markdown.index("shares worth")
+                   else c for c in claims]  # fmt: skip
+        report = check_grounding(extra, answer.citations, results, claims=shifted,
+                                 subjects=subjects, bound=True)  # fmt: skip
+        assert [(f.kind, f.text) for f in report.findings] == [("unbound_figure", "7")]
+        only_positions = [c for c in claims if c.source_id == "tool:positions:v1"]
+        report = check_grounding(markdown, ["tool:positions:v1"], results, claims=only_positions,
+                                 subjects=subjects)  # fmt: skip
+        assert any("tool:quotes:v1, which the answer does not cite" in f.message
+                   for f in report.findings), report.findings  # fmt: skip
     finally:
         await runtime.aclose()

@@ -690,17 +690,33 @@ Only the run's own user, or an approver in ``[approvals] approvers``, decides it
                             "anyOf": [
                                 {
                                     "type": "string",
-                                    "enum": ["sum", "product", "difference", "percent_of", "abs"],
+                                    "enum": [
+                                        "sum",
+                                        "product",
+                                        "difference",
+                                        "percent_of",
+                                        "abs",
+                                        "count",
+                                    ],
                                 },
                                 {"type": "null"},
                             ],
                             "title": "Op",
                         },
                         "inputs": {
-                            "items": {"type": "string"},
+                            "items": {
+                                "anyOf": [
+                                    {"type": "string"},
+                                    {"$ref": "#/components/schemas/Formula"},
+                                ]
+                            },
                             "type": "array",
                             "title": "Inputs",
                             "default": [],
+                        },
+                        "decimals": {
+                            "anyOf": [{"type": "integer"}, {"type": "null"}],
+                            "title": "Decimals",
                         },
                         "kind": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Kind"},
                     },
@@ -708,7 +724,16 @@ Only the run's own user, or an approver in ``[approvals] approvers``, decides it
                     "type": "object",
                     "required": ["span", "source_id"],
                     "title": "Claim",
-                    "description": "One figure of an answer and where it comes from (part of the chat API: ``answer.claims``).",
+                    "description": """\
+One figure or fact of an answer and where it comes from (the chat API's ``answer.claims``).
+
+Semantics: the value at ``pointer`` (or ``op`` over ``inputs``) in the result must
+be what ``span`` states. A number at the precision it is written with; a string
+value (a side, a status, a symbol, an account id) said as itself or by one of its
+display names; with ``kind="date"``, an ISO date equal to the value's date; with
+``kind="sign"``, a direction word ("up", "gained", "down", "lost") whose sign is
+the number's.\
+""",
                 },
                 "ClarifyingQuestion": {
                     "properties": {
@@ -767,6 +792,7 @@ The answer fills ``parameter``: send the question again with
                                 "untraced_quote",
                                 "off_question",
                                 "claim_mismatch",
+                                "unbound_figure",
                             ],
                             "title": "Kind",
                         },
@@ -777,6 +803,41 @@ The answer fills ``parameter``: send the question again with
                     "required": ["kind", "text", "message"],
                     "title": "Finding",
                     "description": "One thing the validator could not back with data.",
+                },
+                "Formula": {
+                    "properties": {
+                        "op": {
+                            "type": "string",
+                            "enum": ["sum", "product", "difference", "percent_of", "abs", "count"],
+                            "title": "Op",
+                        },
+                        "inputs": {
+                            "items": {
+                                "anyOf": [
+                                    {"type": "string"},
+                                    {"$ref": "#/components/schemas/Formula"},
+                                ]
+                            },
+                            "type": "array",
+                            "title": "Inputs",
+                        },
+                        "decimals": {
+                            "anyOf": [{"type": "integer"}, {"type": "null"}],
+                            "title": "Decimals",
+                        },
+                    },
+                    "additionalProperties": False,
+                    "type": "object",
+                    "required": ["op", "inputs"],
+                    "title": "Formula",
+                    "description": """\
+A derived value: ``op`` over ``inputs``, rounded as the writer rounded it.
+
+An input is a JSON pointer into the claim's own result (``/quotes/0/price``), a
+pointer into the last successful result of another source, written as a URI
+fragment after its source id (``tool:quotes:v1#/quotes/0/price``, RFC 6901 §6),
+or a nested formula: P/L is ``difference(product(q, price), product(q, cost))``.\
+""",
                 },
                 "Grounding": {
                     "properties": {

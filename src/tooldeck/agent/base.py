@@ -24,6 +24,8 @@ class Draft:
     figures: list[Figure] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
     """Figures bound to the fields they state (``core.claims``), spans in ``markdown``."""
+    bound: bool = False
+    """Every figure of ``markdown`` is among ``claims`` (``ComposedAnswer.bound``)."""
     intent: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
 

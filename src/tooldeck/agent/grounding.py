@@ -116,6 +116,7 @@ class Finding(BaseModel):
         "untraced_quote",
         "off_question",
         "claim_mismatch",
+        "unbound_figure",
     ]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
@@ -124,7 +125,8 @@ class Finding(BaseModel):
     answer is not of the kind the question asks for (no winner named for "which account
     has the most", more rows than "top 3", no figure for "how much"); ``claim_mismatch``:
     a bound figure (``core.claims``) is not what the field it is bound to holds, or its
-    source is not cited."""
+    source is not cited; ``unbound_figure``: a number in an answer whose writer binds
+    every figure, with no claim for it."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str
@@ -143,7 +145,8 @@ class Grounding(BaseModel):
     """What failed (of the last attempt when ``repaired``; of the replaced answer when
     ``ungrounded``)."""
     numbers_checked: int = 0
-    """Numbers and dates checked in the final answer."""
+    """Figures checked in the final answer: its claims, and the numbers and dates no claim
+    covers."""
     citations_checked: int = 0
     """Citations checked in the final answer."""
 
@@ -692,6 +695,7 @@ def check_grounding(
     subjects: Mapping[str, tuple[str, str]] | None = None,
     question: str | None = None,
     claims: Sequence[Claim] = (),
+    bound: bool = False,
 ) -> GroundingReport:
     """Check ``markdown`` and ``citations`` against the run's ``results``.
 
@@ -709,6 +713,9 @@ def check_grounding(
             (``off_question`` findings, see ``Finding.kind``).
         claims: The answer's bound figures (``core.claims``): each is checked at its
             pointer in a cited result, and a figure that holds is not matched again.
+        bound: Every figure of the answer is meant to be among ``claims`` (a writer that
+            binds as it writes): a number outside them is an ``unbound_figure``, not
+            matched against the data by the rules.
 
     Returns:
         The findings: citations that are no successful result's source_id, numbers no
@@ -747,22 +754,24 @@ def check_grounding(
                     f"({sources}): quote their words exactly, or do not use quotation marks.",
                 )
             )
-    bound = markdown
+    unclaimed = list(markdown)
+    aliases = {name: value for name, (_, value) in (subjects or {}).items()}
     for figure in claims:
         start, end = figure.span
-        problems = check_claims(markdown, [figure], results)
-        if figure.source_id not in cited:
-            problems.insert(0, f"{markdown[start:end]!r} is bound to {figure.source_id}, "
+        problems = check_claims(markdown, [figure], results, aliases)
+        uncited = sorted(figure.sources() - set(cited))
+        if uncited:
+            problems.insert(0, f"{markdown[start:end]!r} is bound to {', '.join(uncited)}, "
                                "which the answer does not cite")  # fmt: skip
         if problems:
             findings.append(
                 Finding(kind="claim_mismatch", text=markdown[start:end], message=problems[0])
             )
-        else:  # verified at its field: blanked, positions kept
-            bound = bound[:start] + " " * (end - start) + bound[end:]
-    text = _CITATION.sub(" ", bound)
+        if 0 <= start < end <= len(markdown):  # checked at its field: not matched again
+            unclaimed[start:end] = " " * (end - start)
+    text = _CITATION.sub(" ", "".join(unclaimed))
     text = _SOURCE_ID.sub(" ", text)
-    checked = 0
+    checked = len(claims)
     for m in _DATE.finditer(text):
         checked += 1
         if m.group(1) not in evidence.dates:
@@ -789,6 +798,16 @@ def check_grounding(
     blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
     for claim in _claims(text, blank, evidence):
         checked += 1
+        if bound:
+            findings.append(
+                Finding(
+                    kind="unbound_figure",
+                    text=claim.text,
+                    message=f"{claim.text} is stated with no claim binding it to a field of "
+                    f"the cited results ({sources}).",
+                )
+            )
+            continue
         if any(_agrees(claim, fact) for fact in evidence.near(claim.value, claim.tolerance)):
             continue
         if claim.kinds == _PLAIN_KINDS and not claim.sign and int(claim.value) in evidence.years:

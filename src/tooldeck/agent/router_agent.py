@@ -62,6 +62,7 @@ class RouterAgent:
                 confidence=confidence,
                 figures=[f for d in drafts for f in d.figures],
                 claims=claims,
+                bound=all(d.bound for d in drafts),
             )
         draft.intent, draft.params = route.intent, dict(route.params)
         if route.also:
@@ -85,6 +86,7 @@ class RouterAgent:
             confidence=route.confidence,
             figures=list(composed.figures),
             claims=list(composed.claims),
+            bound=composed.bound,
         )
 
     async def repair(self, draft: Draft, problems: list[str], tools: RunTools) -> Draft | None:

@@ -488,6 +488,7 @@ class RunManager:
                 subjects=subjects,
                 question=None if d.needs_clarification else question,
                 claims=d.claims,
+                bound=d.bound,
             )
 
         report = check(draft)

@@ -29,17 +29,54 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.core.result import ToolResult
 
-__all__ = ["Claim", "ClaimWriter", "PointerError", "check_claims", "resolve_pointer"]
+__all__ = [
+    "Claim",
+    "ClaimWriter",
+    "Formula",
+    "PointerError",
+    "check_claims",
+    "resolve_pointer",
+]
 
-Op = Literal["sum", "product", "difference", "percent_of", "abs"]
+Op = Literal["sum", "product", "difference", "percent_of", "abs", "count"]
 
 
 class PointerError(LookupError):
     """A JSON pointer that does not lead to a value; the message says where it stops."""
 
 
+class Formula(BaseModel):
+    """A derived value: ``op`` over ``inputs``, rounded as the writer rounded it.
+
+    An input is a JSON pointer into the claim's own result (``/quotes/0/price``), a
+    pointer into the last successful result of another source, written as a URI
+    fragment after its source id (``tool:quotes:v1#/quotes/0/price``, RFC 6901 §6),
+    or a nested formula: P/L is ``difference(product(q, price), product(q, cost))``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    op: Op
+    """``sum``; ``product``; ``difference`` (first minus the rest); ``percent_of`` (first
+    as a percentage of the second); ``abs`` (a change whose direction is said in words:
+    "down $1.50"); ``count`` (the length of the list at the one input)."""
+    inputs: tuple[str | Formula, ...]
+    """What ``op`` is applied to (see the class docstring)."""
+    decimals: int | None = None
+    """The result rounded to this many decimals, as the writer computed it (cents: 2);
+    None: not rounded."""
+
+
 class Claim(BaseModel):
-    """One figure of an answer and where it comes from (part of the chat API: ``answer.claims``)."""
+    """One figure or fact of an answer and where it comes from (the chat API's ``answer.claims``).
+
+    Semantics: the value at ``pointer`` (or ``op`` over ``inputs``) in the result must
+    be what ``span`` states. A number at the precision it is written with; a string
+    value (a side, a status, a symbol, an account id) said as itself or by one of its
+    display names; with ``kind="date"``, an ISO date equal to the value's date; with
+    ``kind="sign"``, a direction word ("up", "gained", "down", "lost") whose sign is
+    the number's.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,17 +91,30 @@ class Claim(BaseModel):
     """RFC 6901 pointer into that result's ``data`` (``/positions/0/quantity``); None for
     a derived figure."""
     op: Op | None = None
-    """A derived figure: the sum, product, first minus the rest, first as a percentage
-    of the second, or the absolute value (a change written with its direction as a
-    word: "down $1.50"), of the values at ``inputs``."""
-    inputs: tuple[str, ...] = Field(default=())
-    """The pointers ``op`` is applied to (into the same result)."""
+    """A derived figure: see ``Formula.op``."""
+    inputs: tuple[str | Formula, ...] = Field(default=())
+    """What ``op`` is applied to: see ``Formula.inputs``."""
+    decimals: int | None = None
+    """The derived figure's rounding: see ``Formula.decimals``."""
     kind: str | None = None
-    """``money``, ``percent``, ``quantity`` (``core.kinds``), or None."""
+    """``money``, ``percent``, ``quantity`` (``core.kinds``), ``date``, ``sign``, or None
+    (a number or a string said as itself)."""
 
     def shifted(self, offset: int) -> Claim:
         """The same claim, its span moved by ``offset`` (the text was put after others)."""
         return self.model_copy(update={"span": (self.span[0] + offset, self.span[1] + offset)})
+
+    def sources(self) -> set[str]:
+        """Every source id the claim reads: its own and those its inputs name."""
+        out = {self.source_id}
+        stack: list[str | Formula] = list(self.inputs)
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Formula):
+                stack.extend(item.inputs)
+            elif not item.startswith("/") and "#" in item:
+                out.add(item.split("#", 1)[0])
+        return out
 
 
 def resolve_pointer(data: Any, pointer: str) -> Any:
@@ -115,11 +165,16 @@ class ClaimWriter:
         *,
         kind: str | None = None,
         op: Op | None = None,
-        inputs: Sequence[str] = (),
+        inputs: Sequence[str | Formula] = (),
+        decimals: int | None = None,
     ) -> str:
-        """A placeholder for ``rendered`` (``$228.42``), bound to ``pointer`` in ``source_id``."""
+        """A placeholder for ``rendered`` (``$228.42``), bound to ``pointer`` in ``source_id``.
+
+        A derived figure gives ``op`` over ``inputs`` instead, rounded to ``decimals``
+        (see ``Formula``).
+        """
         fields = {"source_id": source_id, "pointer": pointer, "kind": kind, "op": op,
-                  "inputs": tuple(inputs)}  # fmt: skip
+                  "inputs": tuple(inputs), "decimals": decimals}  # fmt: skip
         self._figures.append((rendered, fields))
         return f"{_OPEN}{len(self._figures) - 1}{_CLOSE}"
 
@@ -142,6 +197,10 @@ class ClaimWriter:
 
 
 _NUMBER = re.compile(r"[-+−]?\$?[-+−]?\d[\d,]*(?:\.(\d+))?")
+_UP = frozenset({"up", "rose", "risen", "gained", "gain", "gains", "higher", "ahead", "earned",
+                 "profit", "positive", "increased", "grew", "deposit", "into"})  # fmt: skip
+_DOWN = frozenset({"down", "fell", "fallen", "lost", "loss", "losses", "lower", "behind",
+                   "negative", "decreased", "dropped", "declined", "withdrawal", "from"})  # fmt: skip
 
 
 def _stated(text: str) -> tuple[float, float] | None:
@@ -156,31 +215,101 @@ def _stated(text: str) -> tuple[float, float] | None:
     return (-value if negative else value), 0.5 * 10.0**-decimals
 
 
-def _derived(op: Op, values: Sequence[float]) -> float:
-    if op == "sum":
-        return math.fsum(values)
-    if op == "product":
-        return math.prod(values)
-    if op == "difference":
-        return values[0] - math.fsum(values[1:])
-    if op == "abs":
-        return abs(values[0])
-    return values[0] / values[1] * 100.0  # percent_of
+class _Results:
+    """The run's successful results, found by request id or by source id (the last)."""
+
+    def __init__(self, results: Sequence[ToolResult]) -> None:
+        ok = [r for r in results if r.success]
+        self.by_source = {r.source_id: r for r in ok if r.source_id}
+        self.by_id = {r.metadata.request_id: r for r in ok if r.metadata.request_id}
+
+    def value(self, own: ToolResult, ref: str | Formula) -> Any:
+        """The value an input names: a pointer, ``<source_id>#<pointer>``, or a formula."""
+        if isinstance(ref, Formula):
+            return self.derive(own, ref.op, ref.inputs, ref.decimals)
+        if ref.startswith("/") or ref == "":
+            return resolve_pointer(own.data, ref)
+        source, _, pointer = ref.partition("#")
+        other = self.by_source.get(source)
+        if other is None:
+            raise PointerError(f"{ref}: {source} is not a result of this run")
+        return resolve_pointer(other.data, pointer)
+
+    def derive(
+        self, own: ToolResult, op: Op, inputs: Sequence[str | Formula], decimals: int | None
+    ) -> float:
+        if op == "count":
+            listed = self.value(own, inputs[0])
+            if not isinstance(listed, list):
+                raise TypeError(f"count of {inputs[0]}: not a list")
+            return float(len(listed))
+        values = [_number_at(self.value(own, i), i) for i in inputs]
+        if op == "sum":
+            out = math.fsum(values)
+        elif op == "product":
+            out = math.prod(values)
+        elif op == "difference":
+            out = values[0] - math.fsum(values[1:])
+        elif op == "abs":
+            out = abs(values[0])
+        else:  # percent_of
+            out = values[0] / values[1] * 100.0
+        return out if decimals is None else round(out, decimals)
+
+
+def _number_at(value: Any, where: str | Formula) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{_show(where)} is {value!r}, not a number")
+    return float(value)
+
+
+def _show(ref: str | Formula) -> str:
+    if isinstance(ref, Formula):
+        return f"{ref.op}({', '.join(_show(i) for i in ref.inputs)})"
+    return ref
+
+
+def _words(text: str) -> str:
+    return " ".join(text.lower().replace("_", " ").replace("-", " ").split())
+
+
+def _check_text(said: str, actual: Any, claim: Claim, aliases: Mapping[str, str]) -> str | None:
+    """Why ``said`` does not state the non-numeric ``actual``, or None when it does."""
+    if claim.kind == "sign":
+        number = _number_at(actual, claim.pointer or "")
+        word = _words(said).split()[-1] if said.strip() else ""
+        if (word in _UP and number >= 0) or (word in _DOWN and number < 0):
+            return None
+        if word not in _UP | _DOWN:
+            return f"{word!r} is not a direction word"
+        return f"says {word!r}; the value is {number:g}"
+    if not isinstance(actual, str):
+        return f"says {said!r}; the value is {actual!r}, not text"
+    if claim.kind == "date":
+        return None if actual[:10] == said.strip() else f"says {said!r}; the date is {actual[:10]}"
+    words = _words(said)
+    if words == _words(actual) or _words(aliases.get(words, "")) == _words(actual):
+        return None
+    return f"says {said!r}; the value is {actual!r}"
 
 
 def check_claims(
-    markdown: str, claims: Sequence[Claim], results: Sequence[ToolResult]
+    markdown: str,
+    claims: Sequence[Claim],
+    results: Sequence[ToolResult],
+    aliases: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The problems of ``claims`` against the run's ``results``; [] when none.
 
-    Each claim's span must be in ``markdown`` and state a number; its result (by
-    ``result``, else the last successful one of its ``source_id``) must be among
-    ``results``; its pointer (or each input of a derived figure) must resolve to a
-    number; and that number (or the derived one) must equal the stated one within the
-    written precision (``$228.42`` accepts 228.415 to 228.425).
+    Each claim's span must be in ``markdown``; its result (by ``result``, else the last
+    successful one of its ``source_id``) must be among ``results``; its pointer (or each
+    input of a derived figure) must resolve; and the value there must be what the span
+    states (see ``Claim``): a number within the written precision (``$228.42`` accepts
+    228.415 to 228.425), a string as itself or through ``aliases`` (a display name,
+    lower-case, to the value it names: ``{"joint account": "joint"}``).
     """
-    by_source = {r.source_id: r for r in results if r.success and r.source_id}
-    by_id = {r.metadata.request_id: r for r in results if r.success and r.metadata.request_id}
+    found = _Results(results)
+    names = {_words(k): v for k, v in (aliases or {}).items()}
     problems = []
     for claim in claims:
         start, end = claim.span
@@ -189,28 +318,35 @@ def check_claims(
         if not 0 <= start < end <= len(markdown):
             problems.append(f"claim span {claim.span} is outside the answer")
             continue
+        result = (
+            found.by_id.get(claim.result) if claim.result else found.by_source.get(claim.source_id)
+        )
+        if result is None or result.source_id != claim.source_id:
+            problems.append(f"{where}: {claim.source_id} is not a result of this run")
+            continue
+        target = claim.pointer or _show(Formula(op=claim.op or "sum", inputs=claim.inputs))
+        try:
+            if claim.op is not None:
+                actual: Any = found.derive(result, claim.op, claim.inputs, claim.decimals)
+            elif claim.pointer is not None:
+                actual = resolve_pointer(result.data, claim.pointer)
+            else:
+                problems.append(f"{where}: the claim has neither a pointer nor an op")
+                continue
+            if isinstance(actual, str) or claim.kind in ("sign", "date"):
+                why = _check_text(said, actual, claim, names)
+                if why is not None:
+                    problems.append(f"{where} {why} ({claim.source_id}{target})")
+                continue
+            value = _number_at(actual, target)
+        except (PointerError, TypeError, ValueError, ZeroDivisionError, IndexError) as exc:
+            problems.append(f"{where}: {exc}")
+            continue
         stated = _stated(said)
         if stated is None:
             problems.append(f"{where} states no number")
             continue
-        result = by_id.get(claim.result) if claim.result else by_source.get(claim.source_id)
-        if result is None or result.source_id != claim.source_id:
-            problems.append(f"{where}: {claim.source_id} is not a result of this run")
-            continue
-        try:
-            if claim.op is not None:
-                values = [float(resolve_pointer(result.data, p)) for p in claim.inputs]
-                actual = _derived(claim.op, values)
-            elif claim.pointer is not None:
-                actual = float(resolve_pointer(result.data, claim.pointer))
-            else:
-                problems.append(f"{where}: the claim has neither a pointer nor an op")
-                continue
-        except (PointerError, TypeError, ValueError, ZeroDivisionError, IndexError) as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        value, tolerance = stated
-        if abs(value - actual) > tolerance + 1e-9 * max(1.0, abs(actual)):
-            target = claim.pointer or f"{claim.op}({', '.join(claim.inputs)})"
-            problems.append(f"{where} says {value:g}; {claim.source_id}{target} is {actual:g}")
+        number, tolerance = stated
+        if abs(number - value) > tolerance + 1e-9 * max(1.0, abs(value)):
+            problems.append(f"{where} says {number:g}; {claim.source_id}{target} is {value:g}")
     return problems

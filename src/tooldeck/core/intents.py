@@ -115,6 +115,9 @@ class ComposedAnswer:
     claims: tuple[Claim, ...] = ()
     """Its figures bound to the fields they state (``core.claims``): the validator checks
     each at its pointer."""
+    bound: bool = False
+    """Every figure of ``markdown`` is among ``claims`` (the writer binds as it writes), so
+    a number outside them is a finding (``unbound_figure``)."""
 
 
 ArgumentBuilder = Callable[[Mapping[str, Any], Sequence[ToolResult]], dict[str, Any]]

@@ -12,37 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tooldeck.core.claims import ClaimWriter
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, Route
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage.context import PositionPL, unrealized_pl
 from tooldeck.packs.brokerage.data import BrokerageData, BrokerageDataSource
 from tooldeck.packs.brokerage.intents import brokerage_intents
 from tooldeck.packs.brokerage.router import QuestionRouter
+from tooldeck.packs.brokerage.writers import LIST, POSITIONS, QUOTES, SUMMARY, AnswerWriter
 
-__all__ = ["BrokerageAnswers", "money", "percent"]
-
-_POSITIONS = ("tool:positions:v1", "tool:positions_list:v1")
-_QUOTES = "tool:quotes:v1"
-_SUMMARY = "tool:account_summary:v1"
-_LIST = _POSITIONS[1]
-_BOUND = frozenset({"quotes", "positions", "positions_list", "account_value", "cash_balance"})
-"""Intents whose writers bind every figure to its field (``core.claims``)."""
-
-
-def money(value: float, *, signed: bool = False) -> str:
-    """``$1,234.50``; with ``signed``, ``+$1,234.50`` / ``-$1,234.50``."""
-    sign = ("+" if value >= 0 else "-") if signed else ("-" if value < 0 else "")
-    return f"{sign}${abs(value):,.2f}"
-
-
-def percent(value: float, *, signed: bool = False) -> str:
-    """``6.20%``; with ``signed``, ``+6.20%`` / ``-6.20%``."""
-    return f"{value:+.2f}%" if signed else f"{value:.2f}%"
-
-
-def _number(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0")
+__all__ = ["BrokerageAnswers"]
 
 
 def _by_source(results: Sequence[ToolResult]) -> dict[str, dict[str, Any]]:
@@ -86,13 +64,13 @@ class BrokerageAnswers:
         "excluding the joint account" states).
         """
         data = _by_source(results)
-        quotes = data.get(_QUOTES)
+        quotes = data.get(QUOTES)
         out: list[Figure] = []
-        for source_id in _POSITIONS:
+        for source_id in (POSITIONS, LIST):
             positions = data.get(source_id)
             if quotes is None or positions is None:
                 continue
-            ids = (source_id, _QUOTES)
+            ids = (source_id, QUOTES)
             rows = unrealized_pl(positions.get("positions", []), quotes.get("quotes", []))
             for row in rows:
                 out.extend(_row_figures(row, ids))
@@ -104,7 +82,7 @@ class BrokerageAnswers:
                     out.extend(_total_figures(group, ids))
             if len(rows) > 1:
                 out.extend(_total_figures(rows, ids))
-        summary = data.get(_SUMMARY)
+        summary = data.get(SUMMARY)
         if summary is not None:
             out.extend(_all_but_one(summary.get("accounts", [])))
         return out
@@ -121,368 +99,22 @@ class BrokerageAnswers:
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
         """The Markdown answer for a successful ``outcome`` of ``route``'s intent."""
         data = _by_source(outcome.results)
-        params = route.params
         intent = outcome.intent
-        writer = getattr(self, f"_{intent}")
-        claims = ClaimWriter()
-        # the writers that bind their figures as they write them (issue 29: all, in time)
-        written = writer(data, params, claims) if intent in _BOUND else writer(data, params)
-        markdown, bound = claims.finish(written)
+        loaded = self.source.load()
+        names = {a.id: a.name for a in loaded.accounts}
+        writer = AnswerWriter(data, route.params, names, loaded.symbols())
+        if intent in ("account_value", "cash_balance"):
+            written = writer.summary(cash=intent == "cash_balance")
+        else:
+            written = getattr(writer, str(intent))()
+        markdown, bound = writer.claims.finish(written)
         used = {r.source_id: r.metadata.request_id for r in outcome.results if r.success}
         bound = [c.model_copy(update={"result": used.get(c.source_id)}) for c in bound]
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
         if as_of:
             markdown += f"\n\n_Data as of {as_of}._"
         figures = tuple(self.figures(outcome.results))
-        return ComposedAnswer(markdown, tuple(outcome.source_ids), figures, tuple(bound))
-
-    def _out_of_scope(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        d = self.source.load()
-        symbols = ", ".join(d.symbols())
-        return (
-            "I can't answer that from your brokerage data. I can tell you about your "
-            "holdings and their profit or loss, quotes for the symbols I track "
-            f"({symbols}), account values and cash, performance over a period, your "
-            "trades, deposits and withdrawals, and explain topics such as Roth IRAs, "
-            "expense ratios or rebalancing."
-        )
-
-    def _kept(
-        self,
-        symbol: str,
-        account: str,
-        params: Mapping[str, Any],
-        positions: Sequence[Mapping[str, Any]],
-    ) -> bool:
-        """Whether a position survives the question's ``exclude_*`` parameters."""
-        classes = {p["symbol"]: p.get("asset_class") for p in positions}
-        return not (
-            symbol == params.get("exclude_symbol")
-            or account == params.get("exclude_account")
-            or (
-                params.get("exclude_asset_class")
-                and classes.get(symbol) == params["exclude_asset_class"]
-            )
-        )
-
-    def _without(self, params: Mapping[str, Any]) -> str:
-        """The exclusion as words (", not counting ETFs"), or "" when there is none."""
-        left_out = [
-            {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}.get(
-                params.get("exclude_asset_class", ""), ""
-            ),
-            params.get("exclude_symbol", ""),
-            self._names().get(params.get("exclude_account", ""), ""),
-        ]
-        said = " or ".join(x for x in left_out if x)
-        return f", not counting {said}" if said else ""
-
-    def _names(self) -> dict[str, str]:
-        return {a.id: a.name for a in self.source.load().accounts}
-
-    def _account_label(self, account: str | None) -> str:
-        return self._names().get(account or "", "all accounts") if account else "all accounts"
-
-    def _symbol_performance(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        symbol = params["symbol"]
-        positions = data["tool:positions:v1"]["positions"]
-        quote = data[_QUOTES]["quotes"][0]
-        price = (
-            f"{symbol} trades at **{money(quote['price'])}**, "
-            f"{percent(quote['change_pct'], signed=True)} today."
-        )
-        if not positions:
-            return (
-                f"You do not hold {symbol} in {self._account_label(params.get('account'))}. {price}"
-            )
-        rows = unrealized_pl(positions, [quote])
-        names = self._names()
-        lines = [price, ""]
-        for r in rows:
-            lines.append(
-                f"- **{names.get(r.account, r.account)}**: {_number(r.quantity)} shares worth "
-                f"**{money(r.market_value)}** (cost {money(r.cost_value)} at "
-                f"{money(r.cost_basis)} a share): {money(r.unrealized_pl, signed=True)} "
-                f"({percent(r.unrealized_pl_pct, signed=True)})."
-            )
-        if len(rows) > 1:
-            t = _totals(rows)
-            lines.append(
-                f"- **Total**: {_number(t['quantity'])} shares worth **{money(t['market_value'])}**, "
-                f"{money(t['unrealized_pl'], signed=True)} "
-                f"({percent(t['unrealized_pl_pct'], signed=True)}) on a cost of "
-                f"{money(t['cost_value'])}."
-            )
-        return "\n".join(lines)
-
-    def _positions(
-        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
-    ) -> str:
-        symbol = params["symbol"]
-        positions = data[_POSITIONS[0]]["positions"]
-        if not positions:
-            return f"You do not hold {symbol} in {self._account_label(params.get('account'))}."
-        names = self._names()
-        lines = [f"Your {symbol} holdings:", ""]
-        for i, p in enumerate(positions):
-            shares = claims.figure(
-                _number(p["quantity"]), _POSITIONS[0], f"/positions/{i}/quantity", kind="quantity"
-            )
-            cost = claims.figure(
-                money(p["cost_basis"]), _POSITIONS[0], f"/positions/{i}/cost_basis", kind="money"
-            )
-            lines.append(
-                f"- **{names.get(p['account'], p['account'])}**: {shares} shares "
-                f"at an average cost of {cost} a share."
-            )
-        return "\n".join(lines)
-
-    def _quotes(self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter) -> str:
-        lines = []
-        for i, q in enumerate(data[_QUOTES]["quotes"]):
-            price, previous, change, change_pct = (
-                claims.figure(text, _QUOTES, f"/quotes/{i}/{field}")
-                if field in ("price", "previous_close")
-                else claims.figure(text, _QUOTES, op="abs", inputs=(f"/quotes/{i}/{field}",))
-                for text, field in (
-                    (money(q["price"]), "price"),
-                    (money(q["previous_close"]), "previous_close"),
-                    (money(abs(q["change"])), "change"),  # its direction is said in words
-                    (percent(abs(q["change_pct"])), "change_pct"),
-                )
-            )
-            direction = "up" if q["change"] >= 0 else "down"
-            lines.append(
-                f"**{q['symbol']}** ({q['name']}) is at **{price}**, {direction} {change} "
-                f"({change_pct}) from the previous close of {previous}."
-            )
-        return "\n\n".join(lines)
-
-    def _positions_list(
-        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
-    ) -> str:
-        listed = data[_LIST]["positions"]
-        positions = [p for p in listed if self._kept(p["symbol"], p["account"], params, listed)]
-        scope = self._account_label(params.get("account")) + self._without(params)
-        kind = params.get("asset_class")
-        if not positions:
-            return f"You hold no {kind or ''} positions in {scope}.".replace("  ", " ")
-        names = self._names()
-        lines = [
-            (
-                f"Your {kind + ' ' if kind else ''}positions in {scope}:"
-                if len(positions) < len(listed)  # a count of what is left is no data value
-                else f"You hold {len(positions)} {kind + ' ' if kind else ''}positions in {scope}:"
-            ),
-            "",
-            "| Account | Symbol | Shares | Avg cost | Class |",
-            "|---|---|---:|---:|---|",
-        ]
-        index = {id(p): i for i, p in enumerate(listed)}
-        for p in positions:
-            at = f"/positions/{index[id(p)]}"
-            shares = claims.figure(_number(p["quantity"]), _LIST, f"{at}/quantity", kind="quantity")
-            cost = claims.figure(money(p["cost_basis"]), _LIST, f"{at}/cost_basis", kind="money")
-            lines.append(
-                f"| {names.get(p['account'], p['account'])} | {p['symbol']} | "
-                f"{shares} | {cost} | {p['asset_class']} |"
-            )
-        return "\n".join(lines)
-
-    def _portfolio_ranking(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        positions = data["tool:positions_list:v1"]["positions"]
-        rows = unrealized_pl(positions, data[_QUOTES]["quotes"])
-        if not rows:
-            return f"You hold no positions to rank in {self._account_label(params.get('account'))}."
-        rows = [r for r in rows if self._kept(r.symbol, r.account, params, positions)]
-        if not rows:
-            return "You hold no positions to rank once those are left out."
-        direction = params.get("direction", "best")
-        by = params.get("by", "return")
-        basis = {"value": "market_value", "gain": "unrealized_pl"}.get(by, "unrealized_pl_pct")
-        ranked = sorted(rows, key=lambda r: getattr(r, basis), reverse=direction == "best")
-        limit = int(params.get("limit") or 5)
-        top = ranked[0]
-        names = self._names()
-        where = names.get(top.account, top.account)
-        if by == "value":
-            size = "biggest" if direction == "best" else "smallest"
-            head = (
-                f"Your {size} position by market value is **{top.symbol}** in {where}: "
-                f"{money(top.market_value)}."
-            )
-        else:
-            kind = "in dollars" if by == "gain" else "by return"
-            head = (
-                f"Your {'best' if direction == 'best' else 'worst'} performer {kind} is "
-                f"**{top.symbol}** in {where}: {money(top.unrealized_pl, signed=True)} "
-                f"({percent(top.unrealized_pl_pct, signed=True)})."
-            )
-        lines = [
-            head,
-            "",
-            "| Symbol | Account | Value | P/L | P/L % |",
-            "|---|---|---:|---:|---:|",
-        ]
-        for r in ranked[:limit]:
-            lines.append(
-                f"| {r.symbol} | {names.get(r.account, r.account)} | "
-                f"{money(r.market_value)} | {money(r.unrealized_pl, signed=True)} | "
-                f"{percent(r.unrealized_pl_pct, signed=True)} |"
-            )
-        return "\n".join(lines)
-
-    def _performance(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        perf = data["tool:performance:v1"]
-        names = self._names()
-        lines = [f"Performance over {perf['timeframe']}:", ""]
-        for p in perf["performance"]:
-            lines.append(
-                f"- **{names.get(p['account'], p['account'])}**: "
-                f"{percent(p['return_pct'], signed=True)} ({money(p['return_amount'], signed=True)}), "
-                f"from {money(p['start_value'])} to {money(p['end_value'])}, with net "
-                f"contributions of {money(p['net_contributions'])}."
-            )
-        transfers = data.get("tool:transfers:v1")
-        if transfers:
-            lines += [
-                "",
-                f"All completed deposits: {money(transfers['total_deposits'])}; withdrawals: "
-                f"{money(transfers['total_withdrawals'])}.",
-            ]
-        return "\n".join(lines)
-
-    def _transfers(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        t = data["tool:transfers:v1"]
-        scope = self._account_label(params.get("account")) + _window(params)
-        what = {"deposit": "deposits", "withdrawal": "withdrawals"}.get(
-            params.get("type", ""), "deposits or withdrawals"
-        )
-        if params.get("status"):
-            what = f"{params['status']} {what}"
-        if params.get("method"):
-            what = f"{params['method']} {what}"
-        if not t["transfers"]:
-            return f"No {what} in {scope}."
-        names = self._names()
-        if params.get("limit") == 1:
-            x = t["transfers"][0]
-            return (
-                f"Your last {what.rstrip('s').replace('deposits or withdrawal', 'transfer')}: "
-                f"{'an' if x['method'][0] in 'AEIOU' else 'a'} {x['method']} {x['type']} of "
-                f"**{money(x['amount'])}** "
-                f"{'into' if x['type'] == 'deposit' else 'from'} "
-                f"{names.get(x['account'], x['account'])} on {x['timestamp'][:10]}, "
-                f"**{x['status']}**."
-            )
-        lines = [
-            f"Transfers in {scope}: deposits {money(t['total_deposits'])}, withdrawals "
-            f"{money(t['total_withdrawals'])} (completed).",
-            "",
-            "| Date | Account | Type | Method | Amount | Status |",
-            "|---|---|---|---|---:|---|",
-        ]
-        for x in t["transfers"]:
-            lines.append(
-                f"| {x['timestamp'][:10]} | {names.get(x['account'], x['account'])} | {x['type']} "
-                f"| {x['method']} | {money(x['amount'])} | {x['status']} |"
-            )
-        return "\n".join(lines)
-
-    def _activity(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        trades = data["tool:activity:v1"]["trades"]
-        scope = self._account_label(params.get("account")) + _window(params)
-        side = {"BUY": "buys", "SELL": "sells"}.get(params.get("side", ""), "trades")
-        what = f"{params['symbol']} {side}" if params.get("symbol") else side
-        if not trades:
-            return f"No {what} in {scope}."
-        names = self._names()
-        if params.get("limit") == 1:
-            t = trades[0]
-            return (
-                f"Your last {what.rstrip('s')}: **{t['side']}** {_number(t['quantity'])} "
-                f"{t['symbol']} at {money(t['price'])} in "
-                f"{names.get(t['account'], t['account'])} on {t['timestamp'][:10]}."
-            )
-        lines = [
-            f"Recent {what} in {scope}:",
-            "",
-            "| Date | Account | Side | Symbol | Shares | Price |",
-            "|---|---|---|---|---:|---:|",
-        ]
-        for t in trades:
-            lines.append(
-                f"| {t['timestamp'][:10]} | {names.get(t['account'], t['account'])} | {t['side']} "
-                f"| {t['symbol']} | {_number(t['quantity'])} | {money(t['price'])} |"
-            )
-        return "\n".join(lines)
-
-    def _summary(
-        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter, cash: bool
-    ) -> str:
-        s = data[_SUMMARY]
-        names = self._names()
-        field = "total_cash" if cash else "total_value"
-        index = {a["account"]: i for i, a in enumerate(s["accounts"])}
-
-        def of(account: Mapping[str, Any], name: str) -> str:  # bound to its field
-            at = f"/accounts/{index[account['account']]}/{name}"
-            return claims.figure(money(account[name]), _SUMMARY, at, kind="money")
-
-        accounts = [a for a in s["accounts"] if a["account"] != params.get("exclude_account")]
-        rank = params.get("rank")
-        if rank and accounts:
-            ordered = sorted(accounts, key=lambda a: a[field], reverse=rank == "most")
-            win = ordered[0]
-            what = "cash" if cash else "value"
-            lines = [
-                f"**{names.get(win['account'], win['account'])}** has the {rank} {what}: "
-                f"{of(win, field)}.",
-                "",
-            ]
-            lines += [
-                f"{i}. {names.get(a['account'], a['account'])}: {of(a, field)}"
-                for i, a in enumerate(ordered, start=1)
-            ]
-            return "\n".join(lines)
-        if params.get("exclude_account"):  # the all-but-one figure, a sum of the others
-            total = claims.figure(
-                money(round(sum(a[field] for a in accounts), 2)), _SUMMARY, op="sum",
-                inputs=tuple(f"/accounts/{index[a['account']]}/{field}" for a in accounts),
-                kind="money",
-            )  # fmt: skip
-        else:
-            total = claims.figure(money(s[field]), _SUMMARY, f"/{field}", kind="money")
-        lines = []
-        for a in accounts:
-            name = names.get(a["account"], a["account"])
-            if cash:
-                lines.append(
-                    f"- **{name}**: {of(a, 'total_cash')} cash, of which "
-                    f"{of(a, 'settled_cash')} is settled."
-                )
-            else:
-                lines.append(
-                    f"- **{name}**: {of(a, 'total_value')} ({of(a, 'market_value')} "
-                    f"invested, {of(a, 'total_cash')} cash)."
-                )
-        head = f"Cash: **{total}**" if cash else f"Total value: **{total}**"
-        scope = self._account_label(params.get("account")) + self._without(params)
-        return f"{head} in {scope}.\n\n" + "\n".join(lines)
-
-    def _account_value(
-        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
-    ) -> str:
-        return self._summary(data, params, claims, cash=False)
-
-    def _cash_balance(
-        self, data: dict[str, Any], params: Mapping[str, Any], claims: ClaimWriter
-    ) -> str:
-        return self._summary(data, params, claims, cash=True)
-
-    def _facts(self, data: dict[str, Any], params: Mapping[str, Any]) -> str:
-        f = data["tool:facts:v1"]
-        return f"**{f['title']}**\n\n{f['snippet']}\n\n_Source: {f['source']}_"
+        return ComposedAnswer(markdown, tuple(outcome.source_ids), figures, tuple(bound), True)
 
 
 def _all_but_one(accounts: Sequence[Mapping[str, Any]]) -> list[Figure]:
@@ -497,7 +129,7 @@ def _all_but_one(accounts: Sequence[Mapping[str, Any]]) -> list[Figure]:
                 Figure(
                     round(sum(inputs), 2),
                     label,
-                    (_SUMMARY,),
+                    (SUMMARY,),
                     "money",
                     (),
                     "sum",
@@ -508,16 +140,6 @@ def _all_but_one(accounts: Sequence[Mapping[str, Any]]) -> list[Figure]:
                 )
             )
     return out
-
-
-def _window(params: Mapping[str, Any]) -> str:
-    """The dates a question asked about, as words (" from 2026-11-01 to 2026-11-30")."""
-    since, until = params.get("since"), params.get("until")
-    if since and until:
-        return f" on {since}" if since == until else f" from {since} to {until}"
-    if since:
-        return f" since {since}"
-    return f" until {until}" if until else ""
 
 
 _CHANGES = frozenset({"unrealized_pl", "unrealized_pl_pct"})

@@ -1,0 +1,498 @@
+"""The brokerage answers' Markdown, every figure bound to the field it states (issue 29).
+
+``AnswerWriter`` writes one intent's answer from the tool results. Each figure and
+each fact it renders (a price, a share count, a date, a side, a status, an account's
+name) goes through its ``ClaimWriter``, so the answer comes with its claims: the
+pointer into the result the figure comes from, or the formula (``core.claims.Formula``)
+that derives it. Nothing is rendered from a value without saying where it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tooldeck.core.claims import ClaimWriter, Formula, resolve_pointer
+
+__all__ = ["AnswerWriter", "money", "percent"]
+
+POSITIONS = "tool:positions:v1"
+LIST = "tool:positions_list:v1"
+QUOTES = "tool:quotes:v1"
+SUMMARY = "tool:account_summary:v1"
+_PERFORMANCE = "tool:performance:v1"
+_TRANSFERS = "tool:transfers:v1"
+_ACTIVITY = "tool:activity:v1"
+
+
+def money(value: float, *, signed: bool = False) -> str:
+    """``$1,234.50``; with ``signed``, ``+$1,234.50`` / ``-$1,234.50``."""
+    sign = ("+" if value >= 0 else "-") if signed else ("-" if value < 0 else "")
+    return f"{sign}${abs(value):,.2f}"
+
+
+def percent(value: float, *, signed: bool = False) -> str:
+    """``6.20%``; with ``signed``, ``+6.20%`` / ``-6.20%``."""
+    return f"{value:+.2f}%" if signed else f"{value:.2f}%"
+
+
+def number(value: float) -> str:
+    """A share count: ``42``, ``1,200``, ``0.5``."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0")
+
+
+class _PL:
+    """One position with a quote: its values and the formulas that derive them.
+
+    Mirrors ``context.unrealized_pl``: market value and cost rounded to cents, P/L the
+    difference of those, P/L % of the cost to two decimals.
+    """
+
+    def __init__(self, p: Mapping[str, Any], at: str, price: float, price_at: str) -> None:
+        self.account: str = p["account"]
+        self.symbol: str = p["symbol"]
+        self.at = at
+        self.quantity = float(p["quantity"])
+        self.cost_basis = float(p["cost_basis"])
+        self.market_value = round(self.quantity * price, 2)
+        self.cost_value = round(self.quantity * self.cost_basis, 2)
+        self.pl = round(self.market_value - self.cost_value, 2)
+        self.pl_pct = round(self.pl / self.cost_value * 100, 2) if self.cost_value else 0.0
+        self.f_value = Formula(op="product", inputs=(f"{at}/quantity", price_at), decimals=2)
+        self.f_cost = Formula(
+            op="product", inputs=(f"{at}/quantity", f"{at}/cost_basis"), decimals=2
+        )
+        self.f_pl = Formula(op="difference", inputs=(self.f_value, self.f_cost), decimals=2)
+        self.f_pct = Formula(op="percent_of", inputs=(self.f_pl, self.f_cost), decimals=2)
+
+
+class _Total:
+    """The sums of several ``_PL`` rows, with their formulas (P/L % of the summed cost)."""
+
+    def __init__(self, rows: Sequence[_PL]) -> None:
+        self.quantity = sum(r.quantity for r in rows)
+        self.market_value = round(sum(r.market_value for r in rows), 2)
+        self.cost_value = round(sum(r.cost_value for r in rows), 2)
+        self.pl = round(sum(r.pl for r in rows), 2)
+        self.pl_pct = round(self.pl / self.cost_value * 100, 2) if self.cost_value else 0.0
+        self.f_quantity = Formula(op="sum", inputs=tuple(f"{r.at}/quantity" for r in rows))
+        self.f_value = Formula(op="sum", inputs=tuple(r.f_value for r in rows), decimals=2)
+        self.f_cost = Formula(op="sum", inputs=tuple(r.f_cost for r in rows), decimals=2)
+        self.f_pl = Formula(op="sum", inputs=tuple(r.f_pl for r in rows), decimals=2)
+        self.f_pct = Formula(op="percent_of", inputs=(self.f_pl, self.f_cost), decimals=2)
+
+
+class AnswerWriter:
+    """Writes one answer; each public method is an intent's writer.
+
+    Args:
+        data: Each successful result's ``data`` by its source id.
+        params: The routed parameters.
+        names: Account display names by account id.
+        symbols: The symbols the data tracks (the out-of-scope answer lists them).
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        params: Mapping[str, Any],
+        names: Mapping[str, str],
+        symbols: Sequence[str],
+    ) -> None:
+        self.data, self.params, self.names, self.symbols = data, params, names, symbols
+        self.claims = ClaimWriter()
+
+    # -- bound pieces ------------------------------------------------------------------
+
+    def _fig(self, text: str, source: str, at: str, kind: str | None = None) -> str:
+        return self.claims.figure(text, source, at, kind=kind)
+
+    def _derived(self, text: str, source: str, f: Formula, kind: str) -> str:
+        return self.claims.figure(
+            text, source, op=f.op, inputs=f.inputs, decimals=f.decimals, kind=kind
+        )
+
+    def _value(self, source: str, at: str) -> str:
+        """A string field said as itself (a symbol, a side, a status, a timeframe)."""
+        value = resolve_pointer(self.data[source], at)
+        return self.claims.figure(str(value), source, at)
+
+    def _account(self, source: str, at: str) -> str:
+        """An account id field, said by its display name."""
+        account = resolve_pointer(self.data[source], at)
+        return self.claims.figure(self.names.get(account, account), source, at)
+
+    def _date(self, source: str, at: str) -> str:
+        return self.claims.figure(
+            str(resolve_pointer(self.data[source], at))[:10], source, at, kind="date"
+        )
+
+    def _rows(self, source: str) -> list[_PL]:
+        """The positions of ``source`` that have a quote, each with its formulas."""
+        quotes = {q["symbol"]: i for i, q in enumerate(self.data[QUOTES]["quotes"])}
+        out = []
+        for i, p in enumerate(self.data[source]["positions"]):
+            q = quotes.get(p["symbol"])
+            if q is not None:
+                price = float(self.data[QUOTES]["quotes"][q]["price"])
+                out.append(_PL(p, f"/positions/{i}", price, f"{QUOTES}#/quotes/{q}/price"))
+        return out
+
+    # -- scope words -------------------------------------------------------------------
+
+    def _kept(self, symbol: str, account: str, positions: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether a position survives the question's ``exclude_*`` parameters."""
+        params = self.params
+        classes = {p["symbol"]: p.get("asset_class") for p in positions}
+        return not (
+            symbol == params.get("exclude_symbol")
+            or account == params.get("exclude_account")
+            or (
+                params.get("exclude_asset_class")
+                and classes.get(symbol) == params["exclude_asset_class"]
+            )
+        )
+
+    def _without(self) -> str:
+        """The exclusion as words (", not counting ETFs"), or "" when there is none."""
+        params = self.params
+        left_out = [
+            {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}.get(
+                params.get("exclude_asset_class", ""), ""
+            ),
+            params.get("exclude_symbol", ""),
+            self.names.get(params.get("exclude_account", ""), ""),
+        ]
+        said = " or ".join(x for x in left_out if x)
+        return f", not counting {said}" if said else ""
+
+    def _scope(self) -> str:
+        account = self.params.get("account")
+        return self.names.get(account, "all accounts") if account else "all accounts"
+
+    def _window(self, source: str) -> str:
+        """The days ``source``'s result covers, as words (" from 2026-11-01 to 2026-11-30").
+
+        Each day is bound to the ``since``/``until`` the result states it applied.
+        """
+        result = self.data[source]
+        since = self._date(source, "/since") if result.get("since") else None
+        until = self._date(source, "/until") if result.get("until") else None
+        if since and until:
+            return (
+                f" on {since}"
+                if result["since"] == result["until"]
+                else f" from {since} to {until}"
+            )
+        if since:
+            return f" since {since}"
+        return f" until {until}" if until else ""
+
+    # -- the intents -------------------------------------------------------------------
+
+    def out_of_scope(self) -> str:
+        """The graceful answer: what the data can answer instead."""
+        return (
+            "I can't answer that from your brokerage data. I can tell you about your "
+            "holdings and their profit or loss, quotes for the symbols I track "
+            f"({', '.join(self.symbols)}), account values and cash, performance over a "
+            "period, your trades, deposits and withdrawals, and explain topics such as "
+            "Roth IRAs, expense ratios or rebalancing."
+        )
+
+    def quotes(self) -> str:
+        """Each quote: price, its change (the direction as a word bound to the sign) and the previous close."""
+        lines = []
+        for i, q in enumerate(self.data[QUOTES]["quotes"]):
+            at = f"/quotes/{i}"
+            change = Formula(op="abs", inputs=(f"{at}/change",))  # its direction is a word
+            change_pct = Formula(op="abs", inputs=(f"{at}/change_pct",))
+            lines.append(
+                f"**{self._value(QUOTES, f'{at}/symbol')}** ({self._value(QUOTES, f'{at}/name')}) "
+                f"is at **{self._fig(money(q['price']), QUOTES, f'{at}/price', 'money')}**, "
+                f"{self.claims.figure('up' if q['change'] >= 0 else 'down', QUOTES, f'{at}/change', kind='sign')} "
+                f"{self._derived(money(abs(q['change'])), QUOTES, change, 'money')} "
+                f"({self._derived(percent(abs(q['change_pct'])), QUOTES, change_pct, 'percent')}) "
+                f"from the previous close of "
+                f"{self._fig(money(q['previous_close']), QUOTES, f'{at}/previous_close', 'money')}."
+            )  # fmt: skip
+        return "\n\n".join(lines)
+
+    def positions(self) -> str:
+        """One symbol's holdings: shares and average cost per account."""
+        symbol = self.params["symbol"]
+        positions = self.data[POSITIONS]["positions"]
+        if not positions:
+            return f"You do not hold {symbol} in {self._scope()}."
+        lines = [f"Your {symbol} holdings:", ""]
+        for i in range(len(positions)):
+            at = f"/positions/{i}"
+            lines.append(
+                f"- **{self._account(POSITIONS, f'{at}/account')}**: "
+                f"{self._fig(number(positions[i]['quantity']), POSITIONS, f'{at}/quantity', 'quantity')} "
+                f"shares at an average cost of "
+                f"{self._fig(money(positions[i]['cost_basis']), POSITIONS, f'{at}/cost_basis', 'money')} a share."
+            )  # fmt: skip
+        return "\n".join(lines)
+
+    def positions_list(self) -> str:
+        """The positions in scope as a table (their count when none is left out)."""
+        listed = self.data[LIST]["positions"]
+        kept = [i for i, p in enumerate(listed) if self._kept(p["symbol"], p["account"], listed)]
+        scope = self._scope() + self._without()
+        kind = self.params.get("asset_class")
+        if not kept:
+            return f"You hold no {kind or ''} positions in {scope}.".replace("  ", " ")
+        what = f"{kind} positions" if kind else "positions"
+        if len(kept) < len(listed):  # a count of what is left is no data value
+            head = f"Your {what} in {scope}:"
+        else:
+            count = self.claims.figure(str(len(listed)), LIST, op="count", inputs=("/positions",))
+            head = f"You hold {count} {what} in {scope}:"
+        lines = [
+            head,
+            "",
+            "| Account | Symbol | Shares | Avg cost | Class |",
+            "|---|---|---:|---:|---|",
+        ]
+        for i in kept:
+            p, at = listed[i], f"/positions/{i}"
+            lines.append(
+                f"| {self._account(LIST, f'{at}/account')} | {self._value(LIST, f'{at}/symbol')} | "
+                f"{self._fig(number(p['quantity']), LIST, f'{at}/quantity', 'quantity')} | "
+                f"{self._fig(money(p['cost_basis']), LIST, f'{at}/cost_basis', 'money')} | "
+                f"{self._value(LIST, f'{at}/asset_class')} |"
+            )  # fmt: skip
+        return "\n".join(lines)
+
+    def symbol_performance(self) -> str:
+        """One symbol's price and, per account, value, cost and P/L (derived over positions and the quote)."""
+        symbol = self.params["symbol"]
+        quote = self.data[QUOTES]["quotes"][0]
+        change_pct = self._fig(percent(quote["change_pct"], signed=True), QUOTES,
+                               "/quotes/0/change_pct", "percent")  # fmt: skip
+        price = (
+            f"{self._value(QUOTES, '/quotes/0/symbol')} trades at "
+            f"**{self._fig(money(quote['price']), QUOTES, '/quotes/0/price', 'money')}**, "
+            f"{change_pct} today."
+        )
+        rows = self._rows(POSITIONS)
+        if not rows:
+            return f"You do not hold {symbol} in {self._scope()}. {price}"
+        lines = [price, ""]
+        for r in rows:
+            lines.append(
+                f"- **{self._account(POSITIONS, f'{r.at}/account')}**: "
+                f"{self._fig(number(r.quantity), POSITIONS, f'{r.at}/quantity', 'quantity')} shares worth "
+                f"**{self._derived(money(r.market_value), POSITIONS, r.f_value, 'money')}** "
+                f"(cost {self._derived(money(r.cost_value), POSITIONS, r.f_cost, 'money')} at "
+                f"{self._fig(money(r.cost_basis), POSITIONS, f'{r.at}/cost_basis', 'money')} a share): "
+                f"{self._derived(money(r.pl, signed=True), POSITIONS, r.f_pl, 'money')} "
+                f"({self._derived(percent(r.pl_pct, signed=True), POSITIONS, r.f_pct, 'percent')})."
+            )  # fmt: skip
+        if len(rows) > 1:
+            t = _Total(rows)
+            lines.append(
+                f"- **Total**: {self._derived(number(t.quantity), POSITIONS, t.f_quantity, 'quantity')} "
+                f"shares worth **{self._derived(money(t.market_value), POSITIONS, t.f_value, 'money')}**, "
+                f"{self._derived(money(t.pl, signed=True), POSITIONS, t.f_pl, 'money')} "
+                f"({self._derived(percent(t.pl_pct, signed=True), POSITIONS, t.f_pct, 'percent')}) "
+                f"on a cost of {self._derived(money(t.cost_value), POSITIONS, t.f_cost, 'money')}."
+            )  # fmt: skip
+        return "\n".join(lines)
+
+    def portfolio_ranking(self) -> str:
+        """The positions ranked by return, P/L or value; the winner first, then a table."""
+        positions = self.data[LIST]["positions"]
+        rows = self._rows(LIST)
+        if not rows:
+            return f"You hold no positions to rank in {self._scope()}."
+        rows = [r for r in rows if self._kept(r.symbol, r.account, positions)]
+        if not rows:
+            return "You hold no positions to rank once those are left out."
+        direction = self.params.get("direction", "best")
+        by = self.params.get("by", "return")
+        basis = {"value": "market_value", "gain": "pl"}.get(by, "pl_pct")
+        ranked = sorted(rows, key=lambda r: getattr(r, basis), reverse=direction == "best")
+        limit = int(self.params.get("limit") or 5)
+        top = ranked[0]
+
+        def value(r: _PL) -> str:
+            return self._derived(money(r.market_value), LIST, r.f_value, "money")
+
+        def pl(r: _PL) -> str:
+            return self._derived(money(r.pl, signed=True), LIST, r.f_pl, "money")
+
+        def pct(r: _PL) -> str:
+            return self._derived(percent(r.pl_pct, signed=True), LIST, r.f_pct, "percent")
+
+        def who(r: _PL) -> tuple[str, str]:
+            return self._value(LIST, f"{r.at}/symbol"), self._account(LIST, f"{r.at}/account")
+
+        symbol, where = who(top)
+        if by == "value":
+            size = "biggest" if direction == "best" else "smallest"
+            head = f"Your {size} position by market value is **{symbol}** in {where}: {value(top)}."
+        else:
+            kind = "in dollars" if by == "gain" else "by return"
+            head = (
+                f"Your {'best' if direction == 'best' else 'worst'} performer {kind} is "
+                f"**{symbol}** in {where}: {pl(top)} ({pct(top)})."
+            )
+        lines = [head, "", "| Symbol | Account | Value | P/L | P/L % |", "|---|---|---:|---:|---:|"]
+        for r in ranked[:limit]:
+            symbol, where = who(r)
+            lines.append(f"| {symbol} | {where} | {value(r)} | {pl(r)} | {pct(r)} |")
+        return "\n".join(lines)
+
+    def performance(self) -> str:
+        """Each account over the timeframe, and the completed transfers when they were fetched."""
+        perf = self.data[_PERFORMANCE]
+        lines = [f"Performance over {self._value(_PERFORMANCE, '/timeframe')}:", ""]
+        for i, p in enumerate(perf["performance"]):
+            at = f"/performance/{i}"
+            lines.append(
+                f"- **{self._account(_PERFORMANCE, f'{at}/account')}**: "
+                f"{self._fig(percent(p['return_pct'], signed=True), _PERFORMANCE, f'{at}/return_pct', 'percent')} "
+                f"({self._fig(money(p['return_amount'], signed=True), _PERFORMANCE, f'{at}/return_amount', 'money')}), "
+                f"from {self._fig(money(p['start_value']), _PERFORMANCE, f'{at}/start_value', 'money')} "
+                f"to {self._fig(money(p['end_value']), _PERFORMANCE, f'{at}/end_value', 'money')}, with net "
+                f"contributions of {self._fig(money(p['net_contributions']), _PERFORMANCE, f'{at}/net_contributions', 'money')}."
+            )  # fmt: skip
+        transfers = self.data.get(_TRANSFERS)
+        if transfers:
+            lines += [
+                "",
+                f"All completed deposits: {self._fig(money(transfers['total_deposits']), _TRANSFERS, '/total_deposits', 'money')}; "
+                f"withdrawals: {self._fig(money(transfers['total_withdrawals']), _TRANSFERS, '/total_withdrawals', 'money')}.",
+            ]  # fmt: skip
+        return "\n".join(lines)
+
+    def transfers(self) -> str:
+        """The last transfer, or the transfers in scope with their totals."""
+        t = self.data[_TRANSFERS]
+        params = self.params
+        scope = self._scope() + self._window(_TRANSFERS)
+        what = {"deposit": "deposits", "withdrawal": "withdrawals"}.get(
+            params.get("type", ""), "deposits or withdrawals"
+        )
+        if params.get("status"):
+            what = f"{params['status']} {what}"
+        if params.get("method"):
+            what = f"{params['method']} {what}"
+        if not t["transfers"]:
+            return f"No {what} in {scope}."
+        if params.get("limit") == 1:
+            x, at = t["transfers"][0], "/transfers/0"
+            return (
+                f"Your last {what.rstrip('s').replace('deposits or withdrawal', 'transfer')}: "
+                f"{'an' if x['method'][0] in 'AEIOU' else 'a'} {self._value(_TRANSFERS, f'{at}/method')} "
+                f"{self._value(_TRANSFERS, f'{at}/type')} of "
+                f"**{self._fig(money(x['amount']), _TRANSFERS, f'{at}/amount', 'money')}** "
+                f"{'into' if x['type'] == 'deposit' else 'from'} "
+                f"{self._account(_TRANSFERS, f'{at}/account')} on {self._date(_TRANSFERS, f'{at}/timestamp')}, "
+                f"**{self._value(_TRANSFERS, f'{at}/status')}**."
+            )  # fmt: skip
+        lines = [
+            f"Transfers in {scope}: deposits "
+            f"{self._fig(money(t['total_deposits']), _TRANSFERS, '/total_deposits', 'money')}, withdrawals "
+            f"{self._fig(money(t['total_withdrawals']), _TRANSFERS, '/total_withdrawals', 'money')} (completed).",
+            "",
+            "| Date | Account | Type | Method | Amount | Status |",
+            "|---|---|---|---|---:|---|",
+        ]  # fmt: skip
+        for i, x in enumerate(t["transfers"]):
+            at = f"/transfers/{i}"
+            lines.append(
+                f"| {self._date(_TRANSFERS, f'{at}/timestamp')} | {self._account(_TRANSFERS, f'{at}/account')} "
+                f"| {self._value(_TRANSFERS, f'{at}/type')} | {self._value(_TRANSFERS, f'{at}/method')} "
+                f"| {self._fig(money(x['amount']), _TRANSFERS, f'{at}/amount', 'money')} "
+                f"| {self._value(_TRANSFERS, f'{at}/status')} |"
+            )  # fmt: skip
+        return "\n".join(lines)
+
+    def activity(self) -> str:
+        """The last trade, or the trades in scope as a table."""
+        trades = self.data[_ACTIVITY]["trades"]
+        scope = self._scope() + self._window(_ACTIVITY)
+        side = {"BUY": "buys", "SELL": "sells"}.get(self.params.get("side", ""), "trades")
+        what = f"{self.params['symbol']} {side}" if self.params.get("symbol") else side
+        if not trades:
+            return f"No {what} in {scope}."
+
+        def row(i: int) -> tuple[str, ...]:
+            at, t = f"/trades/{i}", trades[i]
+            return (
+                self._date(_ACTIVITY, f"{at}/timestamp"),
+                self._account(_ACTIVITY, f"{at}/account"),
+                self._value(_ACTIVITY, f"{at}/side"),
+                self._value(_ACTIVITY, f"{at}/symbol"),
+                self._fig(number(t["quantity"]), _ACTIVITY, f"{at}/quantity", "quantity"),
+                self._fig(money(t["price"]), _ACTIVITY, f"{at}/price", "money"),
+            )
+
+        if self.params.get("limit") == 1:
+            date, account, side_, symbol, shares, price = row(0)
+            return (
+                f"Your last {what.rstrip('s')}: **{side_}** {shares} {symbol} at {price} in "
+                f"{account} on {date}."
+            )
+        lines = [
+            f"Recent {what} in {scope}:",
+            "",
+            "| Date | Account | Side | Symbol | Shares | Price |",
+            "|---|---|---|---|---:|---:|",
+        ]
+        lines += ["| " + " | ".join(row(i)) + " |" for i in range(len(trades))]
+        return "\n".join(lines)
+
+    def summary(self, *, cash: bool) -> str:
+        """Total value (or cash) in scope, per account; a ranking, or a sum of all but one."""
+        s = self.data[SUMMARY]
+        params = self.params
+        field = "total_cash" if cash else "total_value"
+        index = {a["account"]: i for i, a in enumerate(s["accounts"])}
+
+        def of(account: Mapping[str, Any], name: str) -> str:
+            at = f"/accounts/{index[account['account']]}/{name}"
+            return self._fig(money(account[name]), SUMMARY, at, "money")
+
+        def name(account: Mapping[str, Any]) -> str:
+            return self._account(SUMMARY, f"/accounts/{index[account['account']]}/account")
+
+        accounts = [a for a in s["accounts"] if a["account"] != params.get("exclude_account")]
+        rank = params.get("rank")
+        if rank and accounts:
+            ordered = sorted(accounts, key=lambda a: a[field], reverse=rank == "most")
+            win = ordered[0]
+            lines = [f"**{name(win)}** has the {rank} {'cash' if cash else 'value'}: {of(win, field)}.", ""]  # fmt: skip
+            lines += [f"{i}. {name(a)}: {of(a, field)}" for i, a in enumerate(ordered, start=1)]
+            return "\n".join(lines)
+        if params.get("exclude_account"):  # the all-but-one figure, a sum of the others
+            terms = tuple(f"/accounts/{index[a['account']]}/{field}" for a in accounts)
+            total_f = Formula(op="sum", inputs=terms, decimals=2)
+            total = self._derived(money(round(sum(a[field] for a in accounts), 2)), SUMMARY, total_f, "money")  # fmt: skip
+        else:
+            total = self._fig(money(s[field]), SUMMARY, f"/{field}", "money")
+        lines = []
+        for a in accounts:
+            if cash:
+                lines.append(
+                    f"- **{name(a)}**: {of(a, 'total_cash')} cash, of which "
+                    f"{of(a, 'settled_cash')} is settled."
+                )
+            else:
+                lines.append(
+                    f"- **{name(a)}**: {of(a, 'total_value')} ({of(a, 'market_value')} "
+                    f"invested, {of(a, 'total_cash')} cash)."
+                )
+        head = f"Cash: **{total}**" if cash else f"Total value: **{total}**"
+        return f"{head} in {self._scope()}{self._without()}.\n\n" + "\n".join(lines)
+
+    def facts(self) -> str:
+        """A fact: its title, its text as written, its source."""
+        return (
+            f"**{self._value('tool:facts:v1', '/title')}**\n\n"
+            f"{self._value('tool:facts:v1', '/snippet')}\n\n"
+            f"_Source: {self._value('tool:facts:v1', '/source')}_"
+        )
