@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -340,7 +341,19 @@ def test_a_ranking_answer_is_a_table_and_a_waiting_call_is_a_question(
     expect(answer.locator("table.md th.num").last).to_have_text("P/L %")
     expect(answer.locator("table.md tbody tr").first).to_contain_text("NVDA")
     assert "|---" not in answer.inner_text()  # no raw pipes left
-    shot(page, "chat-table")
+    # each figure is bound (answer.claims): highlighted, its source and formula on hover
+    first_pl = answer.locator("table.md tbody tr").first.locator("td").nth(3).locator(".claim")
+    expect(first_pl).to_have_attribute("data-source", "tool:positions_list:v1")
+    title = first_pl.get_attribute("data-tip") or ""
+    assert title.startswith("tool:positions_list:v1 = difference(product(") and (
+        "tool:quotes:v1#/quotes/" in title
+    ), title
+    symbol = answer.locator("table.md tbody tr").first.locator("td").first.locator(".claim")
+    expect(symbol).to_have_attribute(
+        "data-tip", re.compile(r"^tool:positions_list:v1 /positions/\d+/symbol$")
+    )
+    first_pl.hover()
+    shot(page, "chat-claim-hover")
 
     page.goto(f"{server.url}/tools/t/shell")
     page.fill("#f-command", "echo asked")

@@ -49,7 +49,7 @@ function runView(ctx, ask) {
   };
   const completed = (answer) => {
     const parts = [h("p", {}, "Grounding: ", verdictBadge(answer.grounding), " ",
-      h("span", { class: "muted" }, `${answer.mode}${answer.model ? " · " + answer.model : ""}${answer.intent ? " · " + answer.intent : ""} · confidence ${answer.confidence}`)), answerView(answer.answer_markdown)];
+      h("span", { class: "muted" }, `${answer.mode}${answer.model ? " · " + answer.model : ""}${answer.intent ? " · " + answer.intent : ""} · confidence ${answer.confidence}`)), answerView(answer.answer_markdown, answer.claims || [])];
     if (answer.citations.length) parts.push(h("p", { id: "citations" }, "Sources: ", ...answer.citations.map((c) => h("code", { class: "citation" }, c))));
     for (const f of answer.grounding.findings || []) parts.push(h("div", { class: "toast" }, f.message || JSON.stringify(f)));
     if (answer.needs_clarification && answer.clarifying_question) parts.push(clarify(answer.clarifying_question, ask));

@@ -127,6 +127,6 @@ function answerPanel(answer) {
   return h("div", { class: "panel" }, h("h2", {}, "Answer"),
     h("p", {}, "Grounding: ", verdictBadge(g), h("span", { class: "muted" }, ` ${g.numbers_checked} numbers and ${g.citations_checked} citations checked · ${answer.mode}${answer.intent ? " · " + answer.intent : ""}`)),
     ...(g.findings || []).map((f) => h("div", { class: "toast" }, f.message || JSON.stringify(f))),
-    answerView(answer.answer_markdown),
+    answerView(answer.answer_markdown, answer.claims || []),
     answer.citations.length ? h("p", { id: "citations" }, "Sources: ", ...answer.citations.map((c) => h("code", { class: "citation" }, c))) : null);
 }
