@@ -16,12 +16,50 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from tooldeck.core.intents import ClarifyingQuestion, Route
 from tooldeck.core.names import closest_names
 from tooldeck.packs.brokerage.data import TIMEFRAMES, BrokerageData
+from tooldeck.packs.brokerage.vocabulary import (
+    _ACCOUNT_RANK,
+    _ACTIVITY,
+    _ADVICE,
+    _ASSET_WORDS,
+    _BY_GAIN,
+    _BY_VALUE,
+    _CASH,
+    _COVERS,
+    _DATA_WORDS,
+    _DEFINITION,
+    _EXCLUDE,
+    _FILTERS,
+    _HOLDING,
+    _INTENT_BY_LABEL,
+    _INTENT_LABELS,
+    _LIST,
+    _MINE,
+    _NAME_TAILS,
+    _ONE,
+    _OUT_OF_SCOPE,
+    _PERFORMANCE,
+    _PRICE,
+    _PRONOUN,
+    _RANKING,
+    _STOPWORDS,
+    _TIMEFRAME_WORDS,
+    _TOP_N,
+    _TRANSFERS,
+    _VALUE,
+    _WORST,
+    _first,
+    _limit,
+    _normalize,
+    _search,
+    _split_parts,
+    _window,
+)
 
 __all__ = ["INTENT_PARAMS", "QuestionRouter"]
 
@@ -45,308 +83,6 @@ INTENT_PARAMS: dict[str, tuple[str, ...]] = {
     "out_of_scope": (),
 }  # fmt: skip
 """The parameters each intent takes; a route carries only these."""
-
-_INTENT_LABELS = {
-    "account_value": "account value",
-    "cash_balance": "cash balance",
-    "positions_list": "holdings",
-    "performance": "performance",
-    "portfolio_ranking": "best and worst holdings",
-    "activity": "recent trades",
-    "transfers": "deposits and withdrawals",
-    "quotes": "a quote",
-    "facts": "an explanation of a topic",
-}
-
-_INTENT_BY_LABEL = {label: intent for intent, label in _INTENT_LABELS.items()}
-"""A clarifying question's options are labels; the answer comes back as one of them."""
-
-_TIMEFRAME_WORDS: tuple[tuple[str, str], ...] = (
-    (r"year[- ]to[- ]date|\bytd\b|this year|so far this year|since (?:january|jan\b|the start of the year)", "YTD"),
-    (r"all[- ]time|since inception|since (?:i|we) (?:opened|started|began)|since the (?:beginning|start)|\bever\b|lifetime|\ball\b(?= (?:of )?(?:the )?time)", "ALL"),
-    (r"\btoday\b|\b1 ?d\b|one day|1-day|since yesterday|past day|last day|24 hours|\bdaily\b", "1D"),
-    (r"this week|past week|last week|\b1 ?w\b|one week|1-week|7 days|seven days|\bweekly\b", "1W"),
-    (r"(?:3|three) months|90 days|quarter|\b3 ?m\b|3-month", "3M"),
-    (r"this month|past month|last month|\b1 ?m\b|one month|1-month|30 days|\bmonthly\b", "1M"),
-    (r"past year|last year|\b1 ?y\b|one year|1-year|12 months|twelve months|\bannual|trailing year|52 weeks", "1Y"),
-)  # fmt: skip
-
-_ASSET_WORDS: tuple[tuple[str, str], ...] = (
-    (r"\bstocks?\b|\bequit(?:y|ies)\b|individual companies", "stocks"),
-    (r"\betfs?\b|index funds?|exchange[- ]traded", "etf"),
-    (r"\bbonds?\b|fixed income|treasur(?:y|ies)(?! bills?)", "bonds"),
-    (r"money market|cash equivalents?|t-?bills?|treasury bills?", "cash"),
-)
-
-_WORST = r"\bworst|\bbottom\b|biggest los|largest los|\blosers?\b|\blagg|\bweakest|\blowest|underperform|\blosing\b|least|dragging|\bdown the most|lost the most"
-_BEST = r"\bbest\b|\btop\b|biggest gain|largest gain|\bwinners?\b|\bleading|\bleaders?\b|strongest|highest|outperform|\bmost\b|gained the most|\bup the most"
-
-_RANKING = r"\bbest\b|\bworst\b|\btop\b|\bbottom\b|biggest (?:gain|los|winner)|largest (?:gain|los)|\bwinners?\b|\blosers?\b|\brank|leader|laggard|lagging|strongest|weakest|outperform|underperform|the most|most profitable|least profitable|which (?:of my )?(?:holdings?|positions?|stocks?|etfs?|investments?)\b.*\b(?:gain|los|up|down|perform|doing|made|return)"
-_TRANSFERS = r"\bwires?\b|money did (?:i|we) move|\bmove(?:d)? money|deposit|withdr[ae]w|\btransfer|\bwire\b|\bach\b|\bfunded\b|fund(?:ed)? my|moved money|(?<!most )money (?:in|out)|put in|took out|added money|contribution|contributed"
-_ACTIVITY = r"\btrades?\b|\btraded\b|\bbought\b|\bbuys?\b|\bsold\b|\bsells?\b|\bsell\b|purchase|\borders?\b|\bactivity\b|transactions?|\bexecuted\b|\bfills?\b"
-_CASH = r"\bcash\b|buying power|\bsettled\b|uninvested|available to (?:invest|trade|withdraw|spend)|\bsweep\b|spendable"
-_VALUE = r"\bworth\b|\bvalues?\b|\bbalances?\b|net worth|how much (?:money )?(?:do i have|is in|have i got|is my|are my)|\btotal\b|\bsize of\b|how big"
-_PERFORMANCE = r"\breturns?\b|perform|\bdoing\b|how (?:did|has|have|is|are) .*\bdo(?:ne|ing)?\b|\bgain|\bgrow|\bgrew\b|\bp ?/ ?l\b|\bp&l\b|profit|\bmade\b|\bearn|\bup or down\b|\bdown\b|\bup\b|\blost\b|\blos[es]|in the (?:green|red)"
-_PRICE = r"\bprice|\bquote|trading at|trades? at|\bcost(?:s)? now|share price|\bticker\b|how much is (?:a share of |one share of )?(?!my\b)[a-z]+(?: stock| shares?)?\b(?:\?| (?:today|now|right now|currently|trading))|how much does .* cost|stock at\b|\bchange today\b|moving today|\btrading\b|what(?:'s| is) [a-z]+ at\b"
-_HOLDING = r"how many shares|\bshares\b|\bown\b|\bhold\b|\bholding\b|position|cost basis|average cost|avg cost|bought at|\bstake\b|exposure"
-_LIST = r"\beverything\b|what(?:'s| is) in my|which (?:stocks|etfs|bonds|funds)\b|\bholdings\b|\bpositions\b|what do i own|what am i invested in|invested in|\blist\b|show (?:me )?(?:all )?my|allocation|breakdown|\bportfolio\b|what (?:stocks|etfs|bonds|funds) do i|\bmy (?:stocks|etfs|bonds|funds|investments)\b"
-_DEFINITION = r"^(?:what(?:'s| is| are)(?!.*\bmy\b)|explain|how (?:does|do|are|is)(?! my\b)(?!.*\bmy\b)|tell me about|define|meaning of|difference between|should i|why (?:do|should|would)|when should|is it (?:good|better|wise)|what does|can you explain|help me understand|teach me|pros and cons)"
-_MINE = r"\bmy\b|\bi\b|\bi'?ve\b|\bme\b"
-
-_DATA_WORDS = (
-    r"\b(?:worth|value|balance|returns?|holdings|positions|trades|deposits?|buying power)\b|\bi (?:own|hold|have)\b|\bdo i\b|"
-    + _RANKING
-)
-
-_STOPWORDS = frozenset(
-    [
-        "A",
-        "I",
-        "AN",
-        "AND",
-        "ARE",
-        "AS",
-        "AT",
-        "BE",
-        "BY",
-        "DO",
-        "ETF",
-        "ETFS",
-        "FOR",
-        "HOW",
-        "IF",
-        "IN",
-        "IRA",
-        "IS",
-        "IT",
-        "ME",
-        "MY",
-        "OF",
-        "ON",
-        "OR",
-        "ROTH",
-        "SO",
-        "THE",
-        "TO",
-        "UP",
-        "US",
-        "WE",
-        "YTD",
-        "ACH",
-        "USD",
-        "PL",
-        "CEO",
-        "IPO",
-        "RMD",
-        "ALL",
-        "ANY",
-        "HAS",
-        "HAD",
-        "WAS",
-        "WHAT",
-        "WHO",
-        "WHY",
-        "CAN",
-        "OK",
-        "SP",
-        "NOW",
-        "DAY",
-        "YEAR",
-    ]
-)
-
-
-_TYPOS = {
-    "csh": "cash", "cahs": "cash", "prce": "price", "pirce": "price", "yr": "year",
-    "yrs": "years", "acct": "account", "accts": "accounts", "acount": "account",
-    "acros": "across", "accross": "across", "hw": "how", "hav": "have", "r": "are",
-    "u": "you", "pls": "please", "plz": "please", "whats": "what's", "hows": "how's",
-    "$": "money", "ira's": "ira", "etf's": "etfs", "perfomance": "performance",
-    "preformance": "performance", "balanc": "balance", "postions": "positions",
-    "holdigns": "holdings", "deposti": "deposit", "withdrawl": "withdrawal",
-    "withdrawls": "withdrawals",
-}  # fmt: skip
-"""Misspellings and shorthands users write, fixed word by word before routing."""
-
-_OUT_OF_SCOPE = (
-    r"\bweather\b|\bforecast\b|\brain\b|\bbitcoin\b|\bbtc\b|\bethereum\b|\beth\b|\bcrypto|"
-    r"dogecoin|\bnews\b|\bheadlines?\b|\bflights?\b|\bhotel|\bjoke\b|\bwon the\b|\bgame\b|"
-    r"\bscore\b|\bmortgage|\brent\b|\bhouse\b|\bdow\b|\bnasdaq\b|s&p 500 index|\bthe index\b|"
-    r"\bgdp\b|\binflation\b|\blunch\b|\bdinner\b|\brecipe|\bchecking\b|\bsavings account\b|"
-    r"transfer \$?\d|\bsend money\b|\bpay my\b|\bsolana\b|\bcardano\b|\bxrp\b|"
-    r"litecoin|\bcoins?\b|open (?:a |an )?(?:new )?account|close my account|"
-    r"how do i (?:sign up|log ?in|reset)"
-)
-"""Questions the brokerage data cannot answer: said plainly, with what it can answer."""
-
-_EXCLUDE = (
-    r"\b(?:not|isn't|aren't|excluding|exclude|except(?: for)?|besides|other than|apart from|"
-    r"without|outside(?: of)?|leaving out|minus|but)\b|\bnon-?(?=[a-z])"
-)
-_TYPES = (
-    (r"\bdeposit|\bput in\b|\badded money\b|\bfunded\b|\bmoney in\b", "deposit"),
-    (r"\bwithdr[ae]w|\btook out\b|\bmoney out\b|\bpulled out\b", "withdrawal"),
-)
-_SIDES = (
-    (r"\bbuys?\b|\bbought\b|\bpurchase", "BUY"),
-    (r"\bsells?\b|\bsold\b", "SELL"),
-)
-_STATUSES = (
-    (r"\bpending\b|\bin progress\b|\bnot (?:yet )?(?:arrived|cleared)", "pending"),
-    (r"\bfailed\b|\brejected\b|\breturned\b|\bbounced\b", "failed"),
-    (r"\bcompleted\b|\bcleared ones\b", "completed"),
-)
-_FILTERS = {
-    "side": _SIDES,
-    "type": _TYPES,
-    "method": ((r"\bach\b", "ACH"), (r"\bwires?\b", "Wire")),
-    "status": _STATUSES,
-}
-"""Filters of trades and transfers, read from the question's words."""
-_BY_VALUE = (
-    r"\bbiggest\b|\blargest\b|\bsmallest\b|\bworth the (?:most|least)\b|by (?:market )?value|"
-    r"most valuable|least valuable|biggest to smallest|largest to smallest|the most money in|"
-    r"(?:value|worth) of (?:my |all my )?(?:etfs|stocks|bonds|funds)"
-)
-_BY_GAIN = (
-    r"in dollars|made me the most|most money (?:made|gained|earned)|"
-    r"\bbiggest (?:winners?|losers?|gains?|loss(?:es)?)|dollar (?:gain|loss)"
-)
-_ACCOUNT_RANK = (
-    r"which (?:of my )?(?:account|acct)s?\b|(?:biggest|largest|smallest) account|"
-    r"accounts? (?:is |are )?worth the (?:most|least)|rank (?:my )?accounts|"
-    r"where do i have the (?:most|least)|which (?:one )?is (?:the )?(?:highest|lowest|biggest)"
-)
-_MONTHS = {
-    m: i for i, names in enumerate(
-        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-         ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-         ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
-         ("dec", "december")], start=1)
-    for m in names
-}  # fmt: skip
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
-_SPLIT = re.compile(
-    r"\?\s+(?=\S)|;\s*|,?\s+(?:and\s+)?also\s+|,?\s+and\s+(?=(?:what|what's|whats|how|how's|"
-    r"which|show|tell|list|give|my|when|did|do|is|are|also)\b)",
-    re.IGNORECASE,
-)
-_ONE = (
-    r"\b(?:last|latest|most recent)\b(?! (?:week|month|year)\b)(?! \w+ (?:days?|weeks?|months?))|"
-    r"\bcleared\b|\bgone through\b|\bgo through\b|\barrived?\b"
-)
-"""Words asking for the one most recent transfer or trade ("my last deposit")."""
-_ADVICE = (
-    r"^(?:how should i think about|what should i know about|is it a good idea|any tips on|"
-    r"how do (?:fees|expense)|what should i do about)"
-)
-_TOP_N = r"\b(?:top|bottom) \w+ (?:positions?|holdings?|stocks?|etfs?|performers?|investments?)\b"
-_NAME_TAILS = frozenset(
-    {"ira", "account", "acct", "brokerage", "one", "funds", "fund", "stocks", "etfs", "shares"}
-)
-"""Words that end an account's or a holding's name ("roth ira", "joint account")."""
-_PRONOUN = (
-    r"\b(?:it|its|they|them|there|those|that one|the same)\b|"
-    r"^how many (?:do|did|does) (?:i|we) (?:own|hold|have)$"
-)
-_COVERS = {"symbol_performance": frozenset({"positions", "quotes"})}
-"""Intents whose answer covers other intents' for the same parameters."""
-
-
-def _normalize(question: str) -> str:
-    """Lower case, one space, the usual misspellings fixed (``_TYPOS``)."""
-    words = question.lower().replace("’", "'").split()
-    return " ".join(_TYPOS.get(w.strip("?.,!"), w) for w in words)
-
-
-def _number(word: str) -> int | None:
-    return int(word) if word.isdigit() else _NUMBERS.get(word)
-
-
-def _day(month: str, day: str | None, today: date, *, end: bool = False) -> date:
-    """A day of ``month`` (this year, or last year when it is still to come)."""
-    m = _MONTHS[month]
-    year = today.year if m <= today.month else today.year - 1
-    last = (date(year + (m == 12), m % 12 + 1, 1) - timedelta(days=1)).day
-    if day:  # "feb 30" is read as the month's last day, "nov 0" as its first
-        return date(year, m, min(max(int(day), 1), last))
-    return date(year, m, last if end else 1)
-
-
-def _window(q: str, today: date) -> tuple[date | None, date | None]:
-    """The days a question's words name (``since``, ``until``), relative to ``today``."""
-    md = rf"({_MONTH})\.?\s*(\d{{1,2}})?(?:st|nd|rd|th)?"
-    between = re.search(rf"between {md} and {md}", q)
-    if between:
-        a, b = between.groups()[:2], between.groups()[2:]
-        return _day(a[0], a[1], today), _day(b[0], b[1], today, end=True)
-    since = re.search(rf"\b(?:since|from|after) {md}", q)
-    if since:
-        return _day(since.group(1), since.group(2), today), None
-    before = re.search(rf"\bbefore {md}", q)
-    if before:
-        return None, _day(before.group(1), before.group(2), today) - timedelta(days=1)
-    month = re.search(rf"\bin ({_MONTH})\b", q)
-    if month:
-        return _day(month.group(1), None, today), _day(month.group(1), None, today, end=True)
-    year = re.search(r"\bin (20\d\d)\b", q)
-    if year:
-        y = int(year.group(1))
-        return date(y, 1, 1), date(y, 12, 31)
-    recent = re.search(r"\b(?:last|past) (\w+) (day|week)s?\b", q)
-    count = _number(recent.group(1)) if recent else None
-    if recent and count:
-        days = min(count * (7 if recent.group(2) == "week" else 1), 36_500)
-        return today - timedelta(days=days), None
-    monday = today - timedelta(days=today.weekday())
-    first = today.replace(day=1)
-    previous = (first - timedelta(days=1)).replace(day=1)
-    for pattern, window in (
-        (r"\btoday\b", (today, today)),
-        (r"\byesterday\b", (today - timedelta(days=1), today - timedelta(days=1))),
-        (r"\bthis week\b", (monday, None)),
-        (r"\blast week\b", (monday - timedelta(days=7), monday - timedelta(days=1))),
-        (r"\bpast week\b", (today - timedelta(days=7), None)),
-        (r"\bthis month\b", (first, None)),
-        (r"\blast month\b", (previous, first - timedelta(days=1))),
-        (r"\bpast month\b", (today - timedelta(days=30), None)),
-        (r"\bthis year\b|\bytd\b|year to date", (date(today.year, 1, 1), None)),
-        (r"\blast year\b", (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))),
-    ):
-        if _search(pattern, q):
-            return window
-    return None, None
-
-
-def _limit(q: str) -> int | None:
-    """How many rows a question asks for: "top 3", "last 2 trades", "my last deposit"."""
-    count = re.search(
-        r"\b(?:top|last|first|bottom|worst|best|biggest|largest|smallest)\s+(\w+)\b(?!\s+(?:days?|weeks?|months?|years?))",
-        q,
-    )
-    if count and _number(count.group(1)):
-        return _number(count.group(1))
-    count = re.search(r"\b(\w+) (?:biggest|largest|smallest|best|worst)\b", q)
-    if count and _number(count.group(1)):
-        return _number(count.group(1))
-    return None
-
-
-def _split_parts(question: str) -> list[str]:
-    """The parts of a question in several parts ("AAPL's price and my cash")."""
-    parts = [p.strip(" ,.?") for p in _SPLIT.split(question)]
-    return [p for p in parts if len(p.split()) >= 2]
-
-
-def _search(pattern: str, text: str) -> bool:
-    return re.search(pattern, text) is not None
-
-
-def _first(table: tuple[tuple[str, str], ...], text: str) -> str | None:
-    """The value of the first (pattern, value) of ``table`` whose pattern is in ``text``."""
-    return next((value for pattern, value in table if _search(pattern, text)), None)
 
 
 class QuestionRouter:
