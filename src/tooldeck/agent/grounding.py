@@ -715,7 +715,8 @@ def check_grounding(
             pointer in a cited result, and a figure that holds is not matched again.
         bound: Every figure of the answer is meant to be among ``claims`` (a writer that
             binds as it writes): a number outside them is an ``unbound_figure``, not
-            matched against the data by the rules.
+            matched against the data by the rules, unless the question states it. A
+            claim's formula may take numbers only from the question.
 
     Returns:
         The findings: citations that are no successful result's source_id, numbers no
@@ -756,9 +757,15 @@ def check_grounding(
             )
     unclaimed = list(markdown)
     aliases = {name: value for name, (_, value) in (subjects or {}).items()}
+    asked = {round(value, 6) for value, _, _ in _numbers(question or "")}
+    asked |= {
+        float(_COUNTS[w]) for w in re.findall(r"[a-z]+", (question or "").lower()) if w in _COUNTS
+    }
     for figure in claims:
         start, end = figure.span
         problems = check_claims(markdown, [figure], results, aliases)
+        problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
+                     "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
         uncited = sorted(figure.sources() - set(cited))
         if uncited:
             problems.insert(0, f"{markdown[start:end]!r} is bound to {', '.join(uncited)}, "
@@ -798,6 +805,8 @@ def check_grounding(
     blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
     for claim in _claims(text, blank, evidence):
         checked += 1
+        if bound and round(claim.value, 6) in asked:
+            continue  # the question's own number, said back ("10 shares of AAPL cost ...")
         if bound:
             findings.append(
                 Finding(

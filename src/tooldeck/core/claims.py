@@ -51,7 +51,9 @@ class Formula(BaseModel):
     An input is a JSON pointer into the claim's own result (``/quotes/0/price``), a
     pointer into the last successful result of another source, written as a URI
     fragment after its source id (``tool:quotes:v1#/quotes/0/price``, RFC 6901 §6),
-    or a nested formula: P/L is ``difference(product(q, price), product(q, cost))``.
+    a nested formula (P/L is ``difference(product(q, price), product(q, cost))``), or a
+    number the question gave ("10 shares": ``product(10, price)``; the grounding check
+    holds it to the question's numbers).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -60,7 +62,7 @@ class Formula(BaseModel):
     """``sum``; ``product``; ``difference`` (first minus the rest); ``percent_of`` (first
     as a percentage of the second); ``abs`` (a change whose direction is said in words:
     "down $1.50"); ``count`` (the length of the list at the one input)."""
-    inputs: tuple[str | Formula, ...]
+    inputs: tuple[str | float | Formula, ...]
     """What ``op`` is applied to (see the class docstring)."""
     decimals: int | None = None
     """The result rounded to this many decimals, as the writer computed it (cents: 2);
@@ -92,7 +94,7 @@ class Claim(BaseModel):
     a derived figure."""
     op: Op | None = None
     """A derived figure: see ``Formula.op``."""
-    inputs: tuple[str | Formula, ...] = Field(default=())
+    inputs: tuple[str | float | Formula, ...] = Field(default=())
     """What ``op`` is applied to: see ``Formula.inputs``."""
     decimals: int | None = None
     """The derived figure's rounding: see ``Formula.decimals``."""
@@ -106,14 +108,21 @@ class Claim(BaseModel):
 
     def sources(self) -> set[str]:
         """Every source id the claim reads: its own and those its inputs name."""
-        out = {self.source_id}
-        stack: list[str | Formula] = list(self.inputs)
+        return {self.source_id} | {i.split("#", 1)[0] for i in self._leaves(str) if "#" in i}
+
+    def literals(self) -> list[float]:
+        """The numbers its formula takes from the question (``Formula.inputs``)."""
+        return [float(i) for i in self._leaves(float)]
+
+    def _leaves(self, kind: type) -> list[Any]:
+        stack: list[str | float | Formula] = list(self.inputs)
+        out = []
         while stack:
             item = stack.pop()
             if isinstance(item, Formula):
                 stack.extend(item.inputs)
-            elif not item.startswith("/") and "#" in item:
-                out.add(item.split("#", 1)[0])
+            elif isinstance(item, kind) and not isinstance(item, bool):
+                out.append(item)
         return out
 
 
@@ -165,7 +174,7 @@ class ClaimWriter:
         *,
         kind: str | None = None,
         op: Op | None = None,
-        inputs: Sequence[str | Formula] = (),
+        inputs: Sequence[str | float | Formula] = (),
         decimals: int | None = None,
     ) -> str:
         """A placeholder for ``rendered`` (``$228.42``), bound to ``pointer`` in ``source_id``.
@@ -223,10 +232,12 @@ class _Results:
         self.by_source = {r.source_id: r for r in ok if r.source_id}
         self.by_id = {r.metadata.request_id: r for r in ok if r.metadata.request_id}
 
-    def value(self, own: ToolResult, ref: str | Formula) -> Any:
-        """The value an input names: a pointer, ``<source_id>#<pointer>``, or a formula."""
+    def value(self, own: ToolResult, ref: str | float | Formula) -> Any:
+        """The value an input names: a pointer, ``<source_id>#<pointer>``, a formula, a number."""
         if isinstance(ref, Formula):
             return self.derive(own, ref.op, ref.inputs, ref.decimals)
+        if isinstance(ref, int | float):
+            return float(ref)
         if ref.startswith("/") or ref == "":
             return resolve_pointer(own.data, ref)
         source, _, pointer = ref.partition("#")
@@ -236,7 +247,11 @@ class _Results:
         return resolve_pointer(other.data, pointer)
 
     def derive(
-        self, own: ToolResult, op: Op, inputs: Sequence[str | Formula], decimals: int | None
+        self,
+        own: ToolResult,
+        op: Op,
+        inputs: Sequence[str | float | Formula],
+        decimals: int | None,
     ) -> float:
         if op == "count":
             listed = self.value(own, inputs[0])
@@ -257,16 +272,16 @@ class _Results:
         return out if decimals is None else round(out, decimals)
 
 
-def _number_at(value: Any, where: str | Formula) -> float:
+def _number_at(value: Any, where: str | float | Formula) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{_show(where)} is {value!r}, not a number")
     return float(value)
 
 
-def _show(ref: str | Formula) -> str:
+def _show(ref: str | float | Formula) -> str:
     if isinstance(ref, Formula):
         return f"{ref.op}({', '.join(_show(i) for i in ref.inputs)})"
-    return ref
+    return ref if isinstance(ref, str) else f"{ref:g}"
 
 
 def _words(text: str) -> str:

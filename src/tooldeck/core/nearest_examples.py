@@ -64,17 +64,23 @@ class NearestExamples:
         mask: Words replaced by one placeholder before anything is counted (the data's
             symbols, account names): "what is AAPL at" and "what is MSFT at" are then
             the same question.
+        same: A question this similar (cosine) to one example is that example's intent
+            alone; below it, the ``k`` nearest vote, each by its similarity squared.
 
     Raises:
         ValueError: ``examples`` is empty.
     """
 
     def __init__(
-        self, examples: Sequence[tuple[str, str]], k: int = 7, mask: Iterable[str] = ()
+        self,
+        examples: Sequence[tuple[str, str]],
+        k: int = 7,
+        mask: Iterable[str] = (),
+        same: float = 0.85,
     ) -> None:
         if not examples:
             raise ValueError("NearestExamples needs at least one labelled example")
-        self.k = k
+        self.k, self.same = k, same
         self.mask = frozenset(m.lower() for m in mask)
         self.intents = [intent for _, intent in examples]
         counted = [_features(q, self.mask) for q, _ in examples]
@@ -104,11 +110,13 @@ class NearestExamples:
         if not scores:
             return Reading(None, 0.0, 0.0, None)
         nearest = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[: self.k]
+        if nearest[0][1] >= self.same:  # the question is (nearly) a labelled one
+            nearest = nearest[:1]
         votes: dict[str, float] = defaultdict(float)
         best: dict[str, float] = {}
         for i, score in nearest:
             intent = self.intents[i]
-            votes[intent] += score
+            votes[intent] += score * score  # the nearest count most
             best[intent] = max(best.get(intent, 0.0), score)
         ranked = sorted(votes.items(), key=lambda kv: kv[1], reverse=True)
         total = sum(votes.values()) or 1.0

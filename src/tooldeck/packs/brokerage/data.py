@@ -6,6 +6,7 @@ an edited file is reloaded on the next call (hot reload).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -31,10 +32,22 @@ __all__ = [
     "Quote",
     "Trade",
     "Transfer",
+    "shipped_examples",
 ]
 
 DEFAULT_DATA_PATH = Path(__file__).parent / "data" / "brokerage.json"
 """The data file shipped with the package."""
+EXAMPLES_PATH = Path(__file__).parent / "data" / "examples.tsv"
+"""Labelled questions (``question<TAB>intent`` per line) for the router's second reading;
+written from ``tests/packs/router_questions.py`` (``python tests/packs/router_questions.py``)."""
+
+
+@functools.cache
+def shipped_examples() -> tuple[tuple[str, str], ...]:
+    """The labelled questions of ``EXAMPLES_PATH`` as ``(question, intent)`` pairs."""
+    lines = EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    return tuple((q, i) for q, _, i in (line.partition("\t") for line in lines) if q and i)
+
 
 AssetClass = Literal["stocks", "etf", "bonds", "cash"]
 ASSET_CLASSES: tuple[str, ...] = ("stocks", "etf", "bonds", "cash")

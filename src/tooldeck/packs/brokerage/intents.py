@@ -20,9 +20,10 @@ def brokerage_intents() -> list[Intent]:
     """Intents → tool plans.
 
     The seed's single-tool intents, plus the composite symbol_performance,
-    portfolio_ranking (quotes for every held symbol, not only the first) and
-    performance with transfers; ``out_of_scope`` calls nothing (the answer says what
-    the data can answer). Exclusions (``exclude_*``) and rankings of accounts (``rank``)
+    portfolio_ranking, class_total and portfolio_pl (quotes for every held symbol, not
+    only the first), portfolio_share (with the account summary's cash) and performance
+    with transfers; ``out_of_scope`` calls nothing (the answer says what the data can
+    answer). Exclusions (``exclude_*``) and rankings of accounts (``rank``)
     are applied when composing, over the unfiltered results.
     """
     acct = ("account",)
@@ -73,6 +74,40 @@ def brokerage_intents() -> list[Intent]:
             required=("symbol",),
         ),
         Intent("out_of_scope", ()),
+        Intent(
+            "cost_of_shares",
+            (IntentStep("get_quotes", params=("symbol",)),),
+            required=("symbol", "quantity"),
+        ),
+        Intent(
+            "portfolio_share",
+            (
+                IntentStep("get_positions_list", params=acct),
+                IntentStep("get_quotes", build=_held_symbols),
+                IntentStep("get_account_summary", params=acct),
+            ),
+            required=("symbol",),
+        ),
+        Intent(
+            "account_comparison",
+            (IntentStep("get_account_summary"),),
+            required=("account", "other_account"),
+        ),
+        Intent(
+            "class_total",
+            (
+                IntentStep("get_positions_list", params=("asset_class", *acct)),
+                IntentStep("get_quotes", build=_held_symbols),
+            ),
+            required=("asset_class",),
+        ),
+        Intent(
+            "portfolio_pl",
+            (
+                IntentStep("get_positions_list", params=acct),
+                IntentStep("get_quotes", build=_held_symbols),
+            ),
+        ),
         Intent(
             "portfolio_ranking",
             (

@@ -21,6 +21,13 @@ _INTENT_LABELS = {
     "transfers": "deposits and withdrawals",
     "quotes": "a quote",
     "facts": "an explanation of a topic",
+    "positions": "the shares you hold",
+    "symbol_performance": "a holding's value and profit",
+    "cost_of_shares": "the cost of buying shares",
+    "portfolio_share": "a holding's share of the portfolio",
+    "account_comparison": "two accounts compared",
+    "class_total": "the value of a class of holdings",
+    "portfolio_pl": "the profit or loss of all holdings",
 }
 
 _INTENT_BY_LABEL = {label: intent for intent, label in _INTENT_LABELS.items()}
@@ -31,7 +38,7 @@ _TIMEFRAME_WORDS: tuple[tuple[str, str], ...] = (
     (r"all[- ]time|since inception|since (?:i|we) (?:opened|started|began)|since the (?:beginning|start)|\bever\b|lifetime|\ball\b(?= (?:of )?(?:the )?time)", "ALL"),
     (r"\btoday\b|\b1 ?d\b|one day|1-day|since yesterday|past day|last day|24 hours|\bdaily\b", "1D"),
     (r"this week|past week|last week|\b1 ?w\b|one week|1-week|7 days|seven days|\bweekly\b", "1W"),
-    (r"(?:3|three) months|90 days|quarter|\b3 ?m\b|3-month", "3M"),
+    (r"(?:3|three)[- ]months?\b|90 days|quarter|\b3 ?m\b|3-month", "3M"),
     (r"this month|past month|last month|\b1 ?m\b|one month|1-month|30 days|\bmonthly\b", "1M"),
     (r"past year|last year|\b1 ?y\b|one year|1-year|12 months|twelve months|\bannual|trailing year|52 weeks", "1Y"),
 )  # fmt: skip
@@ -51,8 +58,8 @@ _TRANSFERS = r"\bwires?\b|money did (?:i|we) move|\bmove(?:d)? money|deposit|wit
 _ACTIVITY = r"\btrades?\b|\btraded\b|\bbought\b|\bbuys?\b|\bsold\b|\bsells?\b|\bsell\b|purchase|\borders?\b|\bactivity\b|transactions?|\bexecuted\b|\bfills?\b"
 _CASH = r"\bcash\b|buying power|\bsettled\b|uninvested|available to (?:invest|trade|withdraw|spend)|\bsweep\b|spendable"
 _VALUE = r"\bworth\b|\bvalues?\b|\bbalances?\b|net worth|how much (?:money )?(?:do i have|is in|have i got|is my|are my)|\btotal\b|\bsize of\b|how big"
-_PERFORMANCE = r"\breturns?\b|perform|\bdoing\b|how (?:did|has|have|is|are) .*\bdo(?:ne|ing)?\b|\bgain|\bgrow|\bgrew\b|\bp ?/ ?l\b|\bp&l\b|profit|\bmade\b|\bearn|\bup or down\b|\bdown\b|\bup\b|\blost\b|\blos[es]|in the (?:green|red)"
-_PRICE = r"\bprice|\bquote|trading at|trades? at|\bcost(?:s)? now|share price|\bticker\b|how much is (?:a share of |one share of )?(?!my\b)[a-z]+(?: stock| shares?)?\b(?:\?| (?:today|now|right now|currently|trading))|how much does .* cost|stock at\b|\bchange today\b|moving today|\btrading\b|what(?:'s| is) [a-z]+ at\b"
+_PERFORMANCE = r"\breturns?\b|perform|how(?:'s| is) .* going|\bmake\b|\bmaking\b|\blosing\b|\bdoing\b|how (?:did|has|have|is|are) .*\bdo(?:ne|ing)?\b|\bgain|\bgrow|\bgrew\b|\bp ?/ ?l\b|\bp&l\b|profit|\bmade\b|\bearn|\bup or down\b|\bdown\b|\bup\b|\blost\b|\blos[es]|in the (?:green|red)"
+_PRICE = r"\bprice|going for\b|\bquote|trading at|trades? at|\bcost(?:s)? now|share price|\bticker\b|how much is (?:a share of |one share of )?(?!my\b)[a-z]+(?: stock| shares?)?\b(?:\?| (?:today|now|right now|currently|trading))|how much does .* cost|stock at\b|\bchange today\b|moving today|\btrading\b|what(?:'s| is) [a-z]+ at\b"
 _HOLDING = r"how many shares|\bshares\b|\bown\b|\bhold\b|\bholding\b|position|cost basis|average cost|avg cost|bought at|\bstake\b|exposure"
 _LIST = r"\beverything\b|what(?:'s| is) in my|which (?:stocks|etfs|bonds|funds)\b|\bholdings\b|\bpositions\b|what do i own|what am i invested in|invested in|\blist\b|show (?:me )?(?:all )?my|allocation|breakdown|\bportfolio\b|what (?:stocks|etfs|bonds|funds) do i|\bmy (?:stocks|etfs|bonds|funds|investments)\b"
 _DEFINITION = r"^(?:what(?:'s| is| are)(?!.*\bmy\b)|explain|how (?:does|do|are|is)(?! my\b)(?!.*\bmy\b)|tell me about|define|meaning of|difference between|should i|why (?:do|should|would)|when should|is it (?:good|better|wise)|what does|can you explain|help me understand|teach me|pros and cons)"
@@ -174,13 +181,13 @@ _BY_VALUE = (
     r"(?:value|worth) of (?:my |all my )?(?:etfs|stocks|bonds|funds)"
 )
 _BY_GAIN = (
-    r"in dollars|made me the most|most money (?:made|gained|earned)|"
+    r"(?:best|worst|most|least|top|biggest|largest|rank\w*)\b.* in dollars|made me the most|most money (?:made|gained|earned)|"
     r"\bbiggest (?:winners?|losers?|gains?|loss(?:es)?)|dollar (?:gain|loss)"
 )
 _ACCOUNT_RANK = (
     r"which (?:of my )?(?:account|acct)s?\b|(?:biggest|largest|smallest) account|"
     r"accounts? (?:is |are )?worth the (?:most|least)|rank (?:my )?accounts|"
-    r"where do i have the (?:most|least)|which (?:one )?is (?:the )?(?:highest|lowest|biggest)"
+    r"where do i have the (?:most|least)|where (?:is|are) (?:the )?(?:most|least) of my|which (?:one )?is (?:the )?(?:highest|lowest|biggest)"
 )
 _MONTHS = {
     m: i for i, names in enumerate(
@@ -200,13 +207,44 @@ _SPLIT = re.compile(
 )
 _ONE = (
     r"\b(?:last|latest|most recent)\b(?! (?:week|month|year)\b)(?! \w+ (?:days?|weeks?|months?))|"
-    r"\bcleared\b|\bgone through\b|\bgo through\b|\barrived?\b"
+    r"\bclear(?:ed)?\b|\bgone through\b|\bgo through\b|\barrived?\b"
 )
 """Words asking for the one most recent transfer or trade ("my last deposit")."""
 _ADVICE = (
     r"^(?:how should i think about|what should i know about|is it a good idea|any tips on|"
     r"how do (?:fees|expense)|what should i do about)"
 )
+_TRADE_ADVICE = (
+    r"^should (?:i|we) (?:buy|sell|hold|add|trim|dump|get|keep)\b|good time to (?:buy|sell)|"
+    r"\bwill (?:\w+ )?(?:keep )?(?:be worth|go(?:ing)? up|go(?:ing)? down|ris(?:e|ing)|fall(?:ing)?|drop|recover)\b|\bnext (?:year|month|week)\b|"
+    r"\bpredict"
+)
+"""Advice on one trade, or a prediction: the data cannot answer it (``out_of_scope``)."""
+_COST = (
+    r"\bcosts?\b|\bafford\b|set me back|how much (?:for|would|money do i need|do i need)|"
+    r"would (?:that|it) (?:be|cost)|\bprice of\b|at today's price|how much"
+)
+"""Asking what buying N shares costs (``cost_of_shares``, with a quantity)."""
+_SHARE_OF = (
+    r"\bweight|\bpercent|\bfraction\b|\bportion\b|concentrat|% of|how much of my|too much of"
+    r"|(?:\bshare of\b|\bpart of\b|\bslice\b|\bexposure\b)"
+    r"(?=.*(?:portfolio|holdings|\bmoney\b|\bin my\b|\bam i\b|\bmy (?:roth|ira|joint|individual)\b))"
+)
+"""A holding's share of the whole (``portfolio_share``); "share of", "part of", "slice" and
+"exposure" only with the whole named ("of my portfolio")."""
+_COMPARE = (
+    r"more than|less than|\bbigger\b|\blarger\b|\bsmaller\b|\bcompare|\bvs\.?\b|\bversus\b|"
+    r"difference between|how much more|\bmore\b.*\bthan\b|\bor\b"
+)
+"""Two accounts named with one of these are compared (``account_comparison``)."""
+_PL = r"unrealized|\bp ?/ ?l\b|\bp&l\b|profit|\bgain|(?<!add )\bup\b|\bdown\b|\bmade\b|\bmake\b|\bearn"
+_OVERALL = (
+    r"\boverall\b|\btotal\b|\ball (?:of )?(?:my )?(?:positions|holdings|investments|stocks)\b|"
+    r"\bacross\b|since i bought|\bunrealized\b|on my (?:positions|holdings|investments)\b"
+)
+"""P/L words with one of these, and no period, ask the P/L since purchase (``portfolio_pl``)."""
+_CLASS_VALUE = r"\bworth\b|\bvalue\b|\btotal\b|how much|altogether|\bsum\b|add up"
+"""An asset class with one of these asks its value (``class_total``)."""
 _TOP_N = r"\b(?:top|bottom) \w+ (?:positions?|holdings?|stocks?|etfs?|performers?|investments?)\b"
 _NAME_TAILS = frozenset(
     {"ira", "account", "acct", "brokerage", "one", "funds", "fund", "stocks", "etfs", "shares"}

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tooldeck.core.claims import ClaimWriter, Formula, resolve_pointer
+from tooldeck.packs.brokerage.derived import PL, Total, money, number, percent
 
-__all__ = ["AnswerWriter", "money", "percent"]
+__all__ = ["AnswerWriter"]
 
 POSITIONS = "tool:positions:v1"
 LIST = "tool:positions_list:v1"
@@ -23,63 +24,8 @@ SUMMARY = "tool:account_summary:v1"
 _PERFORMANCE = "tool:performance:v1"
 _TRANSFERS = "tool:transfers:v1"
 _ACTIVITY = "tool:activity:v1"
-
-
-def money(value: float, *, signed: bool = False) -> str:
-    """``$1,234.50``; with ``signed``, ``+$1,234.50`` / ``-$1,234.50``."""
-    sign = ("+" if value >= 0 else "-") if signed else ("-" if value < 0 else "")
-    return f"{sign}${abs(value):,.2f}"
-
-
-def percent(value: float, *, signed: bool = False) -> str:
-    """``6.20%``; with ``signed``, ``+6.20%`` / ``-6.20%``."""
-    return f"{value:+.2f}%" if signed else f"{value:.2f}%"
-
-
-def number(value: float) -> str:
-    """A share count: ``42``, ``1,200``, ``0.5``."""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0")
-
-
-class _PL:
-    """One position with a quote: its values and the formulas that derive them.
-
-    Mirrors ``context.unrealized_pl``: market value and cost rounded to cents, P/L the
-    difference of those, P/L % of the cost to two decimals.
-    """
-
-    def __init__(self, p: Mapping[str, Any], at: str, price: float, price_at: str) -> None:
-        self.account: str = p["account"]
-        self.symbol: str = p["symbol"]
-        self.at = at
-        self.quantity = float(p["quantity"])
-        self.cost_basis = float(p["cost_basis"])
-        self.market_value = round(self.quantity * price, 2)
-        self.cost_value = round(self.quantity * self.cost_basis, 2)
-        self.pl = round(self.market_value - self.cost_value, 2)
-        self.pl_pct = round(self.pl / self.cost_value * 100, 2) if self.cost_value else 0.0
-        self.f_value = Formula(op="product", inputs=(f"{at}/quantity", price_at), decimals=2)
-        self.f_cost = Formula(
-            op="product", inputs=(f"{at}/quantity", f"{at}/cost_basis"), decimals=2
-        )
-        self.f_pl = Formula(op="difference", inputs=(self.f_value, self.f_cost), decimals=2)
-        self.f_pct = Formula(op="percent_of", inputs=(self.f_pl, self.f_cost), decimals=2)
-
-
-class _Total:
-    """The sums of several ``_PL`` rows, with their formulas (P/L % of the summed cost)."""
-
-    def __init__(self, rows: Sequence[_PL]) -> None:
-        self.quantity = sum(r.quantity for r in rows)
-        self.market_value = round(sum(r.market_value for r in rows), 2)
-        self.cost_value = round(sum(r.cost_value for r in rows), 2)
-        self.pl = round(sum(r.pl for r in rows), 2)
-        self.pl_pct = round(self.pl / self.cost_value * 100, 2) if self.cost_value else 0.0
-        self.f_quantity = Formula(op="sum", inputs=tuple(f"{r.at}/quantity" for r in rows))
-        self.f_value = Formula(op="sum", inputs=tuple(r.f_value for r in rows), decimals=2)
-        self.f_cost = Formula(op="sum", inputs=tuple(r.f_cost for r in rows), decimals=2)
-        self.f_pl = Formula(op="sum", inputs=tuple(r.f_pl for r in rows), decimals=2)
-        self.f_pct = Formula(op="percent_of", inputs=(self.f_pl, self.f_cost), decimals=2)
+_PERIODS = {"YTD": "year-to-date", "1Y": "one-year", "3M": "three-month", "1M": "one-month",
+            "1W": "one-week"}  # fmt: skip
 
 
 class AnswerWriter:
@@ -127,7 +73,7 @@ class AnswerWriter:
             str(resolve_pointer(self.data[source], at))[:10], source, at, kind="date"
         )
 
-    def _rows(self, source: str) -> list[_PL]:
+    def _rows(self, source: str) -> list[PL]:
         """The positions of ``source`` that have a quote, each with its formulas."""
         quotes = {q["symbol"]: i for i, q in enumerate(self.data[QUOTES]["quotes"])}
         out = []
@@ -135,7 +81,7 @@ class AnswerWriter:
             q = quotes.get(p["symbol"])
             if q is not None:
                 price = float(self.data[QUOTES]["quotes"][q]["price"])
-                out.append(_PL(p, f"/positions/{i}", price, f"{QUOTES}#/quotes/{q}/price"))
+                out.append(PL(p, f"/positions/{i}", price, f"{QUOTES}#/quotes/{q}/price"))
         return out
 
     # -- scope words -------------------------------------------------------------------
@@ -280,6 +226,14 @@ class AnswerWriter:
         if not rows:
             return f"You do not hold {symbol} in {self._scope()}. {price}"
         lines = [price, ""]
+        period = _PERIODS.get(self.params.get("period", ""))
+        if period:  # asked over a period the data has no per-symbol figure for: said plainly
+            lines = [
+                price,
+                "",
+                f"The data has no {period} figure per holding; since you bought it:",
+                "",
+            ]
         for r in rows:
             lines.append(
                 f"- **{self._account(POSITIONS, f'{r.at}/account')}**: "
@@ -291,7 +245,7 @@ class AnswerWriter:
                 f"({self._derived(percent(r.pl_pct, signed=True), POSITIONS, r.f_pct, 'percent')})."
             )  # fmt: skip
         if len(rows) > 1:
-            t = _Total(rows)
+            t = Total(rows)
             lines.append(
                 f"- **Total**: {self._derived(number(t.quantity), POSITIONS, t.f_quantity, 'quantity')} "
                 f"shares worth **{self._derived(money(t.market_value), POSITIONS, t.f_value, 'money')}**, "
@@ -317,16 +271,16 @@ class AnswerWriter:
         limit = int(self.params.get("limit") or 5)
         top = ranked[0]
 
-        def value(r: _PL) -> str:
+        def value(r: PL) -> str:
             return self._derived(money(r.market_value), LIST, r.f_value, "money")
 
-        def pl(r: _PL) -> str:
+        def pl(r: PL) -> str:
             return self._derived(money(r.pl, signed=True), LIST, r.f_pl, "money")
 
-        def pct(r: _PL) -> str:
+        def pct(r: PL) -> str:
             return self._derived(percent(r.pl_pct, signed=True), LIST, r.f_pct, "percent")
 
-        def who(r: _PL) -> tuple[str, str]:
+        def who(r: PL) -> tuple[str, str]:
             return self._value(LIST, f"{r.at}/symbol"), self._account(LIST, f"{r.at}/account")
 
         symbol, where = who(top)
@@ -488,6 +442,128 @@ class AnswerWriter:
                 )
         head = f"Cash: **{total}**" if cash else f"Total value: **{total}**"
         return f"{head} in {self._scope()}{self._without()}.\n\n" + "\n".join(lines)
+
+    def cost_of_shares(self) -> str:
+        """N shares at the current price: the quantity (the question's) times the price."""
+        quantity, q = self.params["quantity"], self.data[QUOTES]["quotes"][0]
+        cost = Formula(op="product", inputs=(float(quantity), "/quotes/0/price"), decimals=2)
+        total = round(float(quantity) * q["price"], 2)
+        return (
+            f"{number(quantity)} shares of **{self._value(QUOTES, '/quotes/0/symbol')}** at "
+            f"{self._fig(money(q['price']), QUOTES, '/quotes/0/price', 'money')} cost "
+            f"**{self._derived(money(total), QUOTES, cost, 'money')}**, before any commission."
+        )
+
+    def portfolio_share(self) -> str:
+        """One symbol's market value as a share of the invested value and of all value with cash."""
+        symbol = self.params["symbol"]
+        rows = self._rows(LIST)
+        mine = [r for r in rows if r.symbol == symbol]
+        scope = self._scope()
+        if not mine:
+            return f"You hold no {symbol} in {scope}, so it is 0% of your portfolio."
+        held, everything = Total(mine), Total(rows)
+        cash = f"{SUMMARY}#/total_cash"
+        with_cash = Formula(op="sum", inputs=(everything.f_value, cash), decimals=2)
+        cash_value = self.data[SUMMARY]["total_cash"]
+        whole = round(everything.market_value + cash_value, 2)
+        of_invested = Formula(
+            op="percent_of", inputs=(held.f_value, everything.f_value), decimals=2
+        )
+        of_all = Formula(op="percent_of", inputs=(held.f_value, with_cash), decimals=2)
+        value = self._derived(money(held.market_value), LIST, held.f_value, "money")
+        return (
+            f"**{symbol}** is **{self._derived(percent(round(held.market_value / everything.market_value * 100, 2)), LIST, of_invested, 'percent')}** "
+            f"of your invested value in {scope} ({value} of "
+            f"{self._derived(money(everything.market_value), LIST, everything.f_value, 'money')}), and "
+            f"{self._derived(percent(round(held.market_value / whole * 100, 2)), LIST, of_all, 'percent')} "
+            f"of everything with cash ({self._derived(money(held.market_value), LIST, held.f_value, 'money')} of "
+            f"{self._derived(money(whole), LIST, with_cash, 'money')})."
+        )  # fmt: skip
+
+    def account_comparison(self) -> str:
+        """Two accounts' values: which is worth more, and by how much."""
+        s = self.data[SUMMARY]
+        index = {a["account"]: i for i, a in enumerate(s["accounts"])}
+        pair = [self.params["account"], self.params["other_account"]]
+        missing = [a for a in pair if a not in index]
+        if missing:
+            return f"I have no account {missing[0]} to compare."
+        first, second = sorted(
+            pair, key=lambda a: s["accounts"][index[a]]["total_value"], reverse=True
+        )
+        a, b = (f"/accounts/{index[x]}" for x in (first, second))
+        va, vb = (
+            s["accounts"][index[first]]["total_value"],
+            s["accounts"][index[second]]["total_value"],
+        )
+        gap = Formula(op="difference", inputs=(f"{a}/total_value", f"{b}/total_value"), decimals=2)
+        if va == vb:
+            return (
+                f"**{self._account(SUMMARY, f'{a}/account')}** and **{self._account(SUMMARY, f'{b}/account')}** "
+                f"are worth the same: {self._fig(money(va), SUMMARY, f'{a}/total_value', 'money')}."
+            )
+        return (
+            f"**{self._account(SUMMARY, f'{a}/account')}** is worth more: "
+            f"{self._fig(money(va), SUMMARY, f'{a}/total_value', 'money')}, against "
+            f"{self._fig(money(vb), SUMMARY, f'{b}/total_value', 'money')} in "
+            f"{self._account(SUMMARY, f'{b}/account')}, a difference of "
+            f"**{self._derived(money(round(va - vb, 2)), SUMMARY, gap, 'money')}**."
+        )  # fmt: skip
+
+    def class_total(self) -> str:
+        """The market value of one asset class, with its cost, P/L and positions."""
+        kind = {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}[
+            self.params["asset_class"]
+        ]
+        rows = self._rows(LIST)
+        scope = self._scope()
+        if not rows:
+            return f"You hold no {kind} in {scope}."
+        t = Total(rows)
+        listed = len(self.data[LIST]["positions"])
+        count = self.claims.figure(str(listed), LIST, op="count", inputs=("/positions",))
+        lines = [
+            f"Your {kind} in {scope} are worth **{self._derived(money(t.market_value), LIST, t.f_value, 'money')}** "
+            f"({count} positions, cost {self._derived(money(t.cost_value), LIST, t.f_cost, 'money')}, "
+            f"{self._derived(money(t.pl, signed=True), LIST, t.f_pl, 'money')}).",
+            "",
+            "| Account | Symbol | Value |",
+            "|---|---|---:|",
+        ]  # fmt: skip
+        for r in rows:
+            lines.append(
+                f"| {self._account(LIST, f'{r.at}/account')} | {self._value(LIST, f'{r.at}/symbol')} "
+                f"| {self._derived(money(r.market_value), LIST, r.f_value, 'money')} |"
+            )  # fmt: skip
+        return "\n".join(lines)
+
+    def portfolio_pl(self) -> str:
+        """P/L since purchase of every position in scope, in total and per account."""
+        rows = self._rows(LIST)
+        scope = self._scope()
+        if not rows:
+            return f"You hold no positions in {scope}."
+        t = Total(rows)
+        lines = [
+            f"Since you bought them, your positions in {scope} are "
+            f"**{self._derived(money(t.pl, signed=True), LIST, t.f_pl, 'money')}** "
+            f"({self._derived(percent(t.pl_pct, signed=True), LIST, t.f_pct, 'percent')}) on a cost of "
+            f"{self._derived(money(t.cost_value), LIST, t.f_cost, 'money')}; they are worth "
+            f"{self._derived(money(t.market_value), LIST, t.f_value, 'money')}.",
+        ]  # fmt: skip
+        accounts = list(dict.fromkeys(r.account for r in rows))
+        if len(accounts) > 1:
+            lines.append("")
+            for account in accounts:
+                group = [r for r in rows if r.account == account]
+                g = Total(group)
+                lines.append(
+                    f"- **{self._account(LIST, f'{group[0].at}/account')}**: "
+                    f"{self._derived(money(g.pl, signed=True), LIST, g.f_pl, 'money')} "
+                    f"({self._derived(percent(g.pl_pct, signed=True), LIST, g.f_pct, 'percent')})"
+                )  # fmt: skip
+        return "\n".join(lines)
 
     def facts(self) -> str:
         """A fact: its title, its text as written, its source."""
