@@ -707,6 +707,7 @@ Only the run's own user, or an approver in ``[approvals] approvers``, decides it
                             "items": {
                                 "anyOf": [
                                     {"type": "string"},
+                                    {"type": "number"},
                                     {"$ref": "#/components/schemas/Formula"},
                                 ]
                             },
@@ -815,6 +816,7 @@ The answer fills ``parameter``: send the question again with
                             "items": {
                                 "anyOf": [
                                     {"type": "string"},
+                                    {"type": "number"},
                                     {"$ref": "#/components/schemas/Formula"},
                                 ]
                             },
@@ -836,7 +838,9 @@ A derived value: ``op`` over ``inputs``, rounded as the writer rounded it.
 An input is a JSON pointer into the claim's own result (``/quotes/0/price``), a
 pointer into the last successful result of another source, written as a URI
 fragment after its source id (``tool:quotes:v1#/quotes/0/price``, RFC 6901 §6),
-or a nested formula: P/L is ``difference(product(q, price), product(q, cost))``.\
+a nested formula (P/L is ``difference(product(q, price), product(q, cost))``), or a
+number the question gave ("10 shares": ``product(10, price)``; the grounding check
+holds it to the question's numbers).\
 """,
                 },
                 "Grounding": {

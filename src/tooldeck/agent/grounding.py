@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tooldeck.core.claims import Claim, check_claims
+from tooldeck.core.claims import Claim, problems_of_claims
 from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
 
@@ -217,7 +217,11 @@ class _Evidence:
         figures: Iterable[Figure],
         cited: set[str],
         schemas: Mapping[str, Any],
+        numbers: bool = True,
     ) -> None:
+        self.numbers = numbers
+        """False: only dates, times, texts and subjects are gathered (an answer whose
+        figures are all bound needs no index of the data's numbers)."""
         facts: list[_Fact] = []
         self.dates: set[str] = set()
         self.times: set[str] = set()
@@ -241,7 +245,7 @@ class _Evidence:
             for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
                 if not cited.isdisjoint(_own_ids(part, key)):
                     self._walk(part, part_node, (), "value", facts)
-        self.figures = _accepted(figures, cited, [f.value for f in facts])
+        self.figures = _accepted(figures, cited, [f.value for f in facts]) if numbers else []
         for f in self.figures:
             name = f.label.rsplit(" ", 1)[-1]
             terms = (name.replace("_", " "), *f.terms)
@@ -261,6 +265,8 @@ class _Evidence:
         if isinstance(value, bool) or value is None:
             return
         if isinstance(value, int | float):
+            if not self.numbers:
+                return
             terms = node.terms_for(name)
             out.append(
                 _Fact(float(value), node.kind, name, subjects, node.total, node.change, terms)
@@ -272,7 +278,7 @@ class _Evidence:
             self.times.update(m.group(1) for m in _STAMP_TIME.finditer(value))
             if len(value) > 20:
                 self.texts.append(" ".join(value.lower().split()))
-            if not _INSTRUCTION.search(value):  # text that gives orders is not data
+            if self.numbers and not _INSTRUCTION.search(value):  # orders are not data
                 for number, _, _ in _numbers(_DATE.sub(" ", value)):
                     out.append(_Fact(number, None, name, subjects, False, prose=True))
         elif isinstance(value, dict):
@@ -289,11 +295,13 @@ class _Evidence:
                     self.labels[item] = (kind, own[kind])
             record = tuple(sorted(own.items())) if node.subject_keys else subjects
             for key, item in value.items():
-                self._walk(item, node.props.get(key, _EMPTY), record, key, out)
+                if self.numbers or isinstance(item, str | dict | list | tuple):
+                    self._walk(item, node.props.get(key, _EMPTY), record, key, out)
         elif isinstance(value, list | tuple):
-            said = node.list_terms(name)
-            count = f"number of {name}"
-            out.append(_Fact(float(len(value)), "count", count, subjects, False, False, said))
+            if self.numbers:
+                said = node.list_terms(name)
+                count = f"number of {name}"
+                out.append(_Fact(float(len(value)), "count", count, subjects, False, False, said))
             items = node.items or _EMPTY
             for item in value:
                 self._walk(item, items, subjects, name, out)
@@ -739,7 +747,7 @@ def check_grounding(
         for c in cited
         if c not in known
     ]
-    evidence = _Evidence(results, figures, set(cited) & known, schemas or {})
+    evidence = _Evidence(results, figures, set(cited) & known, schemas or {}, numbers=not bound)
     if subjects:
         evidence.labels.update(subjects)
         evidence.ids.update(subjects.values())
@@ -761,9 +769,10 @@ def check_grounding(
     asked |= {
         float(_COUNTS[w]) for w in re.findall(r"[a-z]+", (question or "").lower()) if w in _COUNTS
     }
-    for figure in claims:
+    for figure, problems in zip(
+        claims, problems_of_claims(markdown, claims, results, aliases), strict=True
+    ):
         start, end = figure.span
-        problems = check_claims(markdown, [figure], results, aliases)
         problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
                      "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
         uncited = sorted(figure.sources() - set(cited))
@@ -803,7 +812,8 @@ def check_grounding(
             )
     blank = _TIME.sub(lambda m: " " * len(m.group()), blank)
     blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
-    for claim in _claims(text, blank, evidence):
+    left = _claims(text, blank, evidence) if _NUMBER.search(blank) else iter(())
+    for claim in left:  # the numbers no claim covers
         checked += 1
         if bound and round(claim.value, 6) in asked:
             continue  # the question's own number, said back ("10 shares of AAPL cost ...")

@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "Formula",
     "PointerError",
     "check_claims",
+    "problems_of_claims",
     "resolve_pointer",
 ]
 
@@ -137,9 +139,8 @@ def resolve_pointer(data: Any, pointer: str) -> Any:
     if not pointer.startswith("/"):
         raise PointerError(f"{pointer!r} is not a JSON pointer (it starts with /)")
     value = data
-    for raw in pointer[1:].split("/"):
-        step = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, Mapping) and step in value:
+    for step in _steps(pointer):
+        if (type(value) is dict or isinstance(value, Mapping)) and step in value:  # dict: no ABC
             value = value[step]
         elif isinstance(value, Sequence) and not isinstance(value, str) and step.isdigit():
             index = int(step)
@@ -149,6 +150,11 @@ def resolve_pointer(data: Any, pointer: str) -> Any:
         else:
             raise PointerError(f"{pointer}: no {step!r} in {type(value).__name__}")
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _steps(pointer: str) -> tuple[str, ...]:
+    return tuple(raw.replace("~1", "/").replace("~0", "~") for raw in pointer[1:].split("/"))
 
 
 _OPEN, _CLOSE = "\ue000", "\ue001"  # private-use characters: never in rendered text
@@ -231,11 +237,15 @@ class _Results:
         ok = [r for r in results if r.success]
         self.by_source = {r.source_id: r for r in ok if r.source_id}
         self.by_id = {r.metadata.request_id: r for r in ok if r.metadata.request_id}
+        self._derived: dict[tuple[int, int], float] = {}
 
     def value(self, own: ToolResult, ref: str | float | Formula) -> Any:
         """The value an input names: a pointer, ``<source_id>#<pointer>``, a formula, a number."""
-        if isinstance(ref, Formula):
-            return self.derive(own, ref.op, ref.inputs, ref.decimals)
+        if isinstance(ref, Formula):  # a formula shared by several claims is derived once
+            key = (id(own), id(ref))
+            if key not in self._derived:
+                self._derived[key] = self.derive(own, ref.op, ref.inputs, ref.decimals)
+            return self._derived[key]
         if isinstance(ref, int | float):
             return float(ref)
         if ref.startswith("/") or ref == "":
@@ -323,45 +333,56 @@ def check_claims(
     228.415 to 228.425), a string as itself or through ``aliases`` (a display name,
     lower-case, to the value it names: ``{"joint account": "joint"}``).
     """
+    return [
+        p for problems in problems_of_claims(markdown, claims, results, aliases) for p in problems
+    ]
+
+
+def problems_of_claims(
+    markdown: str,
+    claims: Sequence[Claim],
+    results: Sequence[ToolResult],
+    aliases: Mapping[str, str] | None = None,
+) -> list[list[str]]:
+    """``check_claims``, one list of problems per claim (in the order of ``claims``)."""
     found = _Results(results)
     names = {_words(k): v for k, v in (aliases or {}).items()}
-    problems = []
-    for claim in claims:
-        start, end = claim.span
-        said = markdown[start:end]
-        where = f"{said!r} at {start}"
-        if not 0 <= start < end <= len(markdown):
-            problems.append(f"claim span {claim.span} is outside the answer")
-            continue
-        result = (
-            found.by_id.get(claim.result) if claim.result else found.by_source.get(claim.source_id)
-        )
-        if result is None or result.source_id != claim.source_id:
-            problems.append(f"{where}: {claim.source_id} is not a result of this run")
-            continue
-        target = claim.pointer or _show(Formula(op=claim.op or "sum", inputs=claim.inputs))
-        try:
-            if claim.op is not None:
-                actual: Any = found.derive(result, claim.op, claim.inputs, claim.decimals)
-            elif claim.pointer is not None:
-                actual = resolve_pointer(result.data, claim.pointer)
-            else:
-                problems.append(f"{where}: the claim has neither a pointer nor an op")
-                continue
-            if isinstance(actual, str) or claim.kind in ("sign", "date"):
-                why = _check_text(said, actual, claim, names)
-                if why is not None:
-                    problems.append(f"{where} {why} ({claim.source_id}{target})")
-                continue
-            value = _number_at(actual, target)
-        except (PointerError, TypeError, ValueError, ZeroDivisionError, IndexError) as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        stated = _stated(said)
-        if stated is None:
-            problems.append(f"{where} states no number")
-            continue
-        number, tolerance = stated
-        if abs(number - value) > tolerance + 1e-9 * max(1.0, abs(value)):
-            problems.append(f"{where} says {number:g}; {claim.source_id}{target} is {value:g}")
-    return problems
+    return [_problems(markdown, claim, found, names) for claim in claims]
+
+
+def _problems(markdown: str, claim: Claim, found: _Results, names: Mapping[str, str]) -> list[str]:
+    start, end = claim.span
+    said = markdown[start:end]
+    where = f"{said!r} at {start}"
+    if not 0 <= start < end <= len(markdown):
+        return [f"claim span {claim.span} is outside the answer"]
+    result = found.by_id.get(claim.result) if claim.result else found.by_source.get(claim.source_id)
+    if result is None or result.source_id != claim.source_id:
+        return [f"{where}: {claim.source_id} is not a result of this run"]
+    try:
+        if claim.op is not None:
+            actual: Any = found.derive(result, claim.op, claim.inputs, claim.decimals)
+        elif claim.pointer is not None:
+            actual = resolve_pointer(result.data, claim.pointer)
+        else:
+            return [f"{where}: the claim has neither a pointer nor an op"]
+        if isinstance(actual, str) or claim.kind in ("sign", "date"):
+            why = _check_text(said, actual, claim, names)
+            return [] if why is None else [f"{where} {why} ({claim.source_id}{_target(claim)})"]
+        value = _number_at(actual, claim.pointer or claim.op or "")
+    except (PointerError, TypeError, ValueError, ZeroDivisionError, IndexError) as exc:
+        return [f"{where}: {exc}"]
+    stated = _stated(said)
+    if stated is None:
+        return [f"{where} states no number"]
+    number, tolerance = stated
+    if abs(number - value) > tolerance + 1e-9 * max(1.0, abs(value)):
+        return [f"{where} says {number:g}; {claim.source_id}{_target(claim)} is {value:g}"]
+    return []
+
+
+def _target(claim: Claim) -> str:
+    """Where a claim's value comes from, as a message says it: a pointer or a formula."""
+    if claim.pointer is not None:
+        return claim.pointer
+    return f"{claim.op}({', '.join(_show(i) for i in claim.inputs)})"

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -48,7 +49,7 @@ def _features(text: str, mask: Iterable[str] = ()) -> Counter[str]:
     masked = set(mask)
     words = ["<x>" if w in masked else w for w in words]
     out: Counter[str] = Counter(words)
-    out.update(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))
+    out.update(f"{a} {b}" for a, b in itertools.pairwise(words))
     for w in words:
         if len(w) > 4:
             out.update(f"#{w[i : i + 4]}" for i in range(len(w) - 3))
@@ -95,9 +96,7 @@ class NearestExamples:
 
     def _weigh(self, counted: Counter[str]) -> dict[str, float]:
         """Sublinear TF × IDF, L2-normalised; features no example has are dropped."""
-        raw = {
-            f: (1.0 + math.log(n)) * self._idf[f] for f, n in counted.items() if f in self._idf
-        }
+        raw = {f: (1.0 + math.log(n)) * self._idf[f] for f, n in counted.items() if f in self._idf}
         norm = math.sqrt(sum(w * w for w in raw.values())) or 1.0
         return {f: w / norm for f, w in raw.items()}
 
