@@ -123,3 +123,30 @@ async def test_an_endpoint_error_fails_the_run_with_its_message() -> None:
     run, events = await ask(ScriptedModel([], status=500))
     assert run.state == "failed" and "HTTP 500" in (run.error or "")
     assert events[-1].type == "run.failed" and events[-1].data["error"] == run.error
+
+
+MARKED = (
+    "AAPL is at [$228.42](claim:tool:quotes:v1#/quotes/0/price) [tool:quotes:v1]; you hold "
+    "[42](claim:tool:positions:v1#/positions/0/quantity) shares [tool:positions:v1]."
+)
+
+
+async def test_figures_the_model_marks_become_claims_and_a_wrong_field_is_repaired() -> None:
+    """Issue 29: a model binds each figure to its field with a marker; the marker is gone
+    from the answer, the claim is checked at its pointer, and a figure bound to the wrong
+    field (the previous close, 225.91, stated as 228.42) is sent back to be repaired."""
+    swapped = MARKED.replace("/quotes/0/price", "/quotes/0/previous_close")
+    model = ScriptedModel([CALLS, text(swapped), text(MARKED)])
+    run, _ = await ask(model)
+    answer = run.answer
+    assert answer.grounding.verdict == "repaired", answer.grounding
+    assert answer.answer_markdown == (
+        "AAPL is at $228.42 [tool:quotes:v1]; you hold 42 shares [tool:positions:v1]."
+    )
+    assert [(answer.answer_markdown[slice(*c.span)], c.pointer) for c in answer.claims] == [
+        ("$228.42", "/quotes/0/price"),
+        ("42", "/positions/0/quantity"),
+    ]
+    assert "the JSON pointer of the field" in model.requests[0]["messages"][0]["content"]
+    repair = model.requests[-1]["messages"][-1]["content"]
+    assert "says 228.42; tool:quotes:v1/quotes/0/previous_close is 225.91" in repair

@@ -37,6 +37,7 @@ __all__ = [
     "PointerError",
     "check_claims",
     "problems_of_claims",
+    "read_marked",
     "resolve_pointer",
 ]
 
@@ -209,6 +210,37 @@ class ClaimWriter:
             last = match.end()
         out.append(text[last:])
         return "".join(out), claims
+
+
+_MARKED = re.compile(r"\[([^\[\]\n]{1,80})\]\(claim:([A-Za-z][\w.:@-]*)#(/[^()\s]*)?\)")
+"""A figure a model marked with where it took it from: ``[$228.42](claim:tool:quotes:v1#/quotes/0/price)``."""
+
+
+def read_marked(text: str) -> tuple[str, list[Claim]]:
+    """``text`` with its claim markers replaced by their figures, and one claim per marker.
+
+    A model is asked to write each figure it takes from a tool result as a Markdown link
+    to the field: ``[$228.42](claim:tool:quotes:v1#/quotes/0/price)``, the result's
+    ``source_id``, ``#`` and the RFC 6901 pointer into its data. The figure stays in the
+    text; the marker becomes a ``Claim`` the validator checks like the router's own.
+    Malformed markers are left as written (and their numbers checked as unbound).
+    """
+    out: list[str] = []
+    claims: list[Claim] = []
+    length = last = 0
+    for match in _MARKED.finditer(text):
+        before = text[last : match.start()]
+        out.append(before)
+        length += len(before)
+        figure, source_id, pointer = match.group(1), match.group(2), match.group(3) or ""
+        claims.append(
+            Claim(span=(length, length + len(figure)), source_id=source_id, pointer=pointer)
+        )
+        out.append(figure)
+        length += len(figure)
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out), claims
 
 
 _NUMBER = re.compile(r"[-+−]?\$?[-+−]?\d[\d,]*(?:\.(\d+))?")
