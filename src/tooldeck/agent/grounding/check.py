@@ -1,0 +1,173 @@
+"""``check_grounding``: an answer's citations, claims, numbers, dates and quotes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _own_ids, _parts
+from tooldeck.agent.grounding.findings import Finding, GroundingReport
+from tooldeck.agent.grounding.matching import _agrees, _claims, _why
+from tooldeck.agent.grounding.patterns import (
+    _CITATION,
+    _COUNTS,
+    _DATE,
+    _LIST_MARKER,
+    _NUMBER,
+    _PLAIN_KINDS,
+    _QUOTE,
+    _SOURCE_ID,
+    _TIME,
+    _numbers,
+)
+from tooldeck.agent.grounding.relevance import _relevance
+from tooldeck.core.claims import Claim, problems_of_claims
+from tooldeck.core.intents import Figure
+from tooldeck.core.result import ToolResult
+
+
+def check_grounding(
+    markdown: str,
+    citations: Sequence[str],
+    results: Sequence[ToolResult],
+    figures: Iterable[Figure] = (),
+    *,
+    schemas: Mapping[str, Any] | None = None,
+    subjects: Mapping[str, tuple[str, str]] | None = None,
+    question: str | None = None,
+    claims: Sequence[Claim] = (),
+    bound: bool = False,
+) -> GroundingReport:
+    """Check ``markdown`` and ``citations`` against the run's ``results``.
+
+    Args:
+        markdown: The answer's text.
+        citations: The source ids the answer cites (the contract's ``citations``).
+        results: Every tool result of the run, successful or not.
+        figures: Numbers derived from the results (``IntentPack.figures``); one with a
+            formula (``op``, ``inputs``) counts only when it recomputes.
+        schemas: Output JSON Schema by tool name: where value kinds, subjects and totals
+            come from (``core.kinds``). Without one, a tool's numbers match any kind.
+        subjects: More display names of subjects (``"Individual Brokerage"`` →
+            ``("account", "individual")``), e.g. from ``IntentPack.subjects``.
+        question: The question asked; with it, the answer's relevance is checked too
+            (``off_question`` findings, see ``Finding.kind``).
+        claims: The answer's bound figures (``core.claims``): each is checked at its
+            pointer in a cited result, and a figure that holds is not matched again.
+        bound: Every figure of the answer is meant to be among ``claims`` (a writer that
+            binds as it writes): a number outside them is an ``unbound_figure``, not
+            matched against the data by the rules, unless the question states it. A
+            claim's formula may take numbers only from the question.
+
+    Returns:
+        The findings: citations that are no successful result's source_id, numbers no
+        cited value agrees with, dates in none of the cited results. Never raises.
+    """
+    known = {r.source_id for r in results if r.success and r.source_id}
+    for result in results:  # records that carry their own source id (a document's block)
+        if result.success and schemas and result.metadata and result.metadata.tool_name:
+            node = _compiled(schemas.get(result.metadata.tool_name))
+            for part, _, key in _parts(result.data, node):
+                known.update(_own_ids(part, key))
+    cited = list(dict.fromkeys(citations))
+    findings = [
+        Finding(
+            kind="unknown_citation",
+            text=c,
+            message=f"{c} is not the source_id of any tool result of this run; "
+            f"the sources are: {', '.join(sorted(known)) or 'none'}.",
+        )
+        for c in cited
+        if c not in known
+    ]
+    evidence = _Evidence(results, figures, set(cited) & known, schemas or {}, numbers=not bound)
+    if subjects:
+        evidence.labels.update(subjects)
+        evidence.ids.update(subjects.values())
+    sources = ", ".join(c for c in cited if c in known) or "no valid source"
+    for quote in _QUOTE.findall(markdown):
+        said = " ".join(quote.lower().split())
+        if len(said.split()) >= 4 and not any(said in t for t in evidence.texts):
+            findings.append(
+                Finding(
+                    kind="untraced_quote",
+                    text=quote,
+                    message=f"The quotation “{quote}” is in none of the cited results "
+                    f"({sources}): quote their words exactly, or do not use quotation marks.",
+                )
+            )
+    unclaimed = list(markdown)
+    aliases = {name: value for name, (_, value) in (subjects or {}).items()}
+    asked = {round(value, 6) for value, _, _ in _numbers(question or "")}
+    asked |= {
+        float(_COUNTS[w]) for w in re.findall(r"[a-z]+", (question or "").lower()) if w in _COUNTS
+    }
+    for figure, problems in zip(
+        claims, problems_of_claims(markdown, claims, results, aliases), strict=True
+    ):
+        start, end = figure.span
+        problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
+                     "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
+        uncited = sorted(figure.sources() - set(cited))
+        if uncited:
+            problems.insert(0, f"{markdown[start:end]!r} is bound to {', '.join(uncited)}, "
+                               "which the answer does not cite")  # fmt: skip
+        if problems:
+            findings.append(
+                Finding(kind="claim_mismatch", text=markdown[start:end], message=problems[0])
+            )
+        if 0 <= start < end <= len(markdown):  # checked at its field: not matched again
+            unclaimed[start:end] = " " * (end - start)
+    text = _CITATION.sub(" ", "".join(unclaimed))
+    text = _SOURCE_ID.sub(" ", text)
+    checked = len(claims)
+    for m in _DATE.finditer(text):
+        checked += 1
+        if m.group(1) not in evidence.dates:
+            findings.append(
+                Finding(
+                    kind="untraced_date",
+                    text=m.group(0),
+                    message=f"The date {m.group(0)} is in none of the cited results ({sources}).",
+                )
+            )
+    blank = _DATE.sub(lambda m: " " * len(m.group()), text)  # positions kept
+    for m in _TIME.finditer(blank):
+        checked += 1
+        if f"{int(m.group(1)):02d}:{m.group(2)}" not in evidence.times:
+            findings.append(
+                Finding(
+                    kind="untraced_date",
+                    text=m.group(0),
+                    message=f"The time {m.group(0)} is in no timestamp of the cited results "
+                    f"({sources}).",
+                )
+            )
+    blank = _TIME.sub(lambda m: " " * len(m.group()), blank)
+    blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
+    left = _claims(text, blank, evidence) if _NUMBER.search(blank) else iter(())
+    for claim in left:  # the numbers no claim covers
+        checked += 1
+        if bound and round(claim.value, 6) in asked:
+            continue  # the question's own number, said back ("10 shares of AAPL cost ...")
+        if bound:
+            findings.append(
+                Finding(
+                    kind="unbound_figure",
+                    text=claim.text,
+                    message=f"{claim.text} is stated with no claim binding it to a field of "
+                    f"the cited results ({sources}).",
+                )
+            )
+            continue
+        if any(_agrees(claim, fact) for fact in evidence.near(claim.value, claim.tolerance)):
+            continue
+        if claim.kinds == _PLAIN_KINDS and not claim.sign and int(claim.value) in evidence.years:
+            continue
+        findings.append(
+            Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
+        )
+    if question is not None:
+        findings += _relevance(question, markdown, evidence, checked)
+    return GroundingReport(findings, checked, len(cited))

@@ -1,0 +1,308 @@
+"""The evidence: the values, dates and subjects of the cited results, by schema node."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tooldeck.agent.grounding.findings import _Subjects
+from tooldeck.agent.grounding.patterns import _DATE, _INSTRUCTION, _STAMP_TIME, _numbers
+from tooldeck.core.intents import Figure
+from tooldeck.core.result import ToolResult
+
+# -- evidence: the values of the cited results ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Fact:
+    """One value of a cited result, with what it is and whose it is."""
+
+    value: float
+    kind: str | None
+    """``money``, ``percent``, ``quantity``, ``count`` (a list's length); None: unmarked."""
+    name: str
+    """The field (``price``) or the figure's label, for messages."""
+    subjects: _Subjects
+    total: bool
+    change: bool = False
+    """A change or a return (``x-change``): what a direction word claims."""
+    terms: tuple[str, ...] = ()
+    """Words naming the field (its own name, ``x-terms``)."""
+    scaled: bool = False
+    """A fraction stated as a percentage (0.062 for 6.2 %): unmarked fields only."""
+    prose: bool = False
+    """Read from text (a document's snippet), not from a field: weaker evidence."""
+
+    def describe(self) -> str:
+        whose = ", ".join(v for _, v in self.subjects)
+        kind = f"{self.kind} " if self.kind and self.kind != "count" else ""
+        return f"{self.name} {self.value:g} ({kind}{'of ' + whose if whose else 'no subject'})"
+
+
+class _Evidence:
+    """The values, dates and subjects of the cited results and accepted figures."""
+
+    def __init__(
+        self,
+        results: Iterable[ToolResult],
+        figures: Iterable[Figure],
+        cited: set[str],
+        schemas: Mapping[str, Any],
+        numbers: bool = True,
+    ) -> None:
+        self.numbers = numbers
+        """False: only dates, times, texts and subjects are gathered (an answer whose
+        figures are all bound needs no index of the data's numbers)."""
+        facts: list[_Fact] = []
+        self.dates: set[str] = set()
+        self.times: set[str] = set()
+        """Times of day (``HH:MM``) of the timestamps in the cited data."""
+        self.labels: dict[str, tuple[str, str]] = {}
+        """Display name → (type, id) of the subjects seen in the data."""
+        self.ids: set[tuple[str, str]] = set()
+        self.texts: list[str] = []
+        """The cited text (for quotes), lower case, one space between words."""
+        for result in results:
+            if not result.success:
+                continue
+            name = result.metadata.tool_name if result.metadata else None
+            schema = schemas.get(name) if name else None
+            node = _compiled(schema)
+            if result.source_id in cited:
+                if result.as_of:
+                    self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
+                self._walk(result.data, node, (), "value", facts)
+                continue
+            for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
+                if not cited.isdisjoint(_own_ids(part, key)):
+                    self._walk(part, part_node, (), "value", facts)
+        self.figures = _accepted(figures, cited, [f.value for f in facts]) if numbers else []
+        for f in self.figures:
+            name = f.label.rsplit(" ", 1)[-1]
+            terms = (name.replace("_", " "), *f.terms)
+            facts.append(_Fact(f.value, f.kind, name, f.subjects, f.total, f.change, terms))
+        self.facts = sorted(facts, key=lambda f: abs(f.value))
+        self.keys = [abs(f.value) for f in self.facts]
+        self.years = {int(d[:4]) for d in self.dates}
+        self.terms: dict[str, set[str]] = {}
+        """Term (lower case) → the names of the fields it names."""
+        for fact in self.facts:
+            for term in fact.terms:
+                self.terms.setdefault(term.lower(), set()).add(fact.name)
+
+    def _walk(
+        self, value: Any, node: _Node, subjects: _Subjects, name: str, out: list[_Fact]
+    ) -> None:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int | float):
+            if not self.numbers:
+                return
+            terms = node.terms_for(name)
+            out.append(
+                _Fact(float(value), node.kind, name, subjects, node.total, node.change, terms)
+            )
+            if node.kind is None:
+                out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
+        elif isinstance(value, str):
+            self.dates.update(m.group(1) for m in _DATE.finditer(value))
+            self.times.update(m.group(1) for m in _STAMP_TIME.finditer(value))
+            if len(value) > 20:
+                self.texts.append(" ".join(value.lower().split()))
+            if self.numbers and not _INSTRUCTION.search(value):  # orders are not data
+                for number, _, _ in _numbers(_DATE.sub(" ", value)):
+                    out.append(_Fact(number, None, name, subjects, False, prose=True))
+        elif isinstance(value, dict):
+            own = dict(subjects)
+            for key, kind in node.subject_keys:
+                item = value.get(key)
+                if isinstance(item, str):
+                    day = _DATE.match(item)  # a timestamp's subject is its day
+                    own[kind] = day.group(1) if day else item
+                    self.ids.add((kind, own[kind]))
+            for key, kind in node.label_keys:  # labels name the record's subject ids
+                item = value.get(key)
+                if isinstance(item, str) and kind in own:
+                    self.labels[item] = (kind, own[kind])
+            record = tuple(sorted(own.items())) if node.subject_keys else subjects
+            for key, item in value.items():
+                if self.numbers or isinstance(item, str | dict | list | tuple):
+                    self._walk(item, node.props.get(key, _EMPTY), record, key, out)
+        elif isinstance(value, list | tuple):
+            if self.numbers:
+                said = node.list_terms(name)
+                count = f"number of {name}"
+                out.append(_Fact(float(len(value)), "count", count, subjects, False, False, said))
+            items = node.items or _EMPTY
+            for item in value:
+                self._walk(item, items, subjects, name, out)
+
+    def near(self, value: float, tolerance: float) -> list[_Fact]:
+        """Facts whose magnitude is within ``tolerance`` of ``|value|``."""
+        i = bisect.bisect_left(self.keys, abs(value) - tolerance)
+        out = []
+        while i < len(self.keys) and self.keys[i] <= abs(value) + tolerance:
+            out.append(self.facts[i])
+            i += 1
+        return out
+
+
+@dataclass(slots=True)
+class _Node:
+    """One schema node, resolved once: what its values are and where its children are."""
+
+    kind: str | None = None
+    total: bool = False
+    change: bool = False
+    terms: tuple[str, ...] = ()
+    """``x-terms`` of the node."""
+    described: bool = False
+    """The schema describes the node (a list's length is then said with its name)."""
+    props: dict[str, _Node] = field(default_factory=dict)
+    subject_keys: list[tuple[str, str]] = field(default_factory=list)
+    label_keys: list[tuple[str, str]] = field(default_factory=list)
+    items: _Node | None = None
+    item_subjects: tuple[str, ...] = ()
+    cite_key: str | None = None
+    """The property holding the record's own citable source id (``x-cite``)."""
+    cites: bool = False
+    """This node or one below it has a ``cite_key`` (else ``_parts`` need not look)."""
+
+    def terms_for(self, name: str) -> tuple[str, ...]:
+        return (name.replace("_", " "), *self.terms)
+
+    def list_terms(self, name: str) -> tuple[str, ...]:
+        if not self.described:
+            return ()
+        return (*self.terms_for(name), *(f"{k}s" for k in self.item_subjects))
+
+
+_EMPTY = _Node()
+_COMPILED: dict[int, tuple[Any, _Node]] = {}
+"""Output schema id → (the schema, its node): schemas are compiled once."""
+
+
+def _compiled(schema: Any) -> _Node:
+    """The node tree of an output schema (cached while the schema object lives)."""
+    if not isinstance(schema, dict):
+        return _EMPTY
+    hit = _COMPILED.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_COMPILED) > 1024:
+        _COMPILED.clear()
+    node = _compile(schema, schema.get("$defs", {}), {})
+    _COMPILED[id(schema)] = (schema, node)
+    return node
+
+
+def _compile(schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _Node]]) -> _Node:
+    """A node per resolved schema; a recursive schema's node refers to itself."""
+    resolved = _resolve(schema, defs)
+    if not resolved:
+        return _EMPTY
+    hit = seen.get(id(resolved))
+    if hit is not None and hit[0] is resolved:
+        return hit[1]
+    node = _Node(
+        kind=resolved.get("x-kind"),
+        total=bool(resolved.get("x-total")),
+        change=bool(resolved.get("x-change")),
+        terms=tuple(resolved.get("x-terms", ())),
+        described=True,
+    )
+    seen[id(resolved)] = (resolved, node)
+    for key, prop in resolved.get("properties", {}).items():
+        child = _resolve(prop, defs)
+        if child.get("x-cite"):
+            node.cite_key = key
+        subject = child.get("x-subject")
+        if subject:
+            target = node.label_keys if child.get("x-subject-label") else node.subject_keys
+            target.append((key, subject))
+        node.props[key] = _compile(prop, defs, seen)
+    if "items" in resolved:
+        node.items = _compile(resolved["items"], defs, seen)
+        node.item_subjects = tuple(k for _, k in node.items.subject_keys)
+    below = [*node.props.values(), *([node.items] if node.items else [])]
+    node.cites = node.cite_key is not None or any(child.cites for child in below)
+    return node
+
+
+def _parts(value: Any, node: _Node) -> Iterator[tuple[dict[str, Any], _Node, str]]:
+    """The records of ``value`` that carry their own citable source id, with their node."""
+    if not node.cites:
+        return
+    if isinstance(value, dict):
+        if node.cite_key is not None:
+            yield value, node, node.cite_key
+        for key, item in value.items():
+            yield from _parts(item, node.props.get(key, _EMPTY))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _parts(item, node.items or _EMPTY)
+
+
+def _own_ids(part: Mapping[str, Any], key: str) -> list[str]:
+    """The source ids a record cites as its own (one, or a list: ``x-cite``)."""
+    own = part.get(key)
+    return [str(i) for i in (own if isinstance(own, list) else [own]) if i]
+
+
+def _resolve(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``$ref`` followed and a nullable ``anyOf`` unwrapped ({} if none)."""
+    for _ in range(8):
+        if not isinstance(schema, dict):
+            return {}
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            schema = defs.get(ref.removeprefix("#/$defs/"))
+            continue
+        branches = [b for b in schema.get("anyOf", ()) if b != {"type": "null"}]
+        if len(branches) == 1 and "properties" not in schema:
+            marks = {k: v for k, v in schema.items() if k.startswith("x-")}
+            schema = (
+                {**branches[0], **marks} if marks and isinstance(branches[0], dict) else branches[0]
+            )
+            continue
+        return schema
+    return {}
+
+
+_OPS: dict[str, Callable[[list[float]], float]] = {
+    "sum": lambda xs: math.fsum(xs),
+    "product": lambda xs: math.prod(xs),
+    "difference": lambda xs: xs[0] - math.fsum(xs[1:]) if xs else 0.0,
+    "percent_of": lambda xs: xs[0] / xs[1] * 100 if len(xs) == 2 and xs[1] else math.nan,
+}
+
+
+def _accepted(figures: Iterable[Figure], cited: set[str], values: list[float]) -> list[Figure]:
+    """The figures whose sources are cited and whose formula holds on traced inputs.
+
+    A figure with ``op`` is recomputed from ``inputs`` (to the cent, or the hundredth of
+    a percent), and each input must be a value of the cited data or of a figure accepted
+    before it. A figure without ``op`` is the pack's own statement, taken as is.
+    """
+    known = set(values)
+    accepted: list[Figure] = []
+    for figure in figures:
+        if not set(figure.source_ids) <= cited:
+            continue
+        if figure.op is not None:
+            op = _OPS.get(figure.op)
+            if op is None or not all(_traced(x, known) for x in figure.inputs):
+                continue
+            computed = op(list(figure.inputs))
+            if not abs(computed - figure.value) <= 0.005 + 1e-9 * abs(figure.value):
+                continue
+        accepted.append(figure)
+        known.add(figure.value)
+    return accepted
+
+
+def _traced(value: float, known: set[float]) -> bool:
+    return value in known or any(abs(value - k) <= 1e-9 * max(1.0, abs(k)) for k in known)

@@ -1,0 +1,86 @@
+"""What the grounding validator reports: findings, the verdict, the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from tooldeck.agent.grounding.patterns import _CITATION
+
+_Subjects = tuple[tuple[str, str], ...]
+"""(type, id) pairs, e.g. (("account", "individual"), ("symbol", "AAPL"))."""
+
+
+class Finding(BaseModel):
+    """One thing the validator could not back with data."""
+
+    kind: Literal[
+        "unknown_citation",
+        "untraced_number",
+        "untraced_date",
+        "untraced_quote",
+        "off_question",
+        "claim_mismatch",
+        "unbound_figure",
+    ]
+    """``unknown_citation``: cites a source no tool result of the run has;
+    ``untraced_number``: no cited value agrees with the number (value, kind, subject,
+    total, sign); ``untraced_date``: in none of the cited results; ``untraced_quote``: a
+    quotation (four words or more in quotation marks) in none of them; ``off_question``: the
+    answer is not of the kind the question asks for (no winner named for "which account
+    has the most", more rows than "top 3", no figure for "how much"); ``claim_mismatch``:
+    a bound figure (``core.claims``) is not what the field it is bound to holds, or its
+    source is not cited; ``unbound_figure``: a number in an answer whose writer binds
+    every figure, with no claim for it."""
+    text: str
+    """The citation, number or date as the answer wrote it."""
+    message: str
+    """What is wrong (what it was compared with, why it failed), in words a model can
+    act on."""
+
+
+class Grounding(BaseModel):
+    """The validator's verdict on an answer, as returned in the response and the trace."""
+
+    verdict: Literal["grounded", "repaired", "ungrounded"]
+    """``grounded``: passed as written; ``repaired``: passed after one repair (a model
+    re-asked with the findings); ``ungrounded``: failed, so the answer was replaced by
+    the graceful "could not verify" answer."""
+    findings: list[Finding] = Field(default_factory=list)
+    """What failed (of the last attempt when ``repaired``; of the replaced answer when
+    ``ungrounded``)."""
+    numbers_checked: int = 0
+    """Figures checked in the final answer: its claims, and the numbers and dates no claim
+    covers."""
+    citations_checked: int = 0
+    """Citations checked in the final answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroundingReport:
+    """The validator's findings for one answer."""
+
+    findings: list[Finding] = field(default_factory=list)
+    numbers_checked: int = 0
+    citations_checked: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was found wrong."""
+        return not self.findings
+
+    def verdict(self, verdict: Literal["grounded", "repaired", "ungrounded"]) -> Grounding:
+        """This report as a ``Grounding`` with ``verdict``."""
+        return Grounding(
+            verdict=verdict,
+            findings=self.findings,
+            numbers_checked=self.numbers_checked,
+            citations_checked=self.citations_checked,
+        )
+
+
+def find_citations(text: str) -> list[str]:
+    """Source ids cited in ``text`` as ``[tool:positions:v1]``, in order, without repeats."""
+    return list(dict.fromkeys(_CITATION.findall(text)))

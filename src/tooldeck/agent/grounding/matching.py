@@ -1,0 +1,211 @@
+"""The numbers of an answer without a claim, each matched against the evidence."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tooldeck.agent.grounding.evidence import _Evidence, _Fact
+from tooldeck.agent.grounding.patterns import (
+    _BOUND,
+    _DOWN,
+    _LEVEL,
+    _PLAIN_KINDS,
+    _SEGMENT,
+    _TOTAL,
+    _UP,
+    _around,
+    _numbers,
+)
+
+# -- claims: the numbers of the answer -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    text: str
+    value: float
+    tolerance: float
+    kinds: frozenset[str]
+    sign: int
+    """+1 or −1 when a direction or an explicit sign is stated; 0: magnitude only."""
+    subjects: dict[str, str]
+    """The subject named last before the number in its sentence, by type."""
+    total: bool
+    worded: bool
+    """The sign comes from a word ("up", "lost"): the claim is about a change."""
+    named: frozenset[str]
+    """Fields the words around the number name ("previous close", "cash"); empty: any."""
+
+
+@lru_cache(maxsize=64)
+def _vocabulary(
+    labels: frozenset[tuple[str, tuple[str, str]]], ids: frozenset[tuple[str, str]]
+) -> tuple[dict[str, tuple[str, str]], re.Pattern[str] | None]:
+    """How subjects are written (lower case → (type, id)), and a pattern finding them.
+
+    Ids ("AAPL", "roth_ira" as "roth ira"), display names ("Apple Inc."), and a display
+    name's first word when no other starts with it ("Apple").
+    """
+    names: dict[str, tuple[str, str]] = {label.lower(): s for label, s in labels}
+    for kind, ident in ids:
+        names.setdefault(ident.lower(), (kind, ident))
+        if "_" in ident:  # roth_ira is written "Roth IRA"
+            names.setdefault(ident.replace("_", " ").lower(), (kind, ident))
+    firsts = [label.split()[0].strip(".,").lower() for label, _ in labels if label.split()]
+    for label, subject in labels:
+        first = label.split()[0].strip(".,").lower() if label.split() else ""
+        if len(first) >= 4 and firsts.count(first) == 1:
+            names.setdefault(first, subject)
+    return names, _mention_pattern(frozenset(names))
+
+
+@lru_cache(maxsize=64)
+def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternatives = sorted(names, key=len, reverse=True)
+    return re.compile(
+        r"(?<![\w$])(?:" + "|".join(re.escape(n) for n in alternatives) + r")(?!\w)",
+        re.IGNORECASE,
+    )
+
+
+def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
+    """The numbers of ``blank`` (``text`` with dates blanked), each with its context.
+
+    Subjects are found in ``text`` (a date may name a record: a trade's day).
+    """
+    names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
+    terms = _mention_pattern(frozenset(evidence.terms))
+    start = 0
+    for end_match in [*_SEGMENT.finditer(blank), None]:
+        end = end_match.start() if end_match else len(blank)
+        segment, plain = text[start:end], blank[start:end]
+        start = end_match.end() if end_match else end
+        found = list(pattern.finditer(segment)) if pattern else []
+        mentions = [
+            (m.start(), names[m.group().lower()])
+            for m in found
+            if not (names[m.group().lower()][0] == "date" and _BOUND.search(segment[: m.start()]))
+        ]  # "since 2026-10-01" bounds a period, it names no record
+        spans = [(m.start(), m.end()) for m in found]
+        numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing
+            n for n in _numbers(plain) if not any(a <= n[2].start() < b for a, b in spans)
+        ]
+        for i, (value, tolerance, m) in enumerate(numbers):
+            before = plain[numbers[i - 1][2].end() if i else 0 : m.start()]
+            after = plain[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
+            context = _around(before, after, last=i + 1 == len(numbers))
+            named = frozenset(
+                name
+                for t in (terms.findall(context) if terms else ())
+                for name in evidence.terms[t.lower()]
+            )
+            unit = (m.group("unit") or "").strip()
+            word = (m.group("after") or "").strip().lower()
+            if m.group("cur") or word.startswith(("dollar", "usd")):
+                kinds = frozenset({"money"})
+            elif unit in ("%", "percent"):
+                kinds = frozenset({"percent"})
+            elif word.startswith(("share", "unit")):
+                kinds = frozenset({"quantity"})
+            else:
+                kinds = _PLAIN_KINDS
+            sign, worded = 0, False
+            if m.group("sign"):
+                sign = 1 if m.group("sign") == "+" else -1
+            elif _LEVEL.search(before):
+                sign = 0  # "fell to $220": a level, not a change
+            elif _DOWN.search(before[-40:]):
+                sign, worded = -1, True
+            elif _UP.search(before[-40:]):
+                sign, worded = 1, True
+            subjects: dict[str, str] = {}
+            for at, (kind, ident) in mentions:
+                if at < m.start():
+                    subjects[kind] = ident
+            total = bool(_TOTAL.search(plain[: m.start()]) or _TOTAL.search(context))
+            yield _Claim(
+                m.group(0).strip(), value, tolerance, kinds, sign, subjects, total, worded, named
+            )
+
+
+def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
+    """Whether ``fact`` backs ``claim`` (``check`` stops after one aspect, for messages)."""
+    if abs(abs(fact.value) - claim.value) > claim.tolerance:
+        return False
+    if check == "value":
+        return True
+    if fact.kind is not None and fact.kind not in claim.kinds:
+        return False
+    if fact.scaled and "percent" not in claim.kinds:
+        return False
+    if check == "kind":
+        return True
+    if claim.named and fact.name not in claim.named:
+        return False
+    if fact.kind == "count" and fact.terms and fact.name not in claim.named:
+        return False  # "5" is a list's length only when said so: "5 positions"
+    if check == "named":
+        return True
+    if fact.prose and claim.subjects:
+        return False  # what a text says of AAPL does not outweigh AAPL's own records
+    own = dict(fact.subjects)
+    if fact.total:  # a total is of the subjects it names: all of them, or the claim's
+        if any(own.get(kind) != ident for kind, ident in claim.subjects.items()):
+            return False
+    elif any(own.get(kind, ident) != ident for kind, ident in claim.subjects.items()):
+        return False
+    if check == "subject":
+        return True
+    if claim.total and not fact.total and not own.keys() <= claim.subjects.keys():
+        return False  # a total is a total, or the record the claim fully names
+    if check == "total":
+        return True
+    if claim.worded and fact.kind is not None and not fact.change:
+        return False  # "up $228": a direction claims a change, and this is a level
+    return not (claim.sign and fact.value and math.copysign(1, fact.value) != claim.sign)
+
+
+def _why(claim: _Claim, evidence: _Evidence, sources: str) -> str:
+    """Why no fact backs ``claim``: the closest miss, named."""
+    near = evidence.near(claim.value, claim.tolerance)
+    stated = "/".join(sorted(claim.kinds)) if claim.kinds != _PLAIN_KINDS else "a plain number"
+    for check, reason in (
+        ("total", "it is stated as a change {direction}, but it is {fact}"),
+        ("subject", "the sentence calls it a total, but {fact} is not a total"),
+        ("named", "the sentence states it for {subject}, but it is {fact}"),
+        ("kind", "the words around it name {named}, but it is {fact}"),
+        ("value", "it is stated as {stated}, but the equal value is {fact}"),
+    ):
+        hits = [f for f in near if _agrees(claim, f, check=check)]
+        if hits:
+            direction = "up" if claim.sign > 0 else "down"
+            subject = ", ".join(claim.subjects.values()) or "no subject"
+            return (
+                f"The number {claim.text} does not hold: "
+                + reason.format(
+                    direction=direction,
+                    fact=hits[0].describe(),
+                    subject=subject,
+                    stated=stated,
+                    named=" or ".join(sorted(n.replace("_", " ") for n in claim.named)),
+                )
+                + f" (in {sources})."
+            )
+    same = [f for f in evidence.facts if f.kind in claim.kinds and _agrees_subject(claim, f)]
+    closest = min(same, key=lambda f: abs(abs(f.value) - claim.value), default=None)
+    hint = f"; the closest {stated} value is {closest.describe()}" if closest else ""
+    return (
+        f"The number {claim.text} is in none of the cited results ({sources}), nor "
+        f"derived from them{hint}."
+    )
+
+
+def _agrees_subject(claim: _Claim, fact: _Fact) -> bool:
+    own = dict(fact.subjects)
+    return all(own.get(kind, ident) == ident for kind, ident in claim.subjects.items())
