@@ -31,12 +31,17 @@ async def test_figures_from_the_cited_data_pass_in_any_usual_format(
     results: list[ToolResult],
 ) -> None:
     answer = (
-        "AAPL is at $228.42 (+1.11%, +$2.51), previous close 225.91. You hold 42 shares "
+        "AAPL is at $228.42 (+1.11%, +$2.51), previous close $225.91. You hold 42 shares "
         "bought at $150.25. [tool:positions:v1] [tool:quotes:v1] Data as of 2026-11-20."
     )
-    report = check_grounding(answer, find_citations(answer), results)
+    schemas = {t.name: t.definition.output_schema for t in brokerage_tools()}
+    report = check_grounding(answer, find_citations(answer), results, schemas=schemas)
     assert report.ok, report.findings
     assert (report.numbers_checked, report.citations_checked) == (7, 2)
+    # without the schemas, kinds come from the field names: "change" names none (money? a
+    # percentage?), so a figure only it holds is unverifiable, never grounded (issue 29)
+    report = check_grounding(answer, find_citations(answer), results)
+    assert kinds(report) == [("unverifiable_number", "+$2.51")]
 
 
 async def test_rounding_to_the_stated_precision_is_tolerated_and_no_more(
@@ -104,7 +109,9 @@ async def test_counts_of_listed_items_and_scaled_amounts(results: list[ToolResul
 async def test_derived_figures_count_only_when_their_sources_are_cited(
     results: list[ToolResult],
 ) -> None:
-    worth = Figure(9593.64, "AAPL market value", ("tool:positions:v1", "tool:quotes:v1"))
+    worth = Figure(
+        9593.64, "AAPL market value", ("tool:positions:v1", "tool:quotes:v1"), kind="money"
+    )
     both = ["tool:positions:v1", "tool:quotes:v1"]
     assert check_grounding("worth $9,593.64", both, results, [worth]).ok
     assert not check_grounding("worth $9,593.64", ["tool:positions:v1"], results, [worth]).ok
@@ -113,3 +120,47 @@ async def test_derived_figures_count_only_when_their_sources_are_cited(
 def test_citations_are_read_from_square_brackets_in_order() -> None:
     text = "A [tool:quotes:v1], b [tool:positions:v1] and again [tool:quotes:v1]; [not one]"
     assert find_citations(text) == ["tool:quotes:v1", "tool:positions:v1"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("AAPL is at [$228.42](claim:tool:quotes:v1#/quotes/0/price) [tool:quotes:v1].", ""),
+        ("AAPL closed yesterday at [$225.91](claim:tool:quotes:v1#/quotes/0/previous_close) "
+         "[tool:quotes:v1].", ""),
+        # the right value at the right pointer, but the words say another field
+        ("AAPL's previous close was [$228.42](claim:tool:quotes:v1#/quotes/0/price) "
+         "[tool:quotes:v1].", "the words around it name previous close"),
+        # ... another subject (MSFT's price is not in the results: AAPL's is)
+        ("MSFT is at [$228.42](claim:tool:quotes:v1#/quotes/0/price) [tool:quotes:v1].",
+         "the sentence states it for MSFT"),
+        # ... another kind: a share count stated as money
+        ("You hold [$42](claim:tool:positions:v1#/positions/0/quantity) of AAPL "
+         "[tool:positions:v1].", "it is stated as money"),
+        # ... a direction: "down" for a positive change
+        ("AAPL is down [$2.51](claim:tool:quotes:v1#/quotes/0/change) today [tool:quotes:v1].",
+         "stated as a change down"),
+        # the wrong value at its pointer
+        ("AAPL is at [$225.91](claim:tool:quotes:v1#/quotes/0/price) [tool:quotes:v1].",
+         "says 225.91; tool:quotes:v1/quotes/0/price is 228.42"),
+    ],
+)  # fmt: skip
+async def test_a_models_bound_figure_is_held_to_the_words_of_its_sentence(
+    results: list[ToolResult], answer: str, why: str
+) -> None:
+    """Issue 29: a figure a model binds to a field must be that field's value, and its
+    sentence must say that field: its kind, field words, subject and direction."""
+    from tooldeck.core.claims import read_marked
+
+    schemas = {t.name: t.definition.output_schema for t in brokerage_tools()}
+    subjects = {"Apple Inc.": ("symbol", "AAPL"), "Microsoft Corp.": ("symbol", "MSFT")}
+    markdown, claims = read_marked(answer)
+    report = check_grounding(
+        markdown, find_citations(markdown), results, schemas=schemas, subjects=subjects,
+        claims=claims,
+    )  # fmt: skip
+    if not why:
+        assert report.ok, report.findings
+    else:
+        assert [f.kind for f in report.findings] == ["claim_mismatch"], report.findings
+        assert why in report.findings[0].message, report.findings[0].message

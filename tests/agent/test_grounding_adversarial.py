@@ -65,7 +65,9 @@ class Answer:
         self.draft, self.tools, self.schemas = draft, tools, schemas
         self.subjects = BrokerageAnswers(BrokerageDataSource()).subjects()
 
-    def check(self, markdown: str) -> Any:
+    def check(self, markdown: str, *, bound: bool = False) -> Any:
+        """The verdict on ``markdown``: with the router's claims (``bound``, as a run checks
+        its own answer), or with none (a variant: every number matched against the data)."""
         citations = self.draft.citations or find_citations(markdown)
         return check_grounding(
             markdown,
@@ -74,6 +76,8 @@ class Answer:
             self.draft.figures,
             schemas=self.schemas,
             subjects=self.subjects,
+            claims=self.draft.claims if bound else (),
+            bound=bound and self.draft.bound,
         )
 
 
@@ -148,7 +152,7 @@ async def test_every_wrong_variant_of_a_router_answer_is_ungrounded(
 ) -> None:
     a = await answer(runtime, QUESTIONS[intent])
     assert a.draft.intent == intent
-    original = a.check(a.draft.markdown)
+    original = a.check(a.draft.markdown, bound=True)
     assert original.ok, original.findings
     wrong = list(variants(a.draft.markdown))
     wrong += [

@@ -5,6 +5,7 @@ Open-Meteo's, OSRM's and a dashboard's formats."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -409,6 +410,11 @@ async def test_chat_answers_about_the_context_are_grounded(
     assert says in answer.answer_markdown, answer.answer_markdown
     assert cites in answer.citations
     assert answer.grounding.verdict == "grounded", answer.grounding
+    # issue 29: every figure is bound to its field, in a record of the source it cites
+    said = {answer.answer_markdown[slice(*c.span)] for c in answer.claims}
+    numbers = re.findall(r"(?<![\w:-])\$?\d[\d,]*(?:\.\d+)?(?![\w:-])", answer.answer_markdown)
+    assert numbers and all(any(n in x for x in said) for n in numbers), (numbers, said)
+    assert all(c.source_id.startswith("context:") and c.result for c in answer.claims)
 
 
 async def test_an_installed_adapter_adds_a_category_without_touching_the_pack(

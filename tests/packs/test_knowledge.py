@@ -232,7 +232,12 @@ async def test_answers_cite_document_versions_and_quote_them_exactly(tmp_path: P
             return [(f.kind, f.text) for f in report.findings]
 
         g, b = guide.source_id, bonds.source_id
-        assert verdict(f"Index funds can charge 0.03 percent a year [{g}].") == []
+        # issue 29: a number in prose backs only a quotation of that prose, not a paraphrase
+        assert verdict(f"Index funds can charge 0.03 percent a year [{g}].") == [
+            ("unverifiable_number", "0.03 percent")
+        ]
+        quoted = f"The guide: “such as 0.03 percent for an index fund” [{g}]."
+        assert verdict(quoted) == []
         assert (
             verdict(f"The guide says “Expense ratios are annual fees charged by funds” [{g}].")
             == []

@@ -102,8 +102,9 @@ class Claim(BaseModel):
     decimals: int | None = None
     """The derived figure's rounding: see ``Formula.decimals``."""
     kind: str | None = None
-    """``money``, ``percent``, ``quantity`` (``core.kinds``), ``date``, ``sign``, or None
-    (a number or a string said as itself)."""
+    """``money``, ``percent``, ``quantity`` (``core.kinds``), ``date``, ``time`` (the
+    ``HH:MM`` of an ISO timestamp), ``sign``, or None (a number or a string said as
+    itself)."""
 
     def shifted(self, offset: int) -> Claim:
         """The same claim, its span moved by ``offset`` (the text was put after others)."""
@@ -297,7 +298,7 @@ class _Results:
     ) -> float:
         if op == "count":
             listed = self.value(own, inputs[0])
-            if not isinstance(listed, list):
+            if not isinstance(listed, list | dict):
                 raise TypeError(f"count of {inputs[0]}: not a list")
             return float(len(listed))
         values = [_number_at(self.value(own, i), i) for i in inputs]
@@ -344,6 +345,9 @@ def _check_text(said: str, actual: Any, claim: Claim, aliases: Mapping[str, str]
         return f"says {said!r}; the value is {actual!r}, not text"
     if claim.kind == "date":
         return None if actual[:10] == said.strip() else f"says {said!r}; the date is {actual[:10]}"
+    if claim.kind == "time":  # the time of day of an ISO timestamp, as written in it
+        time = actual[11:16]
+        return None if time == said.strip() else f"says {said!r}; the time is {time or 'none'}"
     words = _words(said)
     if words == _words(actual) or _words(aliases.get(words, "")) == _words(actual):
         return None
@@ -389,7 +393,9 @@ def _problems(markdown: str, claim: Claim, found: _Results, names: Mapping[str, 
     if not 0 <= start < end <= len(markdown):
         return [f"claim span {claim.span} is outside the answer"]
     result = found.by_id.get(claim.result) if claim.result else found.by_source.get(claim.source_id)
-    if result is None or result.source_id != claim.source_id:
+    if result is None or not (
+        result.source_id == claim.source_id or (claim.result and _drawn_from(result, claim))
+    ):
         return [f"{where}: {claim.source_id} is not a result of this run"]
     try:
         if claim.op is not None:
@@ -398,7 +404,7 @@ def _problems(markdown: str, claim: Claim, found: _Results, names: Mapping[str, 
             actual = resolve_pointer(result.data, claim.pointer)
         else:
             return [f"{where}: the claim has neither a pointer nor an op"]
-        if isinstance(actual, str) or claim.kind in ("sign", "date"):
+        if isinstance(actual, str) or claim.kind in ("sign", "date", "time"):
             why = _check_text(said, actual, claim, names)
             return [] if why is None else [f"{where} {why} ({claim.source_id}{_target(claim)})"]
         value = _number_at(actual, claim.pointer or claim.op or "")
@@ -411,6 +417,35 @@ def _problems(markdown: str, claim: Claim, found: _Results, names: Mapping[str, 
     if abs(number - value) > tolerance + 1e-9 * max(1.0, abs(value)):
         return [f"{where} says {number:g}; {claim.source_id}{_target(claim)} is {value:g}"]
     return []
+
+
+def _drawn_from(result: ToolResult, claim: Claim) -> bool:
+    """Whether the records a claim reads, in a result of several sources, are ``source_id``'s.
+
+    A result drawn from several sources (the user's calendar and weather) has no single
+    ``source_id``; its records name theirs (``source_id``, or a ``source_ids`` list: the
+    ``x-cite`` fields). Each pointer the claim reads must pass through a record that names
+    the claim's source.
+    """
+    pointers = [claim.pointer] if claim.pointer is not None else claim._leaves(str)
+    return bool(pointers) and all(
+        p.startswith("/") and _names(result.data, p, claim.source_id) for p in pointers
+    )
+
+
+def _names(data: Any, pointer: str, source_id: str) -> bool:
+    value = data
+    for step in ("", *_steps(pointer)):
+        if step:
+            try:
+                value = value[int(step)] if isinstance(value, list) else value[step]
+            except (KeyError, IndexError, ValueError, TypeError):
+                return False
+        if isinstance(value, Mapping) and (
+            value.get("source_id") == source_id or source_id in (value.get("source_ids") or ())
+        ):
+            return True
+    return False
 
 
 def _target(claim: Claim) -> str:

@@ -19,11 +19,19 @@ besides its own name: ``["trades at", "is at"]`` for a price), ``x-total: true``
 over several subjects' records), ``x-subject`` (the field names the record's subject
 of that type, e.g. ``symbol``, ``account``) and ``x-subject-label: true`` (a display
 name of that subject, e.g. "Apple Inc."), ``x-cite: true`` (the record's own source id,
-citable on its own). A number without ``x-kind`` matches a figure of any kind.
+citable on its own).
+
+A field without ``x-kind`` gets one inferred from its name (``infer_kind``: ``price``,
+``*_value``, ``balance`` are money; ``*_pct``, ``rate`` percentages; ``quantity``,
+``*_count``, ``minutes`` quantities), and a string field named ``symbol``, ``ticker``
+or ``account`` names its record's subject (``infer_subject``). A number whose field has
+no kind, given or inferred, cannot be verified by the grounding validator: an answer
+stating it must bind it to its field (``core.claims``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -43,6 +51,8 @@ __all__ = [
     "Quantity",
     "Subject",
     "Terms",
+    "infer_kind",
+    "infer_subject",
 ]
 
 KINDS = ("money", "percent", "quantity")
@@ -162,3 +172,36 @@ PercentChange = Annotated[float, Kind("percent", change=True)]
 """A change in percent: it has a direction."""
 Quantity = Annotated[float, Kind("quantity")]
 """A count of units (shares)."""
+
+
+_INFERRED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("percent", re.compile(r"(?:^|_)(?:pct|percent|percentage|rate|yield|apr|apy)(?:_|$)")),
+    ("money", re.compile(
+        r"(?:^|_)(?:price|prices|cost|costs|value|amount|balance|cash|fee|fees|paid|proceeds|"
+        r"revenue|income|spend|spent|spending|budget|salary|usd|eur|gbp|dollars|pnl|"
+        r"gain|loss|profit|basis|equity|net_worth|close)(?:_|$)"
+    )),
+    ("quantity", re.compile(
+        r"(?:^|_)(?:quantity|qty|shares|units|count|number|num|total_count|minutes|hours|"
+        r"seconds|days|km|miles|meters|items|records|pages|size|length)(?:_|$)"
+    )),
+)  # fmt: skip
+"""Field-name rules for ``infer_kind``, tried in order (``change_pct`` is a percentage)."""
+_SUBJECTS = {"symbol": "symbol", "ticker": "symbol", "account": "account",
+             "account_id": "account"}  # fmt: skip
+
+
+def infer_kind(name: str) -> str | None:
+    """The kind a number field's name implies (``_INFERRED``), or None when it implies none.
+
+    ``price``, ``market_value``, ``total_cash`` → ``money``; ``change_pct``, ``rate`` →
+    ``percent``; ``quantity``, ``page_count``, ``minutes`` → ``quantity``; ``score``,
+    ``version``, ``temp`` → None. Explicit ``x-kind`` always wins over inference.
+    """
+    key = name.lower()
+    return next((kind for kind, rule in _INFERRED if rule.search(key)), None)
+
+
+def infer_subject(name: str) -> str | None:
+    """The subject type a string field's name implies (``symbol``, ``account``), or None."""
+    return _SUBJECTS.get(name.lower())

@@ -8,7 +8,7 @@ from typing import Any
 
 from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _own_ids, _parts
 from tooldeck.agent.grounding.findings import Finding, GroundingReport
-from tooldeck.agent.grounding.matching import _agrees, _claims, _why
+from tooldeck.agent.grounding.matching import _agrees, _Claim, _claims, _misread, _why
 from tooldeck.agent.grounding.patterns import (
     _CITATION,
     _COUNTS,
@@ -25,6 +25,16 @@ from tooldeck.agent.grounding.relevance import _relevance
 from tooldeck.core.claims import Claim, problems_of_claims
 from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
+
+
+def _numbers_in_words(markdown: str, evidence: _Evidence) -> dict[int, _Claim]:
+    """Every number of ``markdown`` with what its words say of it, by where it starts."""
+    text = _SOURCE_ID.sub(lambda m: " " * len(m.group()), _CITATION.sub(
+        lambda m: " " * len(m.group()), markdown))  # fmt: skip
+    blank = _DATE.sub(lambda m: " " * len(m.group()), text)
+    blank = _TIME.sub(lambda m: " " * len(m.group()), blank)
+    blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
+    return {c.start: c for c in _claims(text, blank, evidence)}
 
 
 def check_grounding(
@@ -54,7 +64,9 @@ def check_grounding(
         question: The question asked; with it, the answer's relevance is checked too
             (``off_question`` findings, see ``Finding.kind``).
         claims: The answer's bound figures (``core.claims``): each is checked at its
-            pointer in a cited result, and a figure that holds is not matched again.
+            pointer in a cited result, and a figure that holds is not matched again. A
+            model's claims (not ``bound``) are also held to the words of their sentence:
+            the kind, field, subject, total and direction they say must be the field's.
         bound: Every figure of the answer is meant to be among ``claims`` (a writer that
             binds as it writes): a number outside them is an ``unbound_figure``, not
             matched against the data by the rules, unless the question states it. A
@@ -86,9 +98,15 @@ def check_grounding(
         evidence.labels.update(subjects)
         evidence.ids.update(subjects.values())
     sources = ", ".join(c for c in cited if c in known) or "no valid source"
-    for quote in _QUOTE.findall(markdown):
+    quoted: list[tuple[int, int]] = []  # traced quotations: their numbers are the text's
+    for match in _QUOTE.finditer(markdown):
+        quote = match.group(1)
         said = " ".join(quote.lower().split())
-        if len(said.split()) >= 4 and not any(said in t for t in evidence.texts):
+        if len(said.split()) < 4:
+            continue
+        if any(said in t for t in evidence.texts):
+            quoted.append(match.span(1))
+        else:
             findings.append(
                 Finding(
                     kind="untraced_quote",
@@ -98,15 +116,26 @@ def check_grounding(
                 )
             )
     unclaimed = list(markdown)
+    for start, end in quoted:  # a quotation found word for word states what its text states
+        unclaimed[start:end] = " " * (end - start)
     aliases = {name: value for name, (_, value) in (subjects or {}).items()}
     asked = {round(value, 6) for value, _, _ in _numbers(question or "")}
     asked |= {
         float(_COUNTS[w]) for w in re.findall(r"[a-z]+", (question or "").lower()) if w in _COUNTS
     }
+    worded = {} if bound or not claims else _numbers_in_words(markdown, evidence)
     for figure, problems in zip(
         claims, problems_of_claims(markdown, claims, results, aliases), strict=True
     ):
         start, end = figure.span
+        words = next((c for at, c in worded.items() if start <= at < end), None)
+        fact = evidence.at.get((figure.source_id, figure.pointer or ""))
+        if not problems and words is not None and fact is not None:  # a model's own binding
+            why = _misread(words, fact)
+            if why is not None:
+                problems.append(
+                    f"{words.text} is bound to {figure.source_id}{figure.pointer}: {why}"
+                )
         problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
                      "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
         uncited = sorted(figure.sources() - set(cited))
@@ -161,9 +190,23 @@ def check_grounding(
                 )
             )
             continue
-        if any(_agrees(claim, fact) for fact in evidence.near(claim.value, claim.tolerance)):
+        backing = [f for f in evidence.near(claim.value, claim.tolerance) if _agrees(claim, f)]
+        if any(f.kind is not None for f in backing):
             continue
         if claim.kinds == _PLAIN_KINDS and not claim.sign and int(claim.value) in evidence.years:
+            continue
+        if backing:  # equal only to fields of no known kind: any number could be "backed"
+            fields = ", ".join(sorted({f.name for f in backing}))
+            findings.append(
+                Finding(
+                    kind="unverifiable_number",
+                    text=claim.text,
+                    message=f"{claim.text} equals only {fields} in the cited results "
+                    f"({sources}), fields whose kind (money, percent, quantity) is not known: "
+                    "bind it to its field with a claim marker, "
+                    "[figure](claim:<source_id>#<JSON pointer>).",
+                )
+            )
             continue
         findings.append(
             Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))

@@ -11,6 +11,7 @@ from typing import Any
 from tooldeck.agent.grounding.findings import _Subjects
 from tooldeck.agent.grounding.patterns import _DATE, _INSTRUCTION, _STAMP_TIME, _numbers
 from tooldeck.core.intents import Figure
+from tooldeck.core.kinds import infer_kind, infer_subject
 from tooldeck.core.result import ToolResult
 
 # -- evidence: the values of the cited results ------------------------------------------
@@ -63,6 +64,10 @@ class _Evidence:
         self.labels: dict[str, tuple[str, str]] = {}
         """Display name → (type, id) of the subjects seen in the data."""
         self.ids: set[tuple[str, str]] = set()
+        self.at: dict[tuple[str, str], _Fact] = {}
+        """The fact at each (source_id, JSON pointer) of the cited results: what a claim
+        binds a figure to."""
+        self._source = ""
         self.texts: list[str] = []
         """The cited text (for quotes), lower case, one space between words."""
         for result in results:
@@ -74,11 +79,12 @@ class _Evidence:
             if result.source_id in cited:
                 if result.as_of:
                     self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
-                self._walk(result.data, node, (), "value", facts)
+                self._source = result.source_id or ""
+                self._walk(result.data, node, (), "value", facts, "")
                 continue
             for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
                 if not cited.isdisjoint(_own_ids(part, key)):
-                    self._walk(part, part_node, (), "value", facts)
+                    self._walk(part, part_node, (), "value", facts, None)
         self.figures = _accepted(figures, cited, [f.value for f in facts]) if numbers else []
         for f in self.figures:
             name = f.label.rsplit(" ", 1)[-1]
@@ -94,7 +100,13 @@ class _Evidence:
                 self.terms.setdefault(term.lower(), set()).add(fact.name)
 
     def _walk(
-        self, value: Any, node: _Node, subjects: _Subjects, name: str, out: list[_Fact]
+        self,
+        value: Any,
+        node: _Node,
+        subjects: _Subjects,
+        name: str,
+        out: list[_Fact],
+        path: str | None,
     ) -> None:
         if isinstance(value, bool) or value is None:
             return
@@ -102,10 +114,12 @@ class _Evidence:
             if not self.numbers:
                 return
             terms = node.terms_for(name)
-            out.append(
-                _Fact(float(value), node.kind, name, subjects, node.total, node.change, terms)
-            )
-            if node.kind is None:
+            kind = node.kind if node.described else infer_kind(name)  # no schema: its name
+            fact = _Fact(float(value), kind, name, subjects, node.total, node.change, terms)
+            out.append(fact)
+            if path is not None:
+                self.at[(self._source, path)] = fact
+            if kind is None:
                 out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
         elif isinstance(value, str):
             self.dates.update(m.group(1) for m in _DATE.finditer(value))
@@ -117,7 +131,8 @@ class _Evidence:
                     out.append(_Fact(number, None, name, subjects, False, prose=True))
         elif isinstance(value, dict):
             own = dict(subjects)
-            for key, kind in node.subject_keys:
+            keys = node.subject_keys if node.described else _subject_keys(value)
+            for key, kind in keys:
                 item = value.get(key)
                 if isinstance(item, str):
                     day = _DATE.match(item)  # a timestamp's subject is its day
@@ -127,18 +142,21 @@ class _Evidence:
                 item = value.get(key)
                 if isinstance(item, str) and kind in own:
                     self.labels[item] = (kind, own[kind])
-            record = tuple(sorted(own.items())) if node.subject_keys else subjects
+            record = tuple(sorted(own.items())) if keys else subjects
             for key, item in value.items():
                 if self.numbers or isinstance(item, str | dict | list | tuple):
-                    self._walk(item, node.props.get(key, _EMPTY), record, key, out)
+                    below = None if path is None else f"{path}/{_escaped(key)}"
+                    self._walk(item, node.props.get(key, _EMPTY), record, key, out, below)
         elif isinstance(value, list | tuple):
             if self.numbers:
                 said = node.list_terms(name)
                 count = f"number of {name}"
                 out.append(_Fact(float(len(value)), "count", count, subjects, False, False, said))
             items = node.items or _EMPTY
-            for item in value:
-                self._walk(item, items, subjects, name, out)
+            for i, item in enumerate(value):
+                self._walk(
+                    item, items, subjects, name, out, None if path is None else f"{path}/{i}"
+                )
 
     def near(self, value: float, tolerance: float) -> list[_Fact]:
         """Facts whose magnitude is within ``tolerance`` of ``|value|``."""
@@ -148,6 +166,20 @@ class _Evidence:
             out.append(self.facts[i])
             i += 1
         return out
+
+
+def _escaped(key: str) -> str:
+    """A key as an RFC 6901 reference token (``~`` → ``~0``, ``/`` → ``~1``)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _subject_keys(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The subject fields of a record no schema describes, by their names (``infer_subject``)."""
+    return [
+        (key, kind)
+        for key, item in record.items()
+        if isinstance(item, str) and (kind := infer_subject(key)) is not None
+    ]
 
 
 @dataclass(slots=True)
@@ -199,16 +231,26 @@ def _compiled(schema: Any) -> _Node:
     return node
 
 
-def _compile(schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _Node]]) -> _Node:
-    """A node per resolved schema; a recursive schema's node refers to itself."""
+def _compile(
+    schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _Node]], name: str = ""
+) -> _Node:
+    """A node per resolved schema; a recursive schema's node refers to itself.
+
+    A number without ``x-kind`` gets the kind its property ``name`` implies
+    (``core.kinds.infer_kind``); a string without ``x-subject``, the subject its name
+    implies (``infer_subject``).
+    """
     resolved = _resolve(schema, defs)
     if not resolved:
         return _EMPTY
     hit = seen.get(id(resolved))
     if hit is not None and hit[0] is resolved:
         return hit[1]
+    kind = resolved.get("x-kind")
+    if kind is None and resolved.get("type") in ("number", "integer"):
+        kind = infer_kind(name)
     node = _Node(
-        kind=resolved.get("x-kind"),
+        kind=kind,
         total=bool(resolved.get("x-total")),
         change=bool(resolved.get("x-change")),
         terms=tuple(resolved.get("x-terms", ())),
@@ -219,13 +261,15 @@ def _compile(schema: Any, defs: Mapping[str, Any], seen: dict[int, tuple[Any, _N
         child = _resolve(prop, defs)
         if child.get("x-cite"):
             node.cite_key = key
-        subject = child.get("x-subject")
+        subject = child.get("x-subject") or (
+            infer_subject(key) if child.get("type") == "string" else None
+        )
         if subject:
             target = node.label_keys if child.get("x-subject-label") else node.subject_keys
             target.append((key, subject))
-        node.props[key] = _compile(prop, defs, seen)
+        node.props[key] = _compile(prop, defs, seen, key)
     if "items" in resolved:
-        node.items = _compile(resolved["items"], defs, seen)
+        node.items = _compile(resolved["items"], defs, seen, name)
         node.item_subjects = tuple(k for _, k in node.items.subject_keys)
     below = [*node.props.values(), *([node.items] if node.items else [])]
     node.cites = node.cite_key is not None or any(child.cites for child in below)

@@ -24,6 +24,7 @@ class Finding(BaseModel):
         "off_question",
         "claim_mismatch",
         "unbound_figure",
+        "unverifiable_number",
     ]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
@@ -33,7 +34,9 @@ class Finding(BaseModel):
     has the most", more rows than "top 3", no figure for "how much"); ``claim_mismatch``:
     a bound figure (``core.claims``) is not what the field it is bound to holds, or its
     source is not cited; ``unbound_figure``: a number in an answer whose writer binds
-    every figure, with no claim for it."""
+    every figure, with no claim for it; ``unverifiable_number``: a number equal only to
+    fields of no known kind (no ``x-kind``, none inferable from the name), which any
+    number could be said to match: it must be bound with a claim."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str

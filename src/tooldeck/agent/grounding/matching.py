@@ -39,6 +39,8 @@ class _Claim:
     """The sign comes from a word ("up", "lost"): the claim is about a change."""
     named: frozenset[str]
     """Fields the words around the number name ("previous close", "cash"); empty: any."""
+    start: int = 0
+    """Where the number starts in the answer."""
 
 
 @lru_cache(maxsize=64)
@@ -85,7 +87,7 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
     for end_match in [*_SEGMENT.finditer(blank), None]:
         end = end_match.start() if end_match else len(blank)
         segment, plain = text[start:end], blank[start:end]
-        start = end_match.end() if end_match else end
+        offset, start = start, (end_match.end() if end_match else end)
         found = list(pattern.finditer(segment)) if pattern else []
         mentions = [
             (m.start(), names[m.group().lower()])
@@ -129,8 +131,10 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
                 if at < m.start():
                     subjects[kind] = ident
             total = bool(_TOTAL.search(plain[: m.start()]) or _TOTAL.search(context))
+            said = m.group(0)
+            at = offset + m.start() + len(said) - len(said.lstrip())
             yield _Claim(
-                m.group(0).strip(), value, tolerance, kinds, sign, subjects, total, worded, named
+                said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at
             )
 
 
@@ -209,3 +213,26 @@ def _why(claim: _Claim, evidence: _Evidence, sources: str) -> str:
 def _agrees_subject(claim: _Claim, fact: _Fact) -> bool:
     own = dict(fact.subjects)
     return all(own.get(kind, ident) == ident for kind, ident in claim.subjects.items())
+
+
+def _misread(claim: _Claim, fact: _Fact) -> str | None:
+    """Why the sentence around a bound figure does not state ``fact``; None when it does.
+
+    The figure's value is already checked at its pointer; this checks the words: its
+    kind ($, %), the field the words name, the subject the sentence names, a total, a
+    direction (issue 29: a claim holds only when every word of its sentence agrees).
+    """
+    if _agrees(claim, fact):
+        return None
+    stated = "/".join(sorted(claim.kinds)) if claim.kinds != _PLAIN_KINDS else "a plain number"
+    subject = ", ".join(claim.subjects.values()) or "no subject"
+    for check, reason in (
+        ("kind", f"it is stated as {stated}"),
+        ("named", "the words around it name "
+         + " or ".join(sorted(n.replace("_", " ") for n in claim.named))),
+        ("subject", f"the sentence states it for {subject}"),
+        ("total", "the sentence calls it a total"),
+    ):  # fmt: skip
+        if not _agrees(claim, fact, check=check):
+            return f"{reason}, but its field is {fact.describe()}"
+    return f"it is stated as a change {'up' if claim.sign > 0 else 'down'}, but it is {fact.describe()}"

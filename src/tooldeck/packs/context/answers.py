@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
+from tooldeck.core.claims import ClaimWriter, resolve_pointer
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, IntentStep, Route
 from tooldeck.core.result import ToolResult
 
@@ -134,21 +135,31 @@ class ContextAnswers:
         return given
 
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
-        """The answer from the ``user_context`` result, citing its sources."""
-        data = outcome.results[0].data
+        """The answer from the ``user_context`` result, citing its sources.
+
+        Every figure and fact is bound to its field (``core.claims``): the claim names
+        the source of the record it reads (a category's, a query's, a trip's).
+        """
+        result = outcome.results[0]
+        w = _Writer(result.data)
         if route.intent == "spending":
-            return _spending(data)
-        if route.intent == "commute":
-            return _commute(data)
-        parts = [_category(c) for c in data["categories"]]
-        if not parts:
-            return ComposedAnswer(
-                "No sources are configured yet: add [context.finance], [context.calendar], "
-                "[context.weather], [context.commute] or [context.tasks] to tooldeck.toml.",
-                (),
-            )
-        text = "\n\n".join(p[0] for p in parts)
-        return ComposedAnswer(text, tuple(dict.fromkeys(c for p in parts for c in p[1])))
+            text, cited = _spending(w)
+        elif route.intent == "commute":
+            text, cited = _commute(w)
+        else:
+            parts = [_category(w, i) for i in range(len(w.data["categories"]))]
+            if not parts:
+                return ComposedAnswer(
+                    "No sources are configured yet: add [context.finance], [context.calendar], "
+                    "[context.weather], [context.commute] or [context.tasks] to tooldeck.toml.",
+                    (),
+                )
+            text = "\n\n".join(p[0] for p in parts)
+            cited = [c for p in parts for c in p[1]]
+        markdown, claims = w.claims.finish(text)
+        rid = result.metadata.request_id
+        bound = tuple(c.model_copy(update={"result": rid}) for c in claims)
+        return ComposedAnswer(markdown, tuple(dict.fromkeys(cited)), (), bound, True)
 
     def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
         """None: every number of an answer is in the cited data."""
@@ -159,63 +170,127 @@ class ContextAnswers:
         return {}
 
 
-def _not_ready(category: Mapping[str, Any]) -> str | None:
+class _Writer:
+    """The ``user_context`` result's data, and the claims of the figures written from it."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = data
+        self.claims = ClaimWriter()
+
+    def at(self, pointer: str) -> Any:
+        return resolve_pointer(self.data, pointer)
+
+    def bind(self, text: str, source: str, pointer: str, kind: str | None = None) -> str:
+        """``text``, bound to the field at ``pointer`` of a record of ``source``."""
+        return self.claims.figure(text, source, pointer, kind=kind)
+
+    def value(self, source: str, pointer: str, kind: str | None = None) -> str:
+        """The field at ``pointer`` said as itself (a number, a title, a date)."""
+        value = self.at(pointer)
+        text = str(value)[:10] if kind == "date" else str(value)
+        return self.bind(text, source, pointer, kind)
+
+    def money(self, source: str, pointer: str, currency: str) -> str:
+        return self.bind(_money(self.at(pointer), currency), source, pointer, "money")
+
+
+def _not_ready(w: _Writer, at: str) -> str | None:
+    category = w.at(at)
     name = category["category"].capitalize()
     if category["status"] == "not_configured":
         return f"**{name}**: not configured yet; add {category['how_to_configure']}."
     if category["status"] == "error":
-        errors = "; ".join(s["error"] for s in category["sources"] if s["error"])
+        errors = "; ".join(
+            w.value(s["source_id"], f"{at}/sources/{i}/error")
+            for i, s in enumerate(category["sources"])
+            if s["error"]
+        )
         return f"**{name}**: could not be read ({errors})."
     return None
 
 
-def _category(category: Mapping[str, Any]) -> tuple[str, list[str]]:
+def _category(w: _Writer, i: int) -> tuple[str, list[str]]:
     """A category's paragraph and the sources it cites."""
-    problem = _not_ready(category)
+    at = f"/categories/{i}"
+    problem = _not_ready(w, at)
     if problem is not None:
         return problem, []
-    summary, name = category["summary"], category["category"]
+    category = w.at(at)
+    name, source = category["category"], category["source_ids"][0]
     writer = _WRITERS.get(name)
-    text = writer(summary) if writer else f"**{name.capitalize()}**: {len(summary)} items."
+    if writer is not None:
+        text = writer(w, source, f"{at}/summary")
+    else:
+        count = w.claims.figure(
+            str(len(category["summary"])), source, op="count", inputs=(f"{at}/summary",)
+        )
+        text = f"**{name.capitalize()}**: {count} items."
     alerts = category.get("alerts") or []
     if alerts:
-        text += " Heads-up: " + "; ".join(alerts) + "."
+        said = [w.value(source, f"{at}/alerts/{k}") for k in range(len(alerts))]
+        text += " Heads-up: " + "; ".join(said) + "."
     return text, list(category["source_ids"])
 
 
-def _calendar(summary: Mapping[str, Any]) -> str:
+def _calendar(w: _Writer, source: str, at: str) -> str:
+    summary = w.at(at)
+    today = w.value(source, f"{at}/today", "date")
     events = summary["today_events"]
     if not events:
-        head = f"**Calendar**: nothing today ({summary['today']})."
+        head = f"**Calendar**: nothing today ({today})."
     else:
-        listed = ", ".join(f"{e['title']} ({_clock(e)})" for e in events)
-        head = f"**Calendar**: today ({summary['today']}): {listed}."
+        listed = ", ".join(
+            f"{w.value(source, f'{at}/today_events/{k}/title')} "
+            f"({_clock(w, source, f'{at}/today_events/{k}')})"
+            for k in range(len(events))
+        )
+        head = f"**Calendar**: today ({today}): {listed}."
     upcoming = summary["upcoming"][:3]
     if upcoming:
-        head += " Next: " + ", ".join(f"{e['title']} ({e['start'][:10]})" for e in upcoming) + "."
+        head += (
+            " Next: "
+            + ", ".join(
+                f"{w.value(source, f'{at}/upcoming/{k}/title')} "
+                f"({w.value(source, f'{at}/upcoming/{k}/start', 'date')})"
+                for k in range(len(upcoming))
+            )
+            + "."
+        )
     return head
 
 
-def _clock(event: Mapping[str, Any]) -> str:
-    """``all day``, or the start's time of day (``09:30``)."""
-    return "all day" if event["all_day"] else f"at {event['start'][11:16]}"
+def _clock(w: _Writer, source: str, at: str) -> str:
+    """``all day``, or the start's time of day (``at 09:30``)."""
+    event = w.at(at)
+    if event["all_day"]:
+        return "all day"
+    return f"at {w.bind(event['start'][11:16], source, f'{at}/start', 'time')}"
 
 
-def _weather(summary: Mapping[str, Any]) -> str:
-    now, days = summary["now"], summary["days"]
+def _weather(w: _Writer, source: str, at: str) -> str:
+    now, days = w.at(f"{at}/now"), w.at(f"{at}/days")
     text = "**Weather**:"
     if now:
-        text += f" now {now['conditions']}, {now['temperature']}°"
+        text += (
+            f" now {w.value(source, f'{at}/now/conditions')}, "
+            f"{w.value(source, f'{at}/now/temperature')}°"
+        )
     if days:
-        d = days[0]
-        text += f"; {d['date']}: {d['conditions']}, {d['low']}° to {d['high']}°"
+        d = f"{at}/days/0"
+        text += (
+            f"; {w.value(source, f'{d}/date', 'date')}: {w.value(source, f'{d}/conditions')}, "
+            f"{w.value(source, f'{d}/low')}° to {w.value(source, f'{d}/high')}°"
+        )
     return text + "."
 
 
-def _tasks(summary: Mapping[str, Any]) -> str:
-    text = f"**Tasks**: {summary['open']} open, {summary['overdue']} overdue"
-    if summary["next"]:
-        text += f"; next: {summary['next'][0]['text']}"
+def _tasks(w: _Writer, source: str, at: str) -> str:
+    text = (
+        f"**Tasks**: {w.value(source, f'{at}/open')} open, "
+        f"{w.value(source, f'{at}/overdue')} overdue"
+    )
+    if w.at(f"{at}/next"):
+        text += f"; next: {w.value(source, f'{at}/next/0/text')}"
     return text + "."
 
 
@@ -229,71 +304,84 @@ def _money(amount: float, currency: str) -> str:
     return f"{sign}{symbol}{value}" if symbol else f"{sign}{value} {currency}"
 
 
-def _finance(summary: Mapping[str, Any]) -> str:
+def _finance(w: _Writer, source: str, at: str) -> str:
+    summary = w.at(at)
     if not summary.get("transactions"):
         return "**Finance**: no transactions."
     currency = summary["currency"]
     return (
-        f"**Finance** ({summary['month']}): spent {_money(summary['spent'], currency)} and "
-        f"received {_money(summary['received'], currency)}."
+        f"**Finance** ({w.value(source, f'{at}/month')}): spent "
+        f"{w.money(source, f'{at}/spent', currency)} and received "
+        f"{w.money(source, f'{at}/received', currency)}."
     )
 
 
-def _commute_summary(summary: Mapping[str, Any]) -> str:
-    trips = ", ".join(f"{t['destination']} {t['minutes']} min" for t in summary["trips"])
-    return f"**Commute** from {summary['from']}: {trips}."
+def _commute_summary(w: _Writer, source: str, at: str) -> str:
+    trips = ", ".join(
+        f"{w.value(source, f'{at}/trips/{k}/destination')} "
+        f"{w.value(source, f'{at}/trips/{k}/minutes')} min"
+        for k in range(len(w.at(f"{at}/trips")))
+    )
+    return f"**Commute** from {w.value(source, f'{at}/from')}: {trips}."
 
 
-_WRITERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+_WRITERS: dict[str, Callable[[_Writer, str, str], str]] = {
     "calendar": _calendar, "weather": _weather, "tasks": _tasks, "finance": _finance,
     "commute": _commute_summary,
 }  # fmt: skip
 
 
-def _spending(data: Mapping[str, Any]) -> ComposedAnswer:
-    (finance,) = data["categories"]
-    problem = _not_ready(finance)
-    query = data.get("query")
+def _spending(w: _Writer) -> tuple[str, list[str]]:
+    problem = _not_ready(w, "/categories/0")
+    query = w.data.get("query")
     if problem is not None or not query:
-        return ComposedAnswer(problem or "I could not read your transactions.", ())
-    what = f" on {query['search']}" if query.get("search") else ""
+        return problem or "I could not read your transactions.", []
+    source = query["source_ids"][0] if query["source_ids"] else ""
+    what = f" on {w.value(source, '/query/search')}" if query.get("search") else ""
     when = (
-        f" from {query['date_from']} to {query['date_to']}"
+        f" from {w.value(source, '/query/date_from', 'date')} to "
+        f"{w.value(source, '/query/date_to', 'date')}"
         if query.get("date_from") and query.get("date_to")
         else ""
     )
-    totals = query["totals"]
-    transactions = query["transactions"]
+    totals, transactions = query["totals"], query["transactions"]
     currency = transactions[0]["currency"] if transactions else "USD"
     if not totals["count"]:
-        return ComposedAnswer(f"I found no transactions{what}{when}.", tuple(query["source_ids"]))
+        return f"I found no transactions{what}{when}.", list(query["source_ids"])
     count = totals["count"]
     text = (
-        f"You spent {_money(totals['spent'], currency)}{what}{when}, in {count} "
-        f"transaction{'s' if count != 1 else ''}"
-        + (f" (and received {_money(totals['received'], currency)})" if totals["received"] else "")
+        f"You spent {w.money(source, '/query/totals/spent', currency)}{what}{when}, in "
+        f"{w.value(source, '/query/totals/count')} transaction{'s' if count != 1 else ''}"
+        + (
+            f" (and received {w.money(source, '/query/totals/received', currency)})"
+            if totals["received"]
+            else ""
+        )
         + "."
     )
-    latest = query["transactions"][:3]
-    if latest:
+    if transactions:
         text += (
             " Latest: "
             + "; ".join(
-                f"{t['date']} {t['payee']} {_money(t['amount'], t['currency'])}" for t in latest
+                f"{w.value(source, f'/query/transactions/{k}/date', 'date')} "
+                f"{w.value(source, f'/query/transactions/{k}/payee')} "
+                f"{w.money(source, f'/query/transactions/{k}/amount', t['currency'])}"
+                for k, t in enumerate(transactions[:3])
             )
             + "."
         )
-    return ComposedAnswer(text, tuple(query["source_ids"]))
+    return text, list(query["source_ids"])
 
 
-def _commute(data: Mapping[str, Any]) -> ComposedAnswer:
-    (commute,) = data["categories"]
-    problem = _not_ready(commute)
-    trip = data.get("commute")
+def _commute(w: _Writer) -> tuple[str, list[str]]:
+    problem = _not_ready(w, "/categories/0")
+    trip = w.data.get("commute")
     if problem is not None or not trip:
-        return ComposedAnswer(problem or "I could not reach the routing server.", ())
-    return ComposedAnswer(
-        f"To {trip['destination']}: {trip['minutes']} minutes ({trip['km']} km, "
-        f"{trip['profile']}).",
-        tuple(trip["source_ids"]),
+        return problem or "I could not reach the routing server.", []
+    source = trip["source_ids"][0]
+    text = (
+        f"To {w.value(source, '/commute/destination')}: "
+        f"{w.value(source, '/commute/minutes')} minutes "
+        f"({w.value(source, '/commute/km')} km, {w.value(source, '/commute/profile')})."
     )
+    return text, list(trip["source_ids"])
