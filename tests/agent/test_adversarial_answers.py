@@ -1,0 +1,85 @@
+"""The grounding validator on answers phrased the way a model writes them (issue 29).
+
+Every case of ``adversarial_answers.CASES`` is judged against the tool results its
+question's plan fetches; the measured rates (wrong judged grounded, right judged
+ungrounded) are held, per class, to the figures reached so far.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from adversarial_answers import CASES
+
+from tooldeck.agent.calls import RunTools
+from tooldeck.agent.grounding import check_grounding, find_citations
+from tooldeck.agent.router_agent import RouterAgent
+from tooldeck.config import load_settings
+from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
+from tooldeck.runtime import build_runtime
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def judged() -> dict[str, list[tuple[str, bool, bool, list[str]]]]:
+    """Per class: (answer, right, judged grounded, findings)."""
+    runtime = build_runtime(
+        load_settings(builtin={"enabled": False}, audit={"enabled": False}), load_entry_points=False
+    )
+    pack = BrokerageAnswers(BrokerageDataSource())
+    subjects = pack.subjects()
+    out: dict[str, list[tuple[str, bool, bool, list[str]]]] = defaultdict(list)
+    fetched: dict[str, Any] = {}
+    try:
+        view = runtime.view()
+        schemas = {d.name: d.output_schema for d in await view.definitions()}
+        for cls, question, answer, right in CASES:
+            if question not in fetched:
+
+                async def emit(type: str, data: dict[str, Any]) -> None:
+                    return None
+
+                tools = RunTools(view, runtime.context(), emit)
+                await RouterAgent(pack).answer(question, {}, tools)
+                fetched[question] = tools.results
+            report = check_grounding(
+                answer, find_citations(answer), fetched[question], schemas=schemas,
+                subjects=subjects, question=question,
+            )  # fmt: skip
+            out[cls].append((answer, right, report.ok, [f.message for f in report.findings]))
+    finally:
+        await runtime.aclose()
+    return out
+
+
+def rates(cases: list[tuple[str, bool, bool, list[str]]]) -> tuple[int, int, int, int]:
+    """(wrong judged grounded, wrong, right judged ungrounded, right)."""
+    wrong = [c for c in cases if not c[1]]
+    right = [c for c in cases if c[1]]
+    return sum(c[2] for c in wrong), len(wrong), sum(not c[2] for c in right), len(right)
+
+
+async def test_each_class_has_ten_cases_and_the_rates_hold() -> None:
+    results = await judged()
+    report = []
+    for cls, cases in sorted(results.items()):
+        assert len(cases) >= 10, f"{cls}: {len(cases)} cases"
+        passed, wrong, rejected, right = rates(cases)
+        report.append(f"{cls}: {passed}/{wrong} wrong judged grounded, "
+                      f"{rejected}/{right} right judged ungrounded")  # fmt: skip
+    print("\n".join(report))
+    total = rates([c for cases in results.values() for c in cases])
+    print(f"all: {total[0]}/{total[1]} wrong judged grounded, {total[2]}/{total[3]} right "
+          "judged ungrounded")  # fmt: skip
+    for cls, cases in sorted(results.items()):
+        for answer, right, ok, findings in cases:
+            if ok != right:
+                print(f"  [{cls}] {'right' if right else 'WRONG'} judged "
+                      f"{'grounded' if ok else 'ungrounded'}: {answer!r} {findings[:1]}")  # fmt: skip
