@@ -49,9 +49,10 @@ async def judged() -> dict[str, list[tuple[str, bool, bool, list[str]]]]:
                 tools = RunTools(view, runtime.context(), emit)
                 await RouterAgent(pack).answer(question, {}, tools)
                 fetched[question] = tools.results
+            results = fetched[question]
             report = check_grounding(
-                answer, find_citations(answer), fetched[question], schemas=schemas,
-                subjects=subjects, question=question,
+                answer, find_citations(answer), results, pack.figures(results),
+                schemas=schemas, subjects=subjects, question=question,
             )  # fmt: skip
             out[cls].append((answer, right, report.ok, [f.message for f in report.findings]))
     finally:
@@ -66,7 +67,12 @@ def rates(cases: list[tuple[str, bool, bool, list[str]]]) -> tuple[int, int, int
     return sum(c[2] for c in wrong), len(wrong), sum(not c[2] for c in right), len(right)
 
 
-async def test_each_class_has_ten_cases_and_the_rates_hold() -> None:
+async def test_each_class_has_ten_cases_and_no_answer_is_misjudged() -> None:
+    """Issue 29's targets: wrong judged grounded ≤ 1%, right judged ungrounded ≤ 3%.
+
+    Measured before the validator learned these classes: 53 of 89 wrong answers judged
+    grounded, 11 of 36 right ones ungrounded (with the pack's derived figures, as a run
+    checks a model's answer)."""
     results = await judged()
     report = []
     for cls, cases in sorted(results.items()):
@@ -78,8 +84,11 @@ async def test_each_class_has_ten_cases_and_the_rates_hold() -> None:
     total = rates([c for cases in results.values() for c in cases])
     print(f"all: {total[0]}/{total[1]} wrong judged grounded, {total[2]}/{total[3]} right "
           "judged ungrounded")  # fmt: skip
-    for cls, cases in sorted(results.items()):
-        for answer, right, ok, findings in cases:
-            if ok != right:
-                print(f"  [{cls}] {'right' if right else 'WRONG'} judged "
-                      f"{'grounded' if ok else 'ungrounded'}: {answer!r} {findings[:1]}")  # fmt: skip
+    misjudged = [
+        f"[{cls}] {'right' if right else 'WRONG'} judged {'grounded' if ok else 'ungrounded'}: "
+        f"{answer!r} {findings[:1]}"
+        for cls, cases in sorted(results.items())
+        for answer, right, ok, findings in cases
+        if ok != right
+    ]
+    assert total[0] <= 0.01 * total[1] and total[2] <= 0.03 * total[3], "\n".join(misjudged)

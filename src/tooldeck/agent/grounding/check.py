@@ -19,7 +19,10 @@ from tooldeck.agent.grounding.patterns import (
     _QUOTE,
     _SOURCE_ID,
     _TIME,
+    _WRITTEN_DATE,
     _numbers,
+    _utc_times,
+    _written_days,
 )
 from tooldeck.agent.grounding.relevance import _relevance
 from tooldeck.core.claims import Claim, problems_of_claims
@@ -27,14 +30,41 @@ from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
 
 
+def _only_claims_and_as_of(
+    markdown: str, claims: Sequence[Claim], results: Sequence[ToolResult]
+) -> bool:
+    """Whether all an answer states besides its claims is the data's as_of day.
+
+    Then the cited data need not be read for dates, times, quotes or numbers (a bound
+    answer's usual case: a router writes "_Data as of 2026-11-20._" under its figures).
+    """
+    if _QUOTE.search(markdown):
+        return False
+    text = list(markdown)
+    for claim in claims:
+        start, end = claim.span
+        if 0 <= start < end <= len(markdown):
+            text[start:end] = " " * (end - start)
+    rest = _SOURCE_ID.sub(_spaces, _CITATION.sub(_spaces, "".join(text)))
+    days = {m.group(1) for r in results if r.as_of for m in _DATE.finditer(r.as_of)}
+    if any(m.group(1) not in days for m in _DATE.finditer(rest)):
+        return False
+    rest = _DATE.sub(_spaces, rest)
+    return not (_WRITTEN_DATE.search(rest) or _TIME.search(rest) or _NUMBER.search(
+        _LIST_MARKER.sub(_spaces, rest)))  # fmt: skip
+
+
+def _spaces(match: re.Match[str]) -> str:
+    """As many spaces as ``match`` is long: what a blanked span leaves (positions kept)."""
+    return " " * len(match.group())
+
+
 def _numbers_in_words(markdown: str, evidence: _Evidence) -> dict[int, _Claim]:
     """Every number of ``markdown`` with what its words say of it, by where it starts."""
-    text = _SOURCE_ID.sub(lambda m: " " * len(m.group()), _CITATION.sub(
-        lambda m: " " * len(m.group()), markdown))  # fmt: skip
-    blank = _DATE.sub(lambda m: " " * len(m.group()), text)
-    blank = _TIME.sub(lambda m: " " * len(m.group()), blank)
-    blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
-    return {c.start: c for c in _claims(text, blank, evidence)}
+    text = _SOURCE_ID.sub(_spaces, _CITATION.sub(_spaces, markdown))
+    blank = _DATE.sub(_spaces, _WRITTEN_DATE.sub(_spaces, text))
+    blank = _LIST_MARKER.sub(_spaces, _TIME.sub(_spaces, blank))
+    return {c.start: c for c in _claims(text, blank, evidence, markdown)}
 
 
 def check_grounding(
@@ -93,7 +123,10 @@ def check_grounding(
         for c in cited
         if c not in known
     ]
-    evidence = _Evidence(results, figures, set(cited) & known, schemas or {}, numbers=not bound)
+    walk = not (bound and _only_claims_and_as_of(markdown, claims, results))
+    evidence = _Evidence(
+        results, figures, set(cited) & known, schemas or {}, numbers=not bound, walk=walk
+    )
     if subjects:
         evidence.labels.update(subjects)
         evidence.ids.update(subjects.values())
@@ -148,9 +181,20 @@ def check_grounding(
             )
         if 0 <= start < end <= len(markdown):  # checked at its field: not matched again
             unclaimed[start:end] = " " * (end - start)
-    text = _CITATION.sub(" ", "".join(unclaimed))
-    text = _SOURCE_ID.sub(" ", text)
+    text = _CITATION.sub(_spaces, "".join(unclaimed))  # positions kept: the markdown's
+    text = _SOURCE_ID.sub(_spaces, text)
     checked = len(claims)
+    for m in _WRITTEN_DATE.finditer(text):  # 11/19/2026, November 19: checked as days
+        checked += 1
+        if not _written_days(m, evidence.years or {0}) & evidence.dates:
+            findings.append(
+                Finding(
+                    kind="untraced_date",
+                    text=m.group(0),
+                    message=f"The date {m.group(0)} is in none of the cited results ({sources}).",
+                )
+            )
+    text = _WRITTEN_DATE.sub(_spaces, text)
     for m in _DATE.finditer(text):
         checked += 1
         if m.group(1) not in evidence.dates:
@@ -161,10 +205,10 @@ def check_grounding(
                     message=f"The date {m.group(0)} is in none of the cited results ({sources}).",
                 )
             )
-    blank = _DATE.sub(lambda m: " " * len(m.group()), text)  # positions kept
+    blank = _DATE.sub(_spaces, text)
     for m in _TIME.finditer(blank):
         checked += 1
-        if f"{int(m.group(1)):02d}:{m.group(2)}" not in evidence.times:
+        if not _utc_times(m) & evidence.times:
             findings.append(
                 Finding(
                     kind="untraced_date",
@@ -173,9 +217,8 @@ def check_grounding(
                     f"({sources}).",
                 )
             )
-    blank = _TIME.sub(lambda m: " " * len(m.group()), blank)
-    blank = _LIST_MARKER.sub(lambda m: " " * len(m.group()), blank)
-    left = _claims(text, blank, evidence) if _NUMBER.search(blank) else iter(())
+    blank = _LIST_MARKER.sub(_spaces, _TIME.sub(_spaces, blank))
+    left = _claims(text, blank, evidence, markdown) if _NUMBER.search(blank) else iter(())
     for claim in left:  # the numbers no claim covers
         checked += 1
         if bound and round(claim.value, 6) in asked:

@@ -36,6 +36,11 @@ class _Fact:
     """A fraction stated as a percentage (0.062 for 6.2 %): unmarked fields only."""
     prose: bool = False
     """Read from text (a document's snippet), not from a field: weaker evidence."""
+    values: frozenset[str] = frozenset()
+    """The record's short string values, lower case (its side, status, timeframe,
+    currency...): what the sentence's words for such facts must agree with."""
+    sources: frozenset[str] = frozenset()
+    """The source ids it comes from (a derived figure: all of its inputs')."""
 
     def describe(self) -> str:
         whose = ", ".join(v for _, v in self.subjects)
@@ -53,10 +58,12 @@ class _Evidence:
         cited: set[str],
         schemas: Mapping[str, Any],
         numbers: bool = True,
+        walk: bool = True,
     ) -> None:
         self.numbers = numbers
         """False: only dates, times, texts and subjects are gathered (an answer whose
-        figures are all bound needs no index of the data's numbers)."""
+        figures are all bound needs no index of the data's numbers); with ``walk`` False,
+        only the results' as_of days."""
         facts: list[_Fact] = []
         self.dates: set[str] = set()
         self.times: set[str] = set()
@@ -68,6 +75,8 @@ class _Evidence:
         """The fact at each (source_id, JSON pointer) of the cited results: what a claim
         binds a figure to."""
         self._source = ""
+        self.currencies: set[str] = set()
+        """Currency codes the cited data names (``currency`` fields), upper case."""
         self.texts: list[str] = []
         """The cited text (for quotes), lower case, one space between words."""
         for result in results:
@@ -79,17 +88,24 @@ class _Evidence:
             if result.source_id in cited:
                 if result.as_of:
                     self.dates.update(m.group(1) for m in _DATE.finditer(result.as_of))
+                if not walk:  # only the as_of days are needed (a bound answer's footer)
+                    continue
                 self._source = result.source_id or ""
-                self._walk(result.data, node, (), "value", facts, "")
+                self._walk(result.data, node, (), "value", facts, "", frozenset())
                 continue
-            for part, part_node, key in _parts(result.data, node):  # a cited document's blocks
-                if not cited.isdisjoint(_own_ids(part, key)):
-                    self._walk(part, part_node, (), "value", facts, None)
+            for part, part_node, key in _parts(result.data, node) if walk else ():
+                own = cited.intersection(_own_ids(part, key))
+                if own:
+                    self._source = min(own)
+                    self._walk(part, part_node, (), "value", facts, None, frozenset())
         self.figures = _accepted(figures, cited, [f.value for f in facts]) if numbers else []
         for f in self.figures:
             name = f.label.rsplit(" ", 1)[-1]
             terms = (name.replace("_", " "), *f.terms)
-            facts.append(_Fact(f.value, f.kind, name, f.subjects, f.total, f.change, terms))
+            facts.append(
+                _Fact(f.value, f.kind, name, f.subjects, f.total, f.change, terms,
+                      sources=frozenset(f.source_ids))
+            )  # fmt: skip
         self.facts = sorted(facts, key=lambda f: abs(f.value))
         self.keys = [abs(f.value) for f in self.facts]
         self.years = {int(d[:4]) for d in self.dates}
@@ -107,6 +123,7 @@ class _Evidence:
         name: str,
         out: list[_Fact],
         path: str | None,
+        values: frozenset[str],
     ) -> None:
         if isinstance(value, bool) or value is None:
             return
@@ -115,7 +132,10 @@ class _Evidence:
                 return
             terms = node.terms_for(name)
             kind = node.kind if node.described else infer_kind(name)  # no schema: its name
-            fact = _Fact(float(value), kind, name, subjects, node.total, node.change, terms)
+            fact = _Fact(
+                float(value), kind, name, subjects, node.total, node.change, terms,
+                values=values, sources=frozenset((self._source,)) if self._source else frozenset(),
+            )  # fmt: skip
             out.append(fact)
             if path is not None:
                 self.at[(self._source, path)] = fact
@@ -128,7 +148,8 @@ class _Evidence:
                 self.texts.append(" ".join(value.lower().split()))
             if self.numbers and not _INSTRUCTION.search(value):  # orders are not data
                 for number, _, _ in _numbers(_DATE.sub(" ", value)):
-                    out.append(_Fact(number, None, name, subjects, False, prose=True))
+                    out.append(_Fact(number, None, name, subjects, False, prose=True,
+                                     sources=frozenset((self._source,))))  # fmt: skip
         elif isinstance(value, dict):
             own = dict(subjects)
             keys = node.subject_keys if node.described else _subject_keys(value)
@@ -143,10 +164,17 @@ class _Evidence:
                 if isinstance(item, str) and kind in own:
                     self.labels[item] = (kind, own[kind])
             record = tuple(sorted(own.items())) if keys else subjects
+            here = values
+            if self.numbers:  # what a sentence's words for a side, a status... must agree with
+                here = values | {
+                    v.lower() for v in value.values() if isinstance(v, str) and len(v) <= 40
+                }
+            if isinstance(value.get("currency"), str):
+                self.currencies.add(value["currency"].upper())
             for key, item in value.items():
                 if self.numbers or isinstance(item, str | dict | list | tuple):
                     below = None if path is None else f"{path}/{_escaped(key)}"
-                    self._walk(item, node.props.get(key, _EMPTY), record, key, out, below)
+                    self._walk(item, node.props.get(key, _EMPTY), record, key, out, below, here)
         elif isinstance(value, list | tuple):
             if self.numbers:
                 said = node.list_terms(name)
@@ -154,9 +182,8 @@ class _Evidence:
                 out.append(_Fact(float(len(value)), "count", count, subjects, False, False, said))
             items = node.items or _EMPTY
             for i, item in enumerate(value):
-                self._walk(
-                    item, items, subjects, name, out, None if path is None else f"{path}/{i}"
-                )
+                at = None if path is None else f"{path}/{i}"
+                self._walk(item, items, subjects, name, out, at, values)
 
     def near(self, value: float, tolerance: float) -> list[_Fact]:
         """Facts whose magnitude is within ``tolerance`` of ``|value|``."""

@@ -11,8 +11,13 @@ from functools import lru_cache
 from tooldeck.agent.grounding.evidence import _Evidence, _Fact
 from tooldeck.agent.grounding.patterns import (
     _BOUND,
+    _CITATION,
+    _CURRENCIES,
     _DOWN,
+    _FOREIGN,
     _LEVEL,
+    _LEXICON,
+    _PERIODS,
     _PLAIN_KINDS,
     _SEGMENT,
     _TOTAL,
@@ -22,6 +27,10 @@ from tooldeck.agent.grounding.patterns import (
 )
 
 # -- claims: the numbers of the answer -------------------------------------------------
+
+_PERIOD_RULES = tuple((code, re.compile(rule, re.IGNORECASE)) for code, rule in _PERIODS)
+_PERIOD_CODES = frozenset(code for code, _ in _PERIODS)
+_CODES = frozenset(c for c in _CURRENCIES.values() if c != "$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +50,16 @@ class _Claim:
     """Fields the words around the number name ("previous close", "cash"); empty: any."""
     start: int = 0
     """Where the number starts in the answer."""
+    sentence: str = ""
+    """Its sentence (or table row), lower case: where its categorical words are read."""
+    cites: frozenset[str] = frozenset()
+    """The sources its own sentence cites; empty: the answer's citations are pooled."""
+    currency: str | None = None
+    """The currency it is written in (``USD``, ``EUR``; ``$``: some dollar), if any."""
+    period: str | None = None
+    """The period its sentence names (``ytd``, ``1y``...), if any."""
+    foreign: str | None = None
+    """A field its words name that a record may not have ("dividend", "opened")."""
 
 
 @lru_cache(maxsize=64)
@@ -76,10 +95,13 @@ def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
     )
 
 
-def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
+def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> Iterator[_Claim]:
     """The numbers of ``blank`` (``text`` with dates blanked), each with its context.
 
-    Subjects are found in ``text`` (a date may name a record: a trade's day).
+    Subjects are found in ``text`` (a date may name a record: a trade's day): for each
+    type, the one named last before the number, else the first named after it ("42 of
+    your shares sit in Joint Brokerage"); with "respectively", the k-th number is the
+    k-th named. A sentence's own citations are read in ``markdown`` (same positions).
     """
     names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
     terms = _mention_pattern(frozenset(evidence.terms))
@@ -88,6 +110,10 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
         end = end_match.start() if end_match else len(blank)
         segment, plain = text[start:end], blank[start:end]
         offset, start = start, (end_match.end() if end_match else end)
+        sentence = segment.lower()
+        cites = frozenset(_CITATION.findall(markdown[offset:end])) if markdown else frozenset()
+        period = next((code for code, rule in _PERIOD_RULES if rule.search(sentence)), None)
+        respectively = "respectively" in sentence
         found = list(pattern.finditer(segment)) if pattern else []
         mentions = [
             (m.start(), names[m.group().lower()])
@@ -107,11 +133,16 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
                 for t in (terms.findall(context) if terms else ())
                 for name in evidence.terms[t.lower()]
             )
+            if m.group("cur") or m.group("unit"):  # "$129k ... accounts": no list's length
+                named = frozenset(n for n in named if not n.startswith("number of "))
+            foreign = _FOREIGN.search(context)
             unit = (m.group("unit") or "").strip()
             word = (m.group("after") or "").strip().lower()
-            if m.group("cur") or word.startswith(("dollar", "usd")):
+            written = (m.group("cur") or "").strip().lower() or word.rstrip("s")
+            currency = _CURRENCIES.get(written) or _CURRENCIES.get(word)
+            if m.group("cur") or currency:
                 kinds = frozenset({"money"})
-            elif unit in ("%", "percent"):
+            elif unit in ("%", "percent", "bps", "basis point", "basis points"):
                 kinds = frozenset({"percent"})
             elif word.startswith(("share", "unit")):
                 kinds = frozenset({"quantity"})
@@ -130,12 +161,22 @@ def _claims(text: str, blank: str, evidence: _Evidence) -> Iterator[_Claim]:
             for at, (kind, ident) in mentions:
                 if at < m.start():
                     subjects[kind] = ident
+            for at, (kind, ident) in mentions:  # named only after it: the first one after
+                if at > m.start() and kind not in subjects:
+                    subjects[kind] = ident
+            if respectively:  # "A and B trade at $x and $y respectively"
+                for kind in {k for _, (k, _) in mentions}:
+                    order = [ident for _, (k, ident) in mentions if k == kind]
+                    if len(order) == len(numbers):
+                        subjects[kind] = order[i]
             total = bool(_TOTAL.search(plain[: m.start()]) or _TOTAL.search(context))
             said = m.group(0)
             at = offset + m.start() + len(said) - len(said.lstrip())
             yield _Claim(
-                said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at
-            )
+                said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at,
+                sentence, cites, currency, period,
+                foreign.group().lower() if foreign else None,
+            )  # fmt: skip
 
 
 def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
@@ -172,7 +213,36 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return True
     if claim.worded and fact.kind is not None and not fact.change:
         return False  # "up $228": a direction claims a change, and this is a level
-    return not (claim.sign and fact.value and math.copysign(1, fact.value) != claim.sign)
+    if claim.sign and fact.value and math.copysign(1, fact.value) != claim.sign:
+        return False
+    if check == "direction":
+        return True
+    return _says_the_record(claim, fact)
+
+
+def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
+    """Whether the sentence's other words agree with the record the number comes from.
+
+    Its own citations name the fact's source(s); its words for a side, a status, a type
+    or a method (``_LEXICON``) are the record's; the period it names is the record's
+    timeframe; the currency it is written in is the record's (or the cited data's); and
+    it names no field the record lacks ("dividend", "opened").
+    """
+    if claim.cites and fact.sources and not fact.sources <= claim.cites:
+        return False
+    for group in _LEXICON:
+        have = {value for value, _ in group} & fact.values
+        said = {value for value, rule in group if rule.search(claim.sentence)}
+        if have and said and not said & have:
+            return False
+    periods = _PERIOD_CODES & fact.values
+    if claim.period and periods and claim.period not in periods:
+        return False
+    if claim.currency and claim.currency != "$":
+        held = {v.upper() for v in fact.values if v.upper() in _CODES}
+        if claim.currency not in (held or {"USD"}):
+            return False
+    return not (claim.foreign and claim.foreign.split()[0] not in fact.name)
 
 
 def _why(claim: _Claim, evidence: _Evidence, sources: str) -> str:
