@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _own_ids, _parts
+from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _Fact, _own_ids, _parts
 from tooldeck.agent.grounding.findings import Finding, GroundingReport
 from tooldeck.agent.grounding.matching import _agrees, _Claim, _claims, _misread, _why
 from tooldeck.agent.grounding.patterns import (
@@ -52,6 +52,19 @@ def _only_claims_and_as_of(
     rest = _DATE.sub(_spaces, rest)
     return not (_WRITTEN_DATE.search(rest) or _TIME.search(rest) or _NUMBER.search(
         _LIST_MARKER.sub(_spaces, rest)))  # fmt: skip
+
+
+def _unnamed_part(claim: _Claim, backing: list[_Fact], evidence: _Evidence) -> _Fact | None:
+    """The total a sentence states when it names no subject but only a part backs it.
+
+    "You have $8,420.00 in cash" matches the joint account's cash; the data also has the
+    total cash of all accounts, and the sentence, naming no account, states that.
+    """
+    if claim.subjects or not backing or any(f.total or not f.subjects for f in backing):
+        return None
+    names = {f.name for f in backing}
+    totals = [t for t in evidence.facts if t.total and t.name in names and t.kind is not None]
+    return next((t for t in totals if abs(t.value - claim.value) > claim.tolerance), None)
 
 
 def _spaces(match: re.Match[str]) -> str:
@@ -234,6 +247,18 @@ def check_grounding(
             )
             continue
         backing = [f for f in evidence.near(claim.value, claim.tolerance) if _agrees(claim, f)]
+        total = _unnamed_part(claim, backing, evidence)
+        if total is not None:  # "I have $8,420 in cash": one account's, said as everything
+            findings.append(
+                Finding(
+                    kind="untraced_number",
+                    text=claim.text,
+                    message=f"{claim.text} is {backing[0].describe()}, but the sentence names "
+                    f"no {', '.join(k for k, _ in backing[0].subjects)}: said so, it states the "
+                    f"total, which is {total.value:g} ({sources}).",
+                )
+            )
+            continue
         if any(f.kind is not None for f in backing):
             continue
         if claim.kinds == _PLAIN_KINDS and not claim.sign and int(claim.value) in evidence.years:

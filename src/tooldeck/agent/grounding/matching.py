@@ -242,7 +242,10 @@ def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
         held = {v.upper() for v in fact.values if v.upper() in _CODES}
         if claim.currency not in (held or {"USD"}):
             return False
-    return not (claim.foreign and claim.foreign.split()[0] not in fact.name)
+    if not claim.foreign:
+        return True
+    word = claim.foreign.split()[0]
+    return word in fact.name or any(word in term for term in fact.terms)
 
 
 def _why(claim: _Claim, evidence: _Evidence, sources: str) -> str:

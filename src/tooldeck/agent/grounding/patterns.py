@@ -101,10 +101,11 @@ _ABOUT = re.compile(r"\b(?:about|around|roughly|approximately|nearly|almost|some
 """Words before a number that make it a rounded one ("about $9,600" for 9,593.64)."""
 _FOREIGN = re.compile(
     r"\b(?:open(?:ed|ing|s)?|dividends?|yield|52-week|market cap\w*|p/e|day(?:'s)? (?:high|low)|"
-    r"earnings|eps|volume|bid|ask|target)\b",
+    r"earnings|eps|volume|bid|ask|target|paid|cash)\b",
     re.IGNORECASE,
 )
-"""Fields a record may not have: a number they name must be a field of that name."""
+"""Words naming a field a record may not have ("dividend", "opened at", "paid", "cash"):
+a number they name must be a field whose name or terms say that word."""
 _PERIODS = (
     ("ytd", r"\bytd\b|year[- ]to[- ]date|this year|so far (?:this year|in \d{4})"),
     ("1y", r"past year|last (?:12|twelve) months|over the last year|\bone year|\b1 ?y\b|"
