@@ -1,0 +1,97 @@
+"""Answers written by a real model (Gemma 3 270M), and how the validator judges them.
+
+The corpus (``data/model_answers.jsonl``) is written by ``benchmarks/model_answers.py
+write``; ``judged_figures`` labels each figure of each answer against the router's own
+bound answer to the same question (right when that answer states the same value, at the
+figure's written precision, of the same kind), and says whether the validator flagged
+it. ``data/model_answers_hand.tsv`` holds the labels of the first 100 figures by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from tooldeck.agent.calls import RunTools
+from tooldeck.agent.grounding import check_grounding, find_citations
+from tooldeck.agent.router_agent import RouterAgent
+from tooldeck.config import load_settings
+from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
+from tooldeck.runtime import build_runtime
+
+CORPUS = Path(__file__).parent / "data" / "model_answers.jsonl"
+HAND = Path(__file__).parent / "data" / "model_answers_hand.tsv"
+FIGURE = re.compile(r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?![\w])")
+
+
+class Judged(NamedTuple):
+    question: str
+    answer: str
+    figure: str
+    right: bool
+    """What the router's bound answer to the question says of it (its value only)."""
+    flagged: bool
+    """The validator did not let it through."""
+
+
+async def reference(runtime: Any, pack: BrokerageAnswers, question: str) -> tuple[Any, Any]:
+    """The router's bound answer to ``question`` and the tool results of its plan."""
+
+    async def emit(type: str, data: dict[str, Any]) -> None:
+        return None
+
+    tools = RunTools(runtime.view(), runtime.context(), emit)
+    draft = await RouterAgent(pack).answer(question, {}, tools)
+    return draft, tools
+
+
+def _value(text: str) -> tuple[float, float, str]:
+    body = text.replace("$", "").replace(",", "").replace("%", "").lstrip("+")
+    decimals = len(body.split(".")[1]) if "." in body else 0
+    kind = "money" if "$" in text else "percent" if text.endswith("%") else "plain"
+    return abs(float(body)), 0.5 * 10.0**-decimals + 1e-9, kind
+
+
+async def judged_figures() -> list[Judged]:
+    """Every figure of the corpus, labelled by the reference and judged by the validator."""
+    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    pack = BrokerageAnswers(BrokerageDataSource())
+    schemas = {d.name: d.output_schema for d in await runtime.view().definitions()}
+    subjects = pack.subjects()
+    out = []
+    try:
+        for row in rows:
+            draft, tools = await reference(runtime, pack, row["question"])
+            answer = row["answer"]
+            stated = [draft.markdown[slice(*c.span)] for c in draft.claims]
+            truth = [_value(s) for s in stated if FIGURE.fullmatch(s.strip())]
+            report = check_grounding(
+                answer, find_citations(answer), tools.results, pack.figures(tools.results),
+                schemas=schemas, subjects=subjects, question=row["question"],
+            )  # fmt: skip
+            flagged = {f.text for f in report.findings}
+            plain = re.sub(r"\d{4}-\d{2}-\d{2}\S*|\[[^\]]*\]", " ", answer)
+            plain = re.sub(r"(?m)^\s*\d+[.)]\s", " ", plain)  # list markers state nothing
+            for m in FIGURE.finditer(plain):
+                value, tolerance, kind = _value(m.group())
+                right = any(
+                    abs(value - v) <= max(tolerance, t) and (k == kind or "plain" in (k, kind))
+                    for v, t, k in truth
+                )
+                caught = any(m.group().strip("+") in f or f in m.group() for f in flagged) or (
+                    not report.ok and not flagged
+                )
+                out.append(Judged(row["question"], answer, m.group(), right, caught))
+    finally:
+        await runtime.aclose()
+    return out
+
+
+def hand_labels() -> list[tuple[int, bool]]:
+    """(1-based index into ``judged_figures()``, right) of the figures labelled by hand."""
+    rows = [line.split("\t") for line in HAND.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]  # fmt: skip
+    return [(int(row[0]), row[2] == "right") for row in rows]
