@@ -50,8 +50,20 @@ class AnswerWriter:
 
     # -- bound pieces ------------------------------------------------------------------
 
-    def _fig(self, text: str, source: str, at: str, kind: str | None = None) -> str:
-        return self.claims.figure(text, source, at, kind=kind)
+    def _money(self, source: str, at: str, *, signed: bool = False) -> str:
+        """The amount at ``at``, rendered (``$1,234.50``) and bound to it."""
+        value = resolve_pointer(self.data[source], at)
+        return self.claims.figure(money(value, signed=signed), source, at, kind="money")
+
+    def _percent(self, source: str, at: str, *, signed: bool = False) -> str:
+        """The percentage at ``at``, rendered (``+6.20%``) and bound to it."""
+        value = resolve_pointer(self.data[source], at)
+        return self.claims.figure(percent(value, signed=signed), source, at, kind="percent")
+
+    def _number(self, source: str, at: str) -> str:
+        """The share count at ``at``, rendered (``1,200``) and bound to it."""
+        value = resolve_pointer(self.data[source], at)
+        return self.claims.figure(number(value), source, at, kind="quantity")
 
     def _derived(self, text: str, source: str, f: Formula, kind: str) -> str:
         return self.claims.figure(
@@ -155,12 +167,12 @@ class AnswerWriter:
             change_pct = Formula(op="abs", inputs=(f"{at}/change_pct",))
             lines.append(
                 f"**{self._value(QUOTES, f'{at}/symbol')}** ({self._value(QUOTES, f'{at}/name')}) "
-                f"is at **{self._fig(money(q['price']), QUOTES, f'{at}/price', 'money')}**, "
+                f"is at **{self._money(QUOTES, f'{at}/price')}**, "
                 f"{self.claims.figure('up' if q['change'] >= 0 else 'down', QUOTES, f'{at}/change', kind='sign')} "
                 f"{self._derived(money(abs(q['change'])), QUOTES, change, 'money')} "
                 f"({self._derived(percent(abs(q['change_pct'])), QUOTES, change_pct, 'percent')}) "
                 f"from the previous close of "
-                f"{self._fig(money(q['previous_close']), QUOTES, f'{at}/previous_close', 'money')}."
+                f"{self._money(QUOTES, f'{at}/previous_close')}."
             )  # fmt: skip
         return "\n\n".join(lines)
 
@@ -175,9 +187,9 @@ class AnswerWriter:
             at = f"/positions/{i}"
             lines.append(
                 f"- **{self._account(POSITIONS, f'{at}/account')}**: "
-                f"{self._fig(number(positions[i]['quantity']), POSITIONS, f'{at}/quantity', 'quantity')} "
+                f"{self._number(POSITIONS, f'{at}/quantity')} "
                 f"shares at an average cost of "
-                f"{self._fig(money(positions[i]['cost_basis']), POSITIONS, f'{at}/cost_basis', 'money')} a share."
+                f"{self._money(POSITIONS, f'{at}/cost_basis')} a share."
             )  # fmt: skip
         return "\n".join(lines)
 
@@ -202,11 +214,11 @@ class AnswerWriter:
             "|---|---|---:|---:|---|",
         ]
         for i in kept:
-            p, at = listed[i], f"/positions/{i}"
+            at = f"/positions/{i}"
             lines.append(
                 f"| {self._account(LIST, f'{at}/account')} | {self._value(LIST, f'{at}/symbol')} | "
-                f"{self._fig(number(p['quantity']), LIST, f'{at}/quantity', 'quantity')} | "
-                f"{self._fig(money(p['cost_basis']), LIST, f'{at}/cost_basis', 'money')} | "
+                f"{self._number(LIST, f'{at}/quantity')} | "
+                f"{self._money(LIST, f'{at}/cost_basis')} | "
                 f"{self._value(LIST, f'{at}/asset_class')} |"
             )  # fmt: skip
         return "\n".join(lines)
@@ -214,12 +226,10 @@ class AnswerWriter:
     def symbol_performance(self) -> str:
         """One symbol's price and, per account, value, cost and P/L (derived over positions and the quote)."""
         symbol = self.params["symbol"]
-        quote = self.data[QUOTES]["quotes"][0]
-        change_pct = self._fig(percent(quote["change_pct"], signed=True), QUOTES,
-                               "/quotes/0/change_pct", "percent")  # fmt: skip
+        change_pct = self._percent(QUOTES, "/quotes/0/change_pct", signed=True)
         price = (
             f"{self._value(QUOTES, '/quotes/0/symbol')} trades at "
-            f"**{self._fig(money(quote['price']), QUOTES, '/quotes/0/price', 'money')}**, "
+            f"**{self._money(QUOTES, '/quotes/0/price')}**, "
             f"{change_pct} today."
         )
         rows = self._rows(POSITIONS)
@@ -237,10 +247,10 @@ class AnswerWriter:
         for r in rows:
             lines.append(
                 f"- **{self._account(POSITIONS, f'{r.at}/account')}**: "
-                f"{self._fig(number(r.quantity), POSITIONS, f'{r.at}/quantity', 'quantity')} shares worth "
+                f"{self._number(POSITIONS, f'{r.at}/quantity')} shares worth "
                 f"**{self._derived(money(r.market_value), POSITIONS, r.f_value, 'money')}** "
                 f"(cost {self._derived(money(r.cost_value), POSITIONS, r.f_cost, 'money')} at "
-                f"{self._fig(money(r.cost_basis), POSITIONS, f'{r.at}/cost_basis', 'money')} a share): "
+                f"{self._money(POSITIONS, f'{r.at}/cost_basis')} a share): "
                 f"{self._derived(money(r.pl, signed=True), POSITIONS, r.f_pl, 'money')} "
                 f"({self._derived(percent(r.pl_pct, signed=True), POSITIONS, r.f_pct, 'percent')})."
             )  # fmt: skip
@@ -301,24 +311,23 @@ class AnswerWriter:
 
     def performance(self) -> str:
         """Each account over the timeframe, and the completed transfers when they were fetched."""
-        perf = self.data[_PERFORMANCE]
         lines = [f"Performance over {self._value(_PERFORMANCE, '/timeframe')}:", ""]
-        for i, p in enumerate(perf["performance"]):
+        for i in range(len(self.data[_PERFORMANCE]["performance"])):
             at = f"/performance/{i}"
             lines.append(
                 f"- **{self._account(_PERFORMANCE, f'{at}/account')}**: "
-                f"{self._fig(percent(p['return_pct'], signed=True), _PERFORMANCE, f'{at}/return_pct', 'percent')} "
-                f"({self._fig(money(p['return_amount'], signed=True), _PERFORMANCE, f'{at}/return_amount', 'money')}), "
-                f"from {self._fig(money(p['start_value']), _PERFORMANCE, f'{at}/start_value', 'money')} "
-                f"to {self._fig(money(p['end_value']), _PERFORMANCE, f'{at}/end_value', 'money')}, with net "
-                f"contributions of {self._fig(money(p['net_contributions']), _PERFORMANCE, f'{at}/net_contributions', 'money')}."
+                f"{self._percent(_PERFORMANCE, f'{at}/return_pct', signed=True)} "
+                f"({self._money(_PERFORMANCE, f'{at}/return_amount', signed=True)}), "
+                f"from {self._money(_PERFORMANCE, f'{at}/start_value')} "
+                f"to {self._money(_PERFORMANCE, f'{at}/end_value')}, with net "
+                f"contributions of {self._money(_PERFORMANCE, f'{at}/net_contributions')}."
             )  # fmt: skip
         transfers = self.data.get(_TRANSFERS)
         if transfers:
             lines += [
                 "",
-                f"All completed deposits: {self._fig(money(transfers['total_deposits']), _TRANSFERS, '/total_deposits', 'money')}; "
-                f"withdrawals: {self._fig(money(transfers['total_withdrawals']), _TRANSFERS, '/total_withdrawals', 'money')}.",
+                f"All completed deposits: {self._money(_TRANSFERS, '/total_deposits')}; "
+                f"withdrawals: {self._money(_TRANSFERS, '/total_withdrawals')}.",
             ]  # fmt: skip
         return "\n".join(lines)
 
@@ -342,25 +351,25 @@ class AnswerWriter:
                 f"Your last {what.rstrip('s').replace('deposits or withdrawal', 'transfer')}: "
                 f"{'an' if x['method'][0] in 'AEIOU' else 'a'} {self._value(_TRANSFERS, f'{at}/method')} "
                 f"{self._value(_TRANSFERS, f'{at}/type')} of "
-                f"**{self._fig(money(x['amount']), _TRANSFERS, f'{at}/amount', 'money')}** "
+                f"**{self._money(_TRANSFERS, f'{at}/amount')}** "
                 f"{'into' if x['type'] == 'deposit' else 'from'} "
                 f"{self._account(_TRANSFERS, f'{at}/account')} on {self._date(_TRANSFERS, f'{at}/timestamp')}, "
                 f"**{self._value(_TRANSFERS, f'{at}/status')}**."
             )  # fmt: skip
         lines = [
             f"Transfers in {scope}: deposits "
-            f"{self._fig(money(t['total_deposits']), _TRANSFERS, '/total_deposits', 'money')}, withdrawals "
-            f"{self._fig(money(t['total_withdrawals']), _TRANSFERS, '/total_withdrawals', 'money')} (completed).",
+            f"{self._money(_TRANSFERS, '/total_deposits')}, withdrawals "
+            f"{self._money(_TRANSFERS, '/total_withdrawals')} (completed).",
             "",
             "| Date | Account | Type | Method | Amount | Status |",
             "|---|---|---|---|---:|---|",
         ]  # fmt: skip
-        for i, x in enumerate(t["transfers"]):
+        for i in range(len(t["transfers"])):
             at = f"/transfers/{i}"
             lines.append(
                 f"| {self._date(_TRANSFERS, f'{at}/timestamp')} | {self._account(_TRANSFERS, f'{at}/account')} "
                 f"| {self._value(_TRANSFERS, f'{at}/type')} | {self._value(_TRANSFERS, f'{at}/method')} "
-                f"| {self._fig(money(x['amount']), _TRANSFERS, f'{at}/amount', 'money')} "
+                f"| {self._money(_TRANSFERS, f'{at}/amount')} "
                 f"| {self._value(_TRANSFERS, f'{at}/status')} |"
             )  # fmt: skip
         return "\n".join(lines)
@@ -375,14 +384,14 @@ class AnswerWriter:
             return f"No {what} in {scope}."
 
         def row(i: int) -> tuple[str, ...]:
-            at, t = f"/trades/{i}", trades[i]
+            at = f"/trades/{i}"
             return (
                 self._date(_ACTIVITY, f"{at}/timestamp"),
                 self._account(_ACTIVITY, f"{at}/account"),
                 self._value(_ACTIVITY, f"{at}/side"),
                 self._value(_ACTIVITY, f"{at}/symbol"),
-                self._fig(number(t["quantity"]), _ACTIVITY, f"{at}/quantity", "quantity"),
-                self._fig(money(t["price"]), _ACTIVITY, f"{at}/price", "money"),
+                self._number(_ACTIVITY, f"{at}/quantity"),
+                self._money(_ACTIVITY, f"{at}/price"),
             )
 
         if self.params.get("limit") == 1:
@@ -409,7 +418,7 @@ class AnswerWriter:
 
         def of(account: Mapping[str, Any], name: str) -> str:
             at = f"/accounts/{index[account['account']]}/{name}"
-            return self._fig(money(account[name]), SUMMARY, at, "money")
+            return self._money(SUMMARY, at)
 
         def name(account: Mapping[str, Any]) -> str:
             return self._account(SUMMARY, f"/accounts/{index[account['account']]}/account")
@@ -427,7 +436,7 @@ class AnswerWriter:
             total_f = Formula(op="sum", inputs=terms, decimals=2)
             total = self._derived(money(round(sum(a[field] for a in accounts), 2)), SUMMARY, total_f, "money")  # fmt: skip
         else:
-            total = self._fig(money(s[field]), SUMMARY, f"/{field}", "money")
+            total = self._money(SUMMARY, f"/{field}")
         lines = []
         for a in accounts:
             if cash:
@@ -450,7 +459,7 @@ class AnswerWriter:
         total = round(float(quantity) * q["price"], 2)
         return (
             f"{number(quantity)} shares of **{self._value(QUOTES, '/quotes/0/symbol')}** at "
-            f"{self._fig(money(q['price']), QUOTES, '/quotes/0/price', 'money')} cost "
+            f"{self._money(QUOTES, '/quotes/0/price')} cost "
             f"**{self._derived(money(total), QUOTES, cost, 'money')}**, before any commission."
         )
 
@@ -501,12 +510,12 @@ class AnswerWriter:
         if va == vb:
             return (
                 f"**{self._account(SUMMARY, f'{a}/account')}** and **{self._account(SUMMARY, f'{b}/account')}** "
-                f"are worth the same: {self._fig(money(va), SUMMARY, f'{a}/total_value', 'money')}."
+                f"are worth the same: {self._money(SUMMARY, f'{a}/total_value')}."
             )
         return (
             f"**{self._account(SUMMARY, f'{a}/account')}** is worth more: "
-            f"{self._fig(money(va), SUMMARY, f'{a}/total_value', 'money')}, against "
-            f"{self._fig(money(vb), SUMMARY, f'{b}/total_value', 'money')} in "
+            f"{self._money(SUMMARY, f'{a}/total_value')}, against "
+            f"{self._money(SUMMARY, f'{b}/total_value')} in "
             f"{self._account(SUMMARY, f'{b}/account')}, a difference of "
             f"**{self._derived(money(round(va - vb, 2)), SUMMARY, gap, 'money')}**."
         )  # fmt: skip
