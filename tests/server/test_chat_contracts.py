@@ -794,6 +794,7 @@ The answer fills ``parameter``: send the question again with
                                 "off_question",
                                 "claim_mismatch",
                                 "unbound_figure",
+                                "unverifiable_number",
                             ],
                             "title": "Kind",
                         },

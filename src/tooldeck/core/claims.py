@@ -246,9 +246,10 @@ def read_marked(text: str) -> tuple[str, list[Claim]]:
 
 _NUMBER = re.compile(r"[-+−]?\$?[-+−]?\d[\d,]*(?:\.(\d+))?")
 _UP = frozenset({"up", "rose", "risen", "gained", "gain", "gains", "higher", "ahead", "earned",
-                 "profit", "positive", "increased", "grew", "deposit", "into"})  # fmt: skip
+                 "profit", "positive", "increased", "grew"})  # fmt: skip
 _DOWN = frozenset({"down", "fell", "fallen", "lost", "loss", "losses", "lower", "behind",
-                   "negative", "decreased", "dropped", "declined", "withdrawal", "from"})  # fmt: skip
+                   "negative", "decreased", "dropped", "declined"})  # fmt: skip
+"""Direction words a ``sign`` claim may state (the number's sign must agree)."""
 
 
 def _stated(text: str) -> tuple[float, float] | None:
