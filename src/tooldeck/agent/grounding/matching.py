@@ -95,6 +95,18 @@ def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
     )
 
 
+@lru_cache(maxsize=64)
+def _term_pattern(terms: frozenset[str]) -> re.Pattern[str] | None:
+    """Words naming fields, inflected too ("changed" names ``change``): the term is group 1."""
+    if not terms:
+        return None
+    alternatives = sorted(terms, key=len, reverse=True)
+    return re.compile(
+        r"(?<![\w$])(" + "|".join(re.escape(n) for n in alternatives) + r")(?:s|d|ed)?(?!\w)",
+        re.IGNORECASE,
+    )
+
+
 def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> Iterator[_Claim]:
     """The numbers of ``blank`` (``text`` with dates blanked), each with its context.
 
@@ -104,7 +116,7 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
     k-th named. A sentence's own citations are read in ``markdown`` (same positions).
     """
     names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
-    terms = _mention_pattern(frozenset(evidence.terms))
+    terms = _term_pattern(frozenset(evidence.terms))
     start = 0
     for end_match in [*_SEGMENT.finditer(blank), None]:
         end = end_match.start() if end_match else len(blank)
