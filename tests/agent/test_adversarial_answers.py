@@ -106,3 +106,41 @@ async def test_answers_written_by_a_real_model_are_judged_as_by_hand() -> None:
     wrong_passed = [item.figure for right, item in sample if not right and not item.flagged]
     assert wrong_passed == []
     assert [i.figure for i in listing if not i.right and not i.flagged] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Is my GOOGL investment in the green?",
+         "Googl's stock is a yellow green company, so you can buy shares for $176.90 "
+         "[tool:quotes:v1]."),
+        ("How much is NVDA trading at?", "$146.75 [tool:quotes:v1]"),
+        ("$SGOV price", "This stock is priced at $100.52 [tool:quotes:v1]."),
+        ("What's my cost basis for NVDA?", "You have 60 shares of NVDA [tool:positions:v1]."),
+        ("my AAPL shares",
+         "You paid $182.40 for your AAPL shares in Joint Brokerage [tool:positions:v1]."),
+        ("Show my fixed income positions", "You hold 80 shares of BND [tool:positions_list:v1]."),
+    ],
+)  # fmt: skip
+async def test_the_right_figures_the_model_wrote_pass_once_cited_honestly(
+    question: str, answer: str
+) -> None:
+    """The 6 figures of the hand sample that are right were each rejected for citing no
+    source, or the worked examples' made-up ``tool:holdings:v1``; in a sentence that cites
+    the real source and says only what is true, each passes."""
+    from model_corpus import reference
+
+    runtime = build_runtime(
+        load_settings(builtin={"enabled": False}, audit={"enabled": False}), load_entry_points=False
+    )
+    pack = BrokerageAnswers(BrokerageDataSource())
+    try:
+        schemas = {d.name: d.output_schema for d in await runtime.view().definitions()}
+        _, tools = await reference(runtime, pack, question)
+        report = check_grounding(
+            answer, find_citations(answer), tools.results, pack.figures(tools.results),
+            schemas=schemas, subjects=pack.subjects(), question=question,
+        )  # fmt: skip
+        assert report.ok, report.findings
+    finally:
+        await runtime.aclose()
