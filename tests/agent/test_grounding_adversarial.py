@@ -232,3 +232,36 @@ async def test_an_answer_of_another_kind_than_the_question_asks_is_off_question(
     assert findings(cash, "How much cash do I have?", vague) == [
         "The question asks how much; the answer states no figure."
     ]
+
+
+async def test_an_answer_holds_to_the_share_the_comparison_and_the_period_asked(
+    runtime: Runtime,
+) -> None:
+    """Issue 29's wrong-with-confidence kinds, for any answer (a model's): a share count for
+    "what share of my portfolio", one account for "is A worth more than B", the all-time
+    gain for "this year"."""
+    values = await answer(runtime, "Give me my account balances")
+    ytd = await answer(runtime, "What's my YTD return?")
+
+    def findings(a: Answer, question: str, text: str) -> list[str]:
+        report = check_grounding(
+            text, find_citations(text), a.tools.results, a.draft.figures, schemas=a.schemas,
+            subjects=a.subjects, question=question,
+        )  # fmt: skip
+        return [f.message for f in report.findings if f.kind == "off_question"]
+
+    s = "[tool:account_summary:v1]"
+    share = "What share of my money is in the Roth IRA?"
+    assert findings(values, share, f"Your Roth IRA holds $30,458.45 {s}.") == [
+        "The question asks what share of the whole it is; the answer states no percentage."
+    ]
+    compare = "Is my Roth worth more than my joint account?"
+    assert findings(values, compare, f"Your Roth IRA is worth $30,458.45 {s}.") == [
+        "The question compares 2 of them; the answer does not name joint."
+    ]
+    both = f"Joint Brokerage ($33,578.70) is worth more than the Roth IRA ($30,458.45) {s}."
+    assert findings(values, compare, both) == []
+    f = "[tool:performance:v1]"
+    year = "How much did the individual account make this year?"
+    assert findings(ytd, year, f"Individual Brokerage returned 14.60% over the past year {f}.")
+    assert findings(ytd, year, f"Individual Brokerage returned 14.60% year to date {f}.") == []

@@ -108,12 +108,12 @@ _FOREIGN = re.compile(
 a number they name must be a field whose name or terms say that word."""
 _PERIODS = (
     ("ytd", r"\bytd\b|year[- ]to[- ]date|this year|so far (?:this year|in \d{4})"),
-    ("1y", r"past year|last (?:12|twelve) months|over the last year|\bone year|\b1 ?y\b|"
+    ("1y", r"past year|last (?:12|twelve) months|over the last year|\bone[- ]year|\b1 ?y\b|"
            r"past 12 months|last year"),
-    ("1m", r"this month|past month|last month|\b30 days"),
-    ("1w", r"this week|past week|last week|\b7 days"),
+    ("1m", r"this month|past month|last month|\b30 days|\bone[- ]month"),
+    ("1w", r"this week|past week|last week|\b7 days|\bone[- ]week"),
     ("1d", r"\btoday\b|since yesterday|\b24 hours"),
-    ("3m", r"three months|3 months|\bquarter"),
+    ("3m", r"three[- ]months?|3 months|\bquarter"),
     ("all", r"all[- ]time|since (?:you|i|we) opened|since inception|\bever\b"),
 )  # fmt: skip
 """How a sentence names the period a return is over → the data's timeframe (lower case)."""

@@ -7,7 +7,7 @@ import re
 from tooldeck.agent.grounding.evidence import _Evidence
 from tooldeck.agent.grounding.findings import Finding
 from tooldeck.agent.grounding.matching import _vocabulary
-from tooldeck.agent.grounding.patterns import _COUNTS
+from tooldeck.agent.grounding.patterns import _COUNTS, _PERIODS
 
 _WHICH_ONE = re.compile(
     r"\bwhich\b[^?]*\b(?:most|least|best|worst|biggest|largest|smallest|highest|lowest)\b|"
@@ -24,11 +24,29 @@ _TOP = re.compile(
 _HOW_MUCH = re.compile(
     r"\bhow (?:much|many)\b|\bworth\b|\bprice\b|\btrading at\b|\bbalance\b", re.IGNORECASE
 )
+_SHARE_OF = re.compile(
+    r"\b(?:what|which) (?:share|percent(?:age)?|fraction|portion|part)\b|\bas a percent|"
+    r"\bpercentage of\b|\bhow much of my (?:portfolio|holdings|money)\b",
+    re.IGNORECASE,
+)
+_PERCENTAGE = re.compile(r"\d(?:[\d,]*)(?:\.\d+)?\s?(?:%|percent\b)", re.IGNORECASE)
+_COMPARE = re.compile(
+    r"\b(?:more|less|bigger|larger|smaller) than\b|\bcompare\b|\bvs\.?\b|\bversus\b|"
+    r"\bdifference between\b",
+    re.IGNORECASE,
+)
+_PERIOD_RULES = tuple((code, re.compile(rule, re.IGNORECASE)) for code, rule in _PERIODS)
 _ROW = re.compile(r"^\s*(?:\|(?!\s*-)(?![^|]*\|\s*-).*\||[-*]\s|\d+[.)]\s)", re.MULTILINE)
 
 
 def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) -> list[Finding]:
-    """What the answer misses of the question's kind (a winner, N rows, a figure)."""
+    """What the answer misses of the question's kind.
+
+    A winner named first for "which ... most"; no more rows than "top 3"; a figure for
+    "how much"; a percentage for "what share of my portfolio"; every account or symbol a
+    comparison names; figures for the period asked ("this year"), or a plain word that the
+    data has none, not figures for another period.
+    """
     if (
         markdown.rstrip().endswith("?")
         or markdown.startswith("I could not")
@@ -36,7 +54,7 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
     ):
         return []  # a clarifying question or the graceful answer: nothing to hold to
     found: list[Finding] = []
-    _, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
+    names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
     first = re.split(r"(?<=[.!?:])\s|\n", markdown.strip(), maxsplit=1)[0]
     if _WHICH_ONE.search(question) and not (pattern and pattern.search(first)):
         found.append(
@@ -62,6 +80,41 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
                     kind="off_question",
                     text=f"{len(rows)} rows",
                     message=f"The question asks for {wanted}; the answer lists {len(rows)}.",
+                )
+            )
+    if _SHARE_OF.search(question) and not _PERCENTAGE.search(markdown):
+        found.append(
+            Finding(
+                kind="off_question",
+                text=first[:80],
+                message="The question asks what share of the whole it is; the answer states "
+                "no percentage.",
+            )
+        )
+    asked = {names[m.group().lower()] for m in pattern.finditer(question)} if pattern else set()
+    if _COMPARE.search(question) and len(asked) >= 2:
+        said = {names[m.group().lower()] for m in pattern.finditer(markdown)} if pattern else set()
+        missing = sorted(ident for _, ident in asked - said)
+        if missing:
+            found.append(
+                Finding(
+                    kind="off_question",
+                    text=first[:80],
+                    message=f"The question compares {len(asked)} of them; the answer does not "
+                    f"name {', '.join(missing)}.",
+                )
+            )
+    period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
+    if period and numbers:
+        spoken = {code for code, rule in _PERIOD_RULES if rule.search(markdown)}
+        if spoken and period not in spoken:
+            found.append(
+                Finding(
+                    kind="off_question",
+                    text=first[:80],
+                    message=f"The question asks about {period.upper()}; the answer's figures are "
+                    f"for {', '.join(sorted(c.upper() for c in spoken))}. Say plainly when the "
+                    "data has no figure for the period asked.",
                 )
             )
     if _HOW_MUCH.search(question) and numbers == 0:
