@@ -1,7 +1,7 @@
 """The brokerage router's vocabulary: cue words per intent, filters, dates, numbers.
 
 Read by ``router.QuestionRouter``; each pattern runs over the normalised question
-(lower case, one space, the usual misspellings fixed: ``normalize``).
+(lower case, one space, the usual misspellings fixed: ``_normalize``).
 """
 
 from __future__ import annotations
