@@ -4,7 +4,9 @@ The corpus (``data/model_answers.jsonl``) is written by ``benchmarks/model_answe
 write``; ``judged_figures`` labels each figure of each answer against the router's own
 bound answer to the same question (right when that answer states the same value, at the
 figure's written precision, of the same kind), and says whether the validator flagged
-it. ``data/model_answers_hand.tsv`` holds the labels of the first 100 figures by hand.
+it (each figure judged as a statement about the data; whether the answer answers its
+question is another check). ``data/model_answers_hand.tsv`` holds the labels of the first
+100 figures by hand.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
 from tooldeck.runtime import build_runtime
 
 CORPUS = Path(__file__).parent / "data" / "model_answers.jsonl"
+IN_DOMAIN = Path(__file__).parent / "data" / "model_answers_in_domain.jsonl"
+"""The same questions, the model shown worked examples on this data (more right answers)."""
 HAND = Path(__file__).parent / "data" / "model_answers_hand.tsv"
 FIGURE = re.compile(r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?![\w])")
 
@@ -32,8 +36,13 @@ class Judged(NamedTuple):
     figure: str
     right: bool
     """What the router's bound answer to the question says of it (its value only)."""
-    flagged: bool
-    """The validator did not let it through."""
+    shown: bool
+    """The validator passed the answer it is in: the user would see it."""
+    rejected: bool
+    """The validator rejected this figure itself (its own finding), or the answer is
+    ``miscited``: what counts against a right figure."""
+    miscited: bool
+    """The answer cites nothing, or a source no result of its run has."""
 
 
 async def reference(runtime: Any, pack: BrokerageAnswers, question: str) -> tuple[Any, Any]:
@@ -54,9 +63,9 @@ def _value(text: str) -> tuple[float, float, str]:
     return abs(float(body)), 0.5 * 10.0**-decimals + 1e-9, kind
 
 
-async def judged_figures() -> list[Judged]:
-    """Every figure of the corpus, labelled by the reference and judged by the validator."""
-    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+async def judged_figures(corpus: Path = CORPUS) -> list[Judged]:
+    """Every figure of ``corpus``, labelled by the reference and judged by the validator."""
+    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
     runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
     pack = BrokerageAnswers(BrokerageDataSource())
     schemas = {d.name: d.output_schema for d in await runtime.view().definitions()}
@@ -70,8 +79,8 @@ async def judged_figures() -> list[Judged]:
             truth = [_value(s) for s in stated if FIGURE.fullmatch(s.strip())]
             report = check_grounding(
                 answer, find_citations(answer), tools.results, pack.figures(tools.results),
-                schemas=schemas, subjects=subjects, question=row["question"],
-            )  # fmt: skip
+                schemas=schemas, subjects=subjects,
+            )  # fmt: skip  # figures, not relevance: whether each is true of the data
             flagged = {f.text for f in report.findings}
             plain = re.sub(r"\d{4}-\d{2}-\d{2}\S*|\[[^\]]*\]", " ", answer)
             plain = re.sub(r"(?m)^\s*\d+[.)]\s", " ", plain)  # list markers state nothing
@@ -81,17 +90,26 @@ async def judged_figures() -> list[Judged]:
                     abs(value - v) <= max(tolerance, t) and (k == kind or "plain" in (k, kind))
                     for v, t, k in truth
                 )
-                caught = any(m.group().strip("+") in f or f in m.group() for f in flagged) or (
-                    not report.ok and not flagged
+                said = m.group().strip().lstrip("+")
+                miscited = not find_citations(answer) or any(
+                    f.kind == "unknown_citation" for f in report.findings
                 )
-                out.append(Judged(row["question"], answer, m.group(), right, caught))
+                rejected = miscited or any(f.strip().lstrip("+") == said for f in flagged)
+                out.append(
+                    Judged(row["question"], answer, m.group(), right, report.ok, rejected, miscited)
+                )
     finally:
         await runtime.aclose()
     return out
 
 
-def hand_labels() -> list[tuple[int, bool]]:
-    """(1-based index into ``judged_figures()``, right) of the figures labelled by hand."""
-    rows = [line.split("\t") for line in HAND.read_text(encoding="utf-8").splitlines()
+def hand_labels(corpus: Path = CORPUS) -> list[tuple[int, bool]]:
+    """(1-based index into ``judged_figures(corpus)``, right) of the figures labelled by hand.
+
+    A figure is right when its sentence says something true of the run's data (copied
+    from the worked examples, or true of data the run did not fetch, is wrong).
+    """
+    hand = HAND if corpus == CORPUS else corpus.with_name(f"{corpus.stem}_hand.tsv")
+    rows = [line.split("\t") for line in hand.read_text(encoding="utf-8").splitlines()
             if line and not line.startswith("#")]  # fmt: skip
-    return [(int(row[0]), row[2] == "right") for row in rows]
+    return [(int(row[0]), row[2] == "right") for row in rows]  # index, figure, label, note

@@ -103,9 +103,9 @@ async def test_answers_written_by_a_real_model_are_judged_as_by_hand() -> None:
     listing = await judged_figures()
     assert len(listing) >= 300
     sample = [(right, listing[i - 1]) for i, right in hand_labels()]
-    wrong_passed = [item.figure for right, item in sample if not right and not item.flagged]
+    wrong_passed = [item.figure for right, item in sample if not right and item.shown]
     assert wrong_passed == []
-    assert [i.figure for i in listing if not i.right and not i.flagged] == []
+    assert [i.figure for i in listing if not i.right and i.shown] == []
 
 
 @pytest.mark.parametrize(
@@ -144,3 +144,17 @@ async def test_the_right_figures_the_model_wrote_pass_once_cited_honestly(
         assert report.ok, report.findings
     finally:
         await runtime.aclose()
+
+
+async def test_answers_the_model_wrote_after_examples_on_this_data_are_judged_as_by_hand() -> None:
+    """The second corpus: worked examples on this data make the model write right answers
+    too (19 of the 100 figures labelled by hand). No wrong one is shown; the right ones
+    rejected are each in an answer that cites nothing, or a source the run never called."""
+    from model_corpus import IN_DOMAIN, hand_labels, judged_figures
+
+    listing = await judged_figures(IN_DOMAIN)
+    sample = [(right, listing[i - 1]) for i, right in hand_labels(IN_DOMAIN)]
+    assert sum(right for right, _ in sample) == 19
+    assert [item.figure for right, item in sample if not right and item.shown] == []
+    rejected = [item for right, item in sample if right and item.rejected]
+    assert len(rejected) == 7 and all(item.miscited for item in rejected), rejected

@@ -199,7 +199,8 @@ def check_grounding(
     checked = len(claims)
     for m in _WRITTEN_DATE.finditer(text):  # 11/19/2026, November 19: checked as days
         checked += 1
-        if not _written_days(m, evidence.years or {0}) & evidence.dates:
+        days = _written_days(m, evidence.years or {0})
+        if not any(d.startswith(day) for day in days for d in evidence.dates):
             findings.append(
                 Finding(
                     kind="untraced_date",
@@ -234,7 +235,7 @@ def check_grounding(
     left = _claims(text, blank, evidence, markdown) if _NUMBER.search(blank) else iter(())
     for claim in left:  # the numbers no claim covers
         checked += 1
-        if bound and round(claim.value, 6) in asked:
+        if round(claim.value, 6) in asked and (bound or not claim.kinds & {"money", "percent"}):
             continue  # the question's own number, said back ("10 shares of AAPL cost ...")
         if bound:
             findings.append(

@@ -111,8 +111,9 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
     """The numbers of ``blank`` (``text`` with dates blanked), each with its context.
 
     Subjects are found in ``text`` (a date may name a record: a trade's day): for each
-    type, the one named last before the number, else the first named after it ("42 of
-    your shares sit in Joint Brokerage"); with "respectively", the k-th number is the
+    type, the one named in the number's clause (from the number before it to the number
+    after it: before it, else after it: "42 of your shares sit in Joint Brokerage"), else
+    the last one named before the clause; with "respectively", the k-th number is the
     k-th named. A sentence's own citations are read in ``markdown`` (same positions).
     """
     names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
@@ -136,6 +137,7 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
         numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing
             n for n in _numbers(plain) if not any(a <= n[2].start() < b for a, b in spans)
         ]
+        said_sign, said_worded = 0, False
         for i, (value, tolerance, m) in enumerate(numbers):
             before = plain[numbers[i - 1][2].end() if i else 0 : m.start()]
             after = plain[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
@@ -169,12 +171,23 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                 sign, worded = -1, True
             elif _UP.search(before[-40:]):
                 sign, worded = 1, True
+            elif i and re.fullmatch(r"\s*\(\s*", before):  # "down $0.01 (0.01%)": the same change
+                sign, worded = said_sign, said_worded
+            said_sign, said_worded = sign, worded
+            # its clause: from the number before it to the number after it
+            opened = numbers[i - 1][2].end() if i else 0
+            closed = numbers[i + 1][2].start() if i + 1 < len(numbers) else len(segment)
             subjects: dict[str, str] = {}
-            for at, (kind, ident) in mentions:
+            for at, (kind, ident) in mentions:  # named before, its own clause's last
                 if at < m.start():
                     subjects[kind] = ident
-            for at, (kind, ident) in mentions:  # named only after it: the first one after
-                if at > m.start() and kind not in subjects:
+            own = {k for at, (k, _) in mentions if opened <= at < m.start()}
+            for at, (kind, ident) in mentions:  # named after it, in its clause: the first
+                if m.start() < at < closed and kind not in own:
+                    subjects[kind] = ident
+                    own.add(kind)
+            for at, (kind, ident) in mentions:  # right after it: "15 VOO shares" is VOO's
+                if 0 < at - m.end() <= 2:
                     subjects[kind] = ident
             if respectively:  # "A and B trade at $x and $y respectively"
                 for kind in {k for _, (k, _) in mentions}:

@@ -42,17 +42,24 @@ _MONTHS = {m: i for i, names in enumerate(
      ("jun", "june"), ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"),
      ("oct", "october"), ("nov", "november"), ("dec", "december")], start=1)
     for m in names}  # fmt: skip
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WRITTEN_DATE = re.compile(
     r"\b(?:(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})|"
-    r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.? "
-    r"(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,? (?P<year>\d{4}))?)\b",
+    r"(?P<month>" + _MONTH_NAMES + r")\.? (?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,? (?P<year>\d{4}))?|"
+    r"(?P<alone>" + _MONTH_NAMES + r")\.?,? (?P<of>\d{4}))\b",
     re.IGNORECASE,
 )
-"""A date written the US way or with the month's name: 11/19/2026, November 19, 2026."""
+"""A date written the US way or with the month's name: 11/19/2026, November 19, 2026,
+December 2026 (a month: some day of it must be in the data)."""
 
 
 def _written_days(match: re.Match[str], years: set[int]) -> set[str]:
-    """The ISO days a written date may be (each year of the data, when none is written)."""
+    """The ISO days a written date may be (each year of the data, when none is written).
+
+    A month alone gives ``YYYY-MM-``: any day of it.
+    """
+    if match.group("alone"):
+        return {f"{int(match.group('of')):04d}-{_MONTHS[match.group('alone').lower()]:02d}-"}
     if match.group("m"):
         month, day, found = int(match.group("m")), int(match.group("d")), [int(match.group("y"))]
     else:
@@ -61,7 +68,11 @@ def _written_days(match: re.Match[str], years: set[int]) -> set[str]:
     return {f"{y:04d}-{month:02d}-{day:02d}" for y in found}
 
 
-_CITATION = re.compile(r"\[([A-Za-z][\w.-]*(?::[\w.@-]+)+)\]")
+_CITATION = re.compile(
+    r"\[(?:source_id:\s*)?([A-Za-z][\w.-]*(?::[\w.@-]+)+)(?:\s*\|[^\]\n]{0,80})?\]"
+)
+"""A citation: ``[tool:quotes:v1]``, or as a result prints its source
+(``[source_id: tool:quotes:v1 | as_of: 2026-11-20]``), which models copy."""
 _QUOTE = re.compile(r"[“\"]([^”\"\n]{12,400})[”\"]")
 _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(
