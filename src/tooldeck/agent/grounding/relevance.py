@@ -104,6 +104,7 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
                     f"name {', '.join(missing)}.",
                 )
             )
+    found += _wrong_winner(markdown, names, pattern, evidence)
     period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
     if period and numbers:
         spoken = {code for code, rule in _PERIOD_RULES if rule.search(markdown)}
@@ -126,3 +127,50 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
             )
         )
     return found
+
+
+_MORE_THAN = re.compile(
+    r"\b(?:is|are|has|holds?)\b[^.;\n]{0,30}?\b(?:worth more|more|bigger|larger|higher)\b"
+    r"[^.;\n]{0,20}?\bthan\b",
+    re.IGNORECASE,
+)
+_COMPARED = ("total_value", "value", "market_value", "balance", "total_cash")
+"""The fields "A is worth more than B" is held to, in this order (the first both have)."""
+
+
+def _wrong_winner(
+    markdown: str, names: dict[str, tuple[str, str]], pattern: re.Pattern[str] | None,
+    evidence: _Evidence,
+) -> list[Finding]:  # fmt: skip
+    """The finding when an answer says A is worth more than B and B's value is larger."""
+    if pattern is None:
+        return []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", markdown):
+        said = _MORE_THAN.search(sentence)
+        if said is None:
+            continue
+        before = [names[m.group().lower()] for m in pattern.finditer(sentence[: said.start()])]
+        after = [names[m.group().lower()] for m in pattern.finditer(sentence[said.end() :])]
+        if not before or not after or before[-1][0] != after[0][0]:
+            continue
+        bigger, smaller = before[-1], after[0]
+        for field in _COMPARED:
+            values = {
+                subject: f.value
+                for f in evidence.facts
+                if f.name == field and not f.total
+                for subject in (bigger, smaller)
+                if subject in f.subjects
+            }
+            if len(values) == 2:
+                if values[bigger] < values[smaller]:
+                    return [
+                        Finding(
+                            kind="off_question",
+                            text=sentence[:80],
+                            message=f"The answer says {bigger[1]} is more than {smaller[1]}, "
+                            f"but its {field} is {values[bigger]:g} against {values[smaller]:g}.",
+                        )
+                    ]
+                break
+    return []
