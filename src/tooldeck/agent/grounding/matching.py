@@ -84,27 +84,17 @@ def _vocabulary(
     return names, _mention_pattern(frozenset(names))
 
 
-@lru_cache(maxsize=64)
-def _mention_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
+@lru_cache(maxsize=128)
+def _mention_pattern(names: frozenset[str], inflected: bool = False) -> re.Pattern[str] | None:
+    """Any of ``names`` as a whole word, the name as group 1.
+
+    With ``inflected``, with -s, -d or -ed too: "changed" names ``change``.
+    """
     if not names:
         return None
-    alternatives = sorted(names, key=len, reverse=True)
-    return re.compile(
-        r"(?<![\w$])(?:" + "|".join(re.escape(n) for n in alternatives) + r")(?!\w)",
-        re.IGNORECASE,
-    )
-
-
-@lru_cache(maxsize=64)
-def _term_pattern(terms: frozenset[str]) -> re.Pattern[str] | None:
-    """Words naming fields, inflected too ("changed" names ``change``): the term is group 1."""
-    if not terms:
-        return None
-    alternatives = sorted(terms, key=len, reverse=True)
-    return re.compile(
-        r"(?<![\w$])(" + "|".join(re.escape(n) for n in alternatives) + r")(?:s|d|ed)?(?!\w)",
-        re.IGNORECASE,
-    )
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    tail = r"(?:s|d|ed)?" if inflected else ""
+    return re.compile(rf"(?<![\w$])({alternatives}){tail}(?!\w)", re.IGNORECASE)
 
 
 def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> Iterator[_Claim]:
@@ -117,7 +107,7 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
     k-th named. A sentence's own citations are read in ``markdown`` (same positions).
     """
     names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
-    terms = _term_pattern(frozenset(evidence.terms))
+    terms = _mention_pattern(frozenset(evidence.terms), inflected=True)
     start = 0
     for end_match in [*_SEGMENT.finditer(blank), None]:
         end = end_match.start() if end_match else len(blank)
