@@ -265,3 +265,26 @@ async def test_an_answer_holds_to_the_share_the_comparison_and_the_period_asked(
     year = "How much did the individual account make this year?"
     assert findings(ytd, year, f"Individual Brokerage returned 14.60% over the past year {f}.")
     assert findings(ytd, year, f"Individual Brokerage returned 14.60% year to date {f}.") == []
+
+
+async def test_a_comparison_must_name_the_larger_one_as_larger(runtime: Runtime) -> None:
+    """Every figure right, the conclusion wrong: Joint ($33,578.70) is worth more than the
+    Roth IRA ($30,458.45), so an answer saying the Roth is worth more is off the question."""
+    values = await answer(runtime, "Give me my account balances")
+    s = "[tool:account_summary:v1]"
+    question = "Is my Roth worth more than my joint account?"
+
+    def findings(text: str) -> list[str]:
+        report = check_grounding(
+            text, find_citations(text), values.tools.results, values.draft.figures,
+            schemas=values.schemas, subjects=values.subjects, question=question,
+        )  # fmt: skip
+        return [f.message for f in report.findings]
+
+    wrong = f"Yes: your Roth IRA ($30,458.45) is worth more than Joint Brokerage ($33,578.70) {s}."
+    assert findings(wrong) == [
+        "The answer says roth_ira is more than joint, but its total_value is 30458.5 against "
+        "33578.7."
+    ]
+    right = f"No: Joint Brokerage ($33,578.70) is worth more than your Roth IRA ($30,458.45) {s}."
+    assert findings(right) == []
