@@ -30,28 +30,19 @@ from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
 
 
-def _only_claims_and_as_of(
-    markdown: str, claims: Sequence[Claim], results: Sequence[ToolResult]
-) -> bool:
-    """Whether all an answer states besides its claims is the data's as_of day.
+def _only_as_of(rest: str, results: Sequence[ToolResult]) -> bool:
+    """Whether ``rest`` (an answer, its claims blanked) states nothing but the data's as_of day.
 
-    Then the cited data need not be read for dates, times, quotes or numbers (a bound
-    answer's usual case: a router writes "_Data as of 2026-11-20._" under its figures).
+    Then, with no quotation in the answer, the cited data need not be read for dates,
+    times, quotes or numbers (a bound answer's usual case: a router writes "_Data as of 2026-11-20._" under its figures).
     """
-    if _QUOTE.search(markdown):
-        return False
-    text = list(markdown)
-    for claim in claims:
-        start, end = claim.span
-        if 0 <= start < end <= len(markdown):
-            text[start:end] = " " * (end - start)
-    rest = _SOURCE_ID.sub(_spaces, _CITATION.sub(_spaces, "".join(text)))
+    rest = _ids_blanked(rest)
     days = {m.group(1) for r in results if r.as_of for m in _DATE.finditer(r.as_of)}
     if any(m.group(1) not in days for m in _DATE.finditer(rest)):
         return False
-    rest = _DATE.sub(_spaces, rest)
-    return not (_WRITTEN_DATE.search(rest) or _TIME.search(rest) or _NUMBER.search(
-        _LIST_MARKER.sub(_spaces, rest)))  # fmt: skip
+    if _WRITTEN_DATE.search(rest) or _TIME.search(rest):
+        return False
+    return not _NUMBER.search(_dates_blanked(rest))
 
 
 def _unnamed_part(claim: _Claim, backing: list[_Fact], evidence: _Evidence) -> _Fact | None:
@@ -72,12 +63,44 @@ def _spaces(match: re.Match[str]) -> str:
     return " " * len(match.group())
 
 
+def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span that lies in it blanked (positions kept)."""
+    chars = list(text)
+    for start, end in spans:
+        if 0 <= start < end <= len(text):
+            chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _ids_blanked(text: str) -> str:
+    """``text`` without its citations and source ids (positions kept)."""
+    return _SOURCE_ID.sub(_spaces, _CITATION.sub(_spaces, text))
+
+
+def _dates_blanked(text: str) -> str:
+    """``text`` without its dates, times and list markers: what is left of it are numbers."""
+    text = _DATE.sub(_spaces, _WRITTEN_DATE.sub(_spaces, text))
+    return _LIST_MARKER.sub(_spaces, _TIME.sub(_spaces, text))
+
+
+def _untraced_day(match: re.Match[str], days: set[str], evidence: _Evidence, sources: str
+                  ) -> list[Finding]:  # fmt: skip
+    """A finding when none of ``days`` (ISO days, or ``YYYY-MM-`` for a month) is cited."""
+    if any(d.startswith(day) for day in days for d in evidence.dates):
+        return []
+    return [
+        Finding(
+            kind="untraced_date",
+            text=match.group(0),
+            message=f"The date {match.group(0)} is in none of the cited results ({sources}).",
+        )
+    ]
+
+
 def _numbers_in_words(markdown: str, evidence: _Evidence) -> dict[int, _Claim]:
     """Every number of ``markdown`` with what its words say of it, by where it starts."""
-    text = _SOURCE_ID.sub(_spaces, _CITATION.sub(_spaces, markdown))
-    blank = _DATE.sub(_spaces, _WRITTEN_DATE.sub(_spaces, text))
-    blank = _LIST_MARKER.sub(_spaces, _TIME.sub(_spaces, blank))
-    return {c.start: c for c in _claims(text, blank, evidence, markdown)}
+    text = _ids_blanked(markdown)
+    return {c.start: c for c in _claims(text, _dates_blanked(text), evidence, markdown)}
 
 
 def check_grounding(
@@ -136,7 +159,8 @@ def check_grounding(
         for c in cited
         if c not in known
     ]
-    walk = not (bound and _only_claims_and_as_of(markdown, claims, results))
+    claimed = _blanked(markdown, (c.span for c in claims))  # checked at their fields
+    walk = not (bound and not _QUOTE.search(markdown) and _only_as_of(claimed, results))
     evidence = _Evidence(
         results, figures, set(cited) & known, schemas or {}, numbers=not bound, walk=walk
     )
@@ -161,9 +185,7 @@ def check_grounding(
                     f"({sources}): quote their words exactly, or do not use quotation marks.",
                 )
             )
-    unclaimed = list(markdown)
-    for start, end in quoted:  # a quotation found word for word states what its text states
-        unclaimed[start:end] = " " * (end - start)
+    unclaimed = _blanked(claimed, quoted)  # a traced quotation states what its text states
     aliases = {name: value for name, (_, value) in (subjects or {}).items()}
     asked = {round(value, 6) for value, _, _ in _numbers(question or "")}
     asked |= {
@@ -192,33 +214,15 @@ def check_grounding(
             findings.append(
                 Finding(kind="claim_mismatch", text=markdown[start:end], message=problems[0])
             )
-        if 0 <= start < end <= len(markdown):  # checked at its field: not matched again
-            unclaimed[start:end] = " " * (end - start)
-    text = _CITATION.sub(_spaces, "".join(unclaimed))  # positions kept: the markdown's
-    text = _SOURCE_ID.sub(_spaces, text)
+    text = _ids_blanked(unclaimed)  # positions kept: the markdown's
     checked = len(claims)
     for m in _WRITTEN_DATE.finditer(text):  # 11/19/2026, November 19: checked as days
         checked += 1
-        days = _written_days(m, evidence.years or {0})
-        if not any(d.startswith(day) for day in days for d in evidence.dates):
-            findings.append(
-                Finding(
-                    kind="untraced_date",
-                    text=m.group(0),
-                    message=f"The date {m.group(0)} is in none of the cited results ({sources}).",
-                )
-            )
+        findings += _untraced_day(m, _written_days(m, evidence.years or {0}), evidence, sources)
     text = _WRITTEN_DATE.sub(_spaces, text)
     for m in _DATE.finditer(text):
         checked += 1
-        if m.group(1) not in evidence.dates:
-            findings.append(
-                Finding(
-                    kind="untraced_date",
-                    text=m.group(0),
-                    message=f"The date {m.group(0)} is in none of the cited results ({sources}).",
-                )
-            )
+        findings += _untraced_day(m, {m.group(1)}, evidence, sources)
     blank = _DATE.sub(_spaces, text)
     for m in _TIME.finditer(blank):
         checked += 1
