@@ -16,6 +16,7 @@ from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome,
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage.context import PositionPL, unrealized_pl
 from tooldeck.packs.brokerage.data import BrokerageData, BrokerageDataSource
+from tooldeck.packs.brokerage.derived import totals
 from tooldeck.packs.brokerage.intents import brokerage_intents
 from tooldeck.packs.brokerage.router import QuestionRouter
 from tooldeck.packs.brokerage.writers import LIST, POSITIONS, QUOTES, SUMMARY, AnswerWriter
@@ -172,11 +173,11 @@ def _row_figures(row: PositionPL, ids: tuple[str, ...]) -> list[Figure]:
 
 
 def _total_figures(rows: Sequence[PositionPL], ids: tuple[str, ...]) -> list[Figure]:
-    """The sums of ``rows`` (``_totals``) as total figures of the subjects they share."""
+    """The sums of ``rows`` (``derived.totals``) as total figures of the subjects they share."""
     shared = set.intersection(*({("account", r.account), ("symbol", r.symbol)} for r in rows))
     whose = tuple(sorted(shared))
     label = " ".join(v for _, v in whose) or "all positions"
-    t = _totals(rows)
+    t = totals(rows)
 
     def total(name: str, kind: str, op: Any, inputs: tuple[float, ...]) -> Figure:
         change, terms = name in _CHANGES, _TERMS.get(name, ())
@@ -190,16 +191,3 @@ def _total_figures(rows: Sequence[PositionPL], ids: tuple[str, ...]) -> list[Fig
         total("unrealized_pl", "money", "sum", tuple(r.unrealized_pl for r in rows)),
         total("unrealized_pl_pct", "percent", "percent_of", (t["unrealized_pl"], t["cost_value"])),
     ]
-
-
-def _totals(rows: Sequence[PositionPL]) -> dict[str, float]:
-    market = round(sum(r.market_value for r in rows), 2)
-    cost = round(sum(r.cost_value for r in rows), 2)
-    pl = round(sum(r.unrealized_pl for r in rows), 2)
-    return {
-        "quantity": sum(r.quantity for r in rows),
-        "market_value": market,
-        "cost_value": cost,
-        "unrealized_pl": pl,
-        "unrealized_pl_pct": round(pl / cost * 100, 2) if cost else 0.0,
-    }

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tooldeck.core.claims import Formula
+from tooldeck.packs.brokerage.context import PositionPL, unrealized_pl
 
-__all__ = ["PL", "Total", "money", "number", "percent"]
+__all__ = ["PL", "Total", "money", "number", "percent", "totals"]
 
 
 def money(value: float, *, signed: bool = False) -> str:
@@ -32,23 +33,36 @@ def number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0")
 
 
+def totals(rows: Sequence[PositionPL]) -> dict[str, float]:
+    """The sums of ``rows``, as the answers state them.
+
+    Quantity; market value, cost and P/L each rounded to cents; P/L % of the summed cost
+    to two decimals.
+    """
+    market = round(sum(r.market_value for r in rows), 2)
+    cost = round(sum(r.cost_value for r in rows), 2)
+    pl = round(sum(r.unrealized_pl for r in rows), 2)
+    return {
+        "quantity": sum(r.quantity for r in rows),
+        "market_value": market,
+        "cost_value": cost,
+        "unrealized_pl": pl,
+        "unrealized_pl_pct": round(pl / cost * 100, 2) if cost else 0.0,
+    }
+
+
 class PL:
     """One position with a quote: its values and the formulas that derive them.
 
-    Mirrors ``context.unrealized_pl``: market value and cost rounded to cents, P/L the
-    difference of those, P/L % of the cost to two decimals.
+    The values are ``context.unrealized_pl``'s; the formulas round as it rounds.
     """
 
     def __init__(self, p: Mapping[str, Any], at: str, price: float, price_at: str) -> None:
-        self.account: str = p["account"]
-        self.symbol: str = p["symbol"]
-        self.at = at
-        self.quantity = float(p["quantity"])
-        self.cost_basis = float(p["cost_basis"])
-        self.market_value = round(self.quantity * price, 2)
-        self.cost_value = round(self.quantity * self.cost_basis, 2)
-        self.pl = round(self.market_value - self.cost_value, 2)
-        self.pl_pct = round(self.pl / self.cost_value * 100, 2) if self.cost_value else 0.0
+        self.row = unrealized_pl([p], [{"symbol": p["symbol"], "price": price}])[0]
+        self.account, self.symbol, self.at = self.row.account, self.row.symbol, at
+        self.quantity, self.cost_basis = self.row.quantity, self.row.cost_basis
+        self.market_value, self.cost_value = self.row.market_value, self.row.cost_value
+        self.pl, self.pl_pct = self.row.unrealized_pl, self.row.unrealized_pl_pct
         self.f_value = Formula(op="product", inputs=(f"{at}/quantity", price_at), decimals=2)
         self.f_cost = Formula(
             op="product", inputs=(f"{at}/quantity", f"{at}/cost_basis"), decimals=2
@@ -58,14 +72,17 @@ class PL:
 
 
 class Total:
-    """The sums of several ``PL`` rows, with their formulas (P/L % of the summed cost)."""
+    """The sums of several ``PL`` rows (``totals``), with their formulas.
+
+    P/L % is of the summed cost.
+    """
 
     def __init__(self, rows: Sequence[PL]) -> None:
-        self.quantity = sum(r.quantity for r in rows)
-        self.market_value = round(sum(r.market_value for r in rows), 2)
-        self.cost_value = round(sum(r.cost_value for r in rows), 2)
-        self.pl = round(sum(r.pl for r in rows), 2)
-        self.pl_pct = round(self.pl / self.cost_value * 100, 2) if self.cost_value else 0.0
+        t = totals([r.row for r in rows])
+        self.quantity, self.market_value = t["quantity"], t["market_value"]
+        self.cost_value, self.pl, self.pl_pct = (
+            t["cost_value"], t["unrealized_pl"], t["unrealized_pl_pct"]
+        )  # fmt: skip
         self.f_quantity = Formula(op="sum", inputs=tuple(f"{r.at}/quantity" for r in rows))
         self.f_value = Formula(op="sum", inputs=tuple(r.f_value for r in rows), decimals=2)
         self.f_cost = Formula(op="sum", inputs=tuple(r.f_cost for r in rows), decimals=2)
