@@ -157,11 +157,11 @@ async def main(quick: bool) -> int:
     f_ack = await concurrent_ms(
         lambda: audited_acked.execute("price_yielding", ARGS), 1000, repeats
     )
+    acked.close()  # their writers' last batches would compete with (g) for the GIL
+    audit.close()
     g = await asyncio.to_thread(
         sync_per_call, lambda: registry.execute_sync("price_async", ARGS), n, repeats
     )
-    acked.close()
-    audit.close()
     tmp.cleanup()
     a, b, c, d, e = us["a"], us["b"], us["c"], us["d"], us["e"]
     peer = us.get("d_peer")

@@ -122,3 +122,37 @@ def test_execute_sync_outside_and_inside_a_loop() -> None:
             registry.execute_sync("get_quote", {"symbol": "A"})
 
     asyncio.run(inside())
+
+
+def test_execute_sync_runs_what_a_loop_runs() -> None:
+    """Timeouts, sleeps, a thread hop, an unfinished async generator; Ctrl-C leaves it usable."""
+    closed: list[str] = []
+
+    async def numbers() -> Any:
+        try:
+            for n in range(10):
+                yield n
+        finally:
+            await asyncio.sleep(0)
+            closed.append("numbers")
+
+    @tool
+    async def busy(mode: str) -> int:
+        """Work that needs a running loop.
+
+        Args:
+            mode: ``work`` or ``interrupt``.
+        """
+        if mode == "interrupt":
+            raise KeyboardInterrupt
+        async with asyncio.timeout(1):
+            await asyncio.sleep(0.001)
+        first: int = await anext(numbers())  # the generator is left after its first item
+        return first + await asyncio.to_thread(lambda: 41)
+
+    registry = ToolRegistry([busy])
+    assert registry.execute_sync("busy", {"mode": "work"}).data == 41
+    with pytest.raises(KeyboardInterrupt):
+        registry.execute_sync("busy", {"mode": "interrupt"})
+    assert [registry.execute_sync("busy", {"mode": "work"}).data for _ in range(2)] == [41, 41]
+    assert closed == ["numbers"] * 3  # the loop's finalizer closed each generator
