@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from tooldeck.core.meta_schema import known_valid
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 if TYPE_CHECKING:
@@ -83,7 +84,13 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     """
     import jsonschema  # on first use: ``import tooldeck`` stays light
 
+    if isinstance(schema, dict) and not isinstance(schema.get("$schema", ""), str):
+        raise RegistrationError(  # jsonschema's draft lookup would fail on it with a TypeError
+            f"invalid JSON Schema at $schema: expected a meta-schema URI, got {schema['$schema']!r}"
+        )
     validator_cls = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+    if validator_cls is jsonschema.Draft202012Validator and known_valid(schema):
+        return validator_cls(schema)  # the meta-schema's rules, checked in µs (meta_schema.py)
     try:
         validator_cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
