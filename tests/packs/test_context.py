@@ -260,8 +260,13 @@ async def test_the_finance_query_searches_sorts_pages_and_groups(runtime: Runtim
     ).data["query"]  # fmt: skip
     assert [t["date"] for t in november["transactions"]] == ["2026-11-05"]
     by_category = (await call(runtime, action="query", group_by="category")).data["query"]
-    assert by_category["groups"][0] == {"key": "rent", "count": 1, "spent": 1450.0,
-                                        "received": 0, "net": -1450.0}  # fmt: skip
+    rent = {"count": 1, "spent": 1450.0, "received": 0, "net": -1450.0}
+    assert by_category["groups"][0] == {
+        "key": "rent",
+        "currency": "USD",
+        **rent,
+        "by_currency": [{"currency": "USD", **rent}],
+    }
 
 
 @pytest.mark.parametrize(

@@ -137,3 +137,33 @@ async def test_one_unreadable_file_does_not_hide_the_others(tmp_path: Path) -> N
     assert {"USD", "EUR", "CAD"} <= {r["currency"] for r in got.data}
     alone = await OfxAdapter([broken], {}, timeout_s=30).fetch()
     assert not alone.success and alone.error is not None and "broken.qfx" in alone.error
+
+
+async def test_totals_across_currencies_are_given_per_currency() -> None:
+    """USD, EUR and CAD statements: no sum of them, each currency's own (query and chat)."""
+    from tooldeck.agent.contracts import ChatRequest
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    files = [str(p) for p in real_files("ofx")]
+    table = {"finance": {"ofx": files}, "owners": ["anonymous", "t"]}
+    rt = build_runtime(
+        load_settings(builtin={"enabled": False}, audit={"enabled": False}, context=table)
+    )
+    try:
+        got = await rt.provider.execute("user_context", {"action": "query", "per_page": 1})
+        assert got.success, got.error
+        totals = got.data["query"]["totals"]
+        assert totals["count"] == 103
+        assert (totals["currency"], totals["spent"], totals["net"]) == (None, None, None)
+        each = {t["currency"]: t for t in totals["by_currency"]}
+        assert sorted(each) == ["CAD", "EUR", "USD"]
+        assert sum(t["count"] for t in each.values()) == 103
+        run = await rt.runs.start(ChatRequest(question="how much did I spend?"), user="t")
+        answer = (await rt.runs.wait(run.run_id)).answer
+        assert answer is not None
+        text = answer.answer_markdown
+        assert all(f"in {c}" in text for c in each), text
+        assert answer.grounding.verdict == "grounded", answer.grounding
+    finally:
+        await rt.aclose()

@@ -309,10 +309,27 @@ def _finance(w: _Writer, source: str, at: str) -> str:
     if not summary.get("transactions"):
         return "**Finance**: no transactions."
     currency = summary["currency"]
+    if currency is None:  # several currencies: each its own, never added
+        return f"**Finance** ({w.value(source, f'{at}/month')}): " + _each_currency(
+            w, source, f"{at}/by_currency"
+        )
     return (
         f"**Finance** ({w.value(source, f'{at}/month')}): spent "
         f"{w.money(source, f'{at}/spent', currency)} and received "
         f"{w.money(source, f'{at}/received', currency)}."
+    )
+
+
+def _each_currency(w: _Writer, source: str, at: str) -> str:
+    """Each currency's totals: ``spent $5.00 and received $0.00 in USD; spent €3.00 …``."""
+    return (
+        "; ".join(
+            f"spent {w.money(source, f'{at}/{k}/spent', each['currency'])} and received "
+            f"{w.money(source, f'{at}/{k}/received', each['currency'])} in "
+            f"{w.value(source, f'{at}/{k}/currency')}"
+            for k, each in enumerate(w.at(at))
+        )
+        + "."
     )
 
 
@@ -345,20 +362,26 @@ def _spending(w: _Writer) -> tuple[str, list[str]]:
         else ""
     )
     totals, transactions = query["totals"], query["transactions"]
-    currency = transactions[0]["currency"] if transactions else "USD"
+    currency = totals["currency"]
     if not totals["count"]:
         return f"I found no transactions{what}{when}.", list(query["source_ids"])
     count = totals["count"]
-    text = (
-        f"You spent {w.money(source, '/query/totals/spent', currency)}{what}{when}, in "
-        f"{w.value(source, '/query/totals/count')} transaction{'s' if count != 1 else ''}"
-        + (
-            f" (and received {w.money(source, '/query/totals/received', currency)})"
-            if totals["received"]
-            else ""
+    if currency is None:  # several currencies: each its own, never added
+        text = (
+            f"In the {w.value(source, '/query/totals/count')} transactions{what}{when}, you "
+            + _each_currency(w, source, "/query/totals/by_currency")
         )
-        + "."
-    )
+    else:
+        text = (
+            f"You spent {w.money(source, '/query/totals/spent', currency)}{what}{when}, in "
+            f"{w.value(source, '/query/totals/count')} transaction{'s' if count != 1 else ''}"
+            + (
+                f" (and received {w.money(source, '/query/totals/received', currency)})"
+                if totals["received"]
+                else ""
+            )
+            + "."
+        )
     if transactions:
         text += (
             " Latest: "

@@ -316,13 +316,15 @@ def normalize_finance(
     """The month of the latest transaction: money in and out, by category.
 
     Also its largest expense; alerts for expenses of ``large`` or more in that month.
+    Amounts in different currencies are never added: with several, ``spent``,
+    ``received``, ``net`` and ``currency`` are None, ``by_currency`` has each one's
+    totals, and there are no top categories nor a largest expense.
     """
     if not records:
         return {"summary": {"transactions": 0}}
     month = max(r["date"] for r in records)[:7]
     current = [r for r in records if r["date"].startswith(month)]
-    spent = -sum(r["amount"] for r in current if r["amount"] < 0)
-    received = sum(r["amount"] for r in current if r["amount"] > 0)
+    totals = _totals(current)
     by_category: dict[str, float] = {}
     for r in current:
         if r["amount"] < 0:
@@ -332,12 +334,17 @@ def normalize_finance(
     summary = {
         "month": month,
         "transactions": len(current),
-        "spent": round(spent, 2),
-        "received": round(received, 2),
-        "net": round(received - spent, 2),
-        "top_categories": [{"category": c, "spent": round(v, 2)} for c, v in top],
-        "largest_expense": _brief(largest) if largest["amount"] < 0 else None,
-        "currency": current[0]["currency"],
+        "spent": totals["spent"],
+        "received": totals["received"],
+        "net": totals["net"],
+        "top_categories": [{"category": c, "spent": round(v, 2)} for c, v in top]
+        if totals["currency"]
+        else [],  # a category's spending across currencies is no amount
+        "largest_expense": _brief(largest)
+        if largest["amount"] < 0 and totals["currency"]
+        else None,
+        "currency": totals["currency"],
+        "by_currency": totals["by_currency"],
     }
     shaped: dict[str, Any] = {"summary": summary}
     if include_alerts:
@@ -424,6 +431,24 @@ def query_transactions(records: Sequence[Mapping[str, Any]], query: FinanceQuery
 
 
 def _totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{count, currency, spent, received, net, by_currency}``, never adding currencies.
+
+    With one currency (or none) the totals are its own; with several, ``spent``,
+    ``received``, ``net`` and ``currency`` are None and ``by_currency`` has each one's.
+    """
+    by_currency: dict[str, list[Mapping[str, Any]]] = {}
+    for r in records:
+        by_currency.setdefault(r["currency"], []).append(r)
+    each = [{"currency": c, **_sums(rs)} for c, rs in sorted(by_currency.items())]
+    if len(each) > 1:
+        one: dict[str, Any] = {"currency": None, "spent": None, "received": None, "net": None}
+    else:
+        one = {"currency": each[0]["currency"] if each else None, **_sums(records)}
+        del one["count"]
+    return {"count": len(records), **one, "by_currency": each}
+
+
+def _sums(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     spent = round(-sum(r["amount"] for r in records if r["amount"] < 0), 2)
     received = round(sum(r["amount"] for r in records if r["amount"] > 0), 2)
     return {"count": len(records), "spent": spent, "received": received,

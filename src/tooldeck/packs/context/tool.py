@@ -104,13 +104,29 @@ class CategoryContext(BaseModel):
     how_to_configure: str | None = None
 
 
-class Totals(BaseModel):
-    """Totals over every matching transaction (not only the page)."""
+class CurrencyTotals(BaseModel):
+    """The totals of the matching transactions in one currency."""
 
+    currency: str
     count: Annotated[int, Terms("transactions", "purchases", "payments")]
     spent: Money = Field(description="Money out, as a positive amount.")
     received: Money
     net: Money
+
+
+class Totals(BaseModel):
+    """Totals over every matching transaction (not only the page).
+
+    Amounts in different currencies are never added: with more than one currency,
+    ``spent``, ``received`` and ``net`` are None and ``by_currency`` has each.
+    """
+
+    count: Annotated[int, Terms("transactions", "purchases", "payments")]
+    currency: str | None = Field(None, description="The matches' one currency; None: several.")
+    spent: Money | None = Field(None, description="Money out, as a positive amount.")
+    received: Money | None = None
+    net: Money | None = None
+    by_currency: list[CurrencyTotals] = Field(default_factory=list)
 
 
 class QueryResult(BaseModel):
