@@ -440,12 +440,9 @@ def _totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for r in records:
         by_currency.setdefault(r["currency"], []).append(r)
     each = [{"currency": c, **_sums(rs)} for c, rs in sorted(by_currency.items())]
-    if len(each) > 1:
-        one: dict[str, Any] = {"currency": None, "spent": None, "received": None, "net": None}
-    else:
-        one = {"currency": each[0]["currency"] if each else None, **_sums(records)}
-        del one["count"]
-    return {"count": len(records), **one, "by_currency": each}
+    sums = _sums(records) if len(each) <= 1 else dict.fromkeys(("spent", "received", "net"))
+    currency = each[0]["currency"] if len(each) == 1 else None
+    return {**sums, "count": len(records), "currency": currency, "by_currency": each}
 
 
 def _sums(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
