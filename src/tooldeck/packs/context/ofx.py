@@ -35,6 +35,8 @@ __all__ = ["OfxNode", "OfxStatements", "parse_ofx", "read_statements"]
 
 _TOKEN = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9.\-_]*)[^>]*>|([^<]+)|<[^>]*>?")
 _CHARSET = re.compile(rb"(?:CHARSET:\s*|encoding=[\"'])([A-Za-z0-9_\-]+)", re.IGNORECASE)
+_OFX_BYTES = re.compile(rb"<OFX>", re.IGNORECASE)
+_OFX_TEXT = re.compile("<OFX>", re.IGNORECASE)
 _CHARSETS = {"1252": "cp1252", "ISO-8859-1": "latin-1", "NONE": "utf-8", "UTF-8": "utf-8"}
 
 
@@ -71,8 +73,8 @@ class OfxNode:
 
 
 def _decode(raw: bytes) -> str:
-    head = raw[: raw.upper().find(b"<OFX>")] if b"<OFX>" in raw.upper() else raw[:400]
-    found = _CHARSET.search(head)
+    body = _OFX_BYTES.search(raw)
+    found = _CHARSET.search(raw, 0, body.start() if body else 400)
     declared = found.group(1).decode("ascii").upper() if found else None
     encodings = [_CHARSETS.get(declared, declared)] if declared else []
     for encoding in [*encodings, "utf-8"]:
@@ -93,12 +95,12 @@ def parse_ofx(raw: bytes) -> OfxNode:
         ValueError: there is no ``<OFX>`` element in the file.
     """
     text = _decode(raw)
-    start = text.upper().find("<OFX>")
-    if start < 0:
+    body = _OFX_TEXT.search(text)
+    if body is None:
         raise ValueError("no <OFX> element: this is not an OFX statement")
     root = OfxNode("(document)")
     stack = [root]
-    for match in _TOKEN.finditer(text, start):
+    for match in _TOKEN.finditer(text, body.start()):
         closing, tag, words = match.groups()
         top = stack[-1]
         if words is not None:
@@ -122,10 +124,7 @@ def parse_ofx(raw: bytes) -> OfxNode:
         node = OfxNode(tag)
         stack[-1].children.append(node)
         stack.append(node)
-    ofx = root.find("OFX")
-    if ofx is None:  # pragma: no cover - the search above found its start
-        raise ValueError("no <OFX> element: this is not an OFX statement")
-    return ofx
+    return root.children[0]  # the first token read was <OFX>
 
 
 def _day(text: str | None) -> str | None:
