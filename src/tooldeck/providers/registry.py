@@ -266,9 +266,12 @@ class _ThreadLoop:
             sys.set_asyncgen_hooks(*hooks)
         return task.result()
 
-    def __del__(self) -> None:
+    def close(self) -> None:
+        """Close the loop unless it is closed or running (at exit, or when the thread goes)."""
         if not self.loop.is_closed() and not self.loop.is_running():
             self.loop.close()
+
+    __del__ = close
 
 
 _LOOPS = threading.local()
@@ -280,10 +283,5 @@ def _thread_loop() -> _ThreadLoop:
     if held is None or held.loop.is_closed():
         held = _LOOPS.held = _ThreadLoop()
         if threading.current_thread() is threading.main_thread():
-            atexit.register(_close, held)
+            atexit.register(held.close)
     return held
-
-
-def _close(held: _ThreadLoop) -> None:
-    if not held.loop.is_closed() and not held.loop.is_running():
-        held.loop.close()
