@@ -1,6 +1,12 @@
 """Retrieval quality of the knowledge store: nDCG@10 and recall@10, lexical, dense, hybrid.
 
     .venv/bin/python benchmarks/retrieval.py [--store sqlite postgres] [--limit N]
+    .venv/bin/python benchmarks/retrieval.py --corpus docs     # real documentation
+
+``--corpus docs`` (``docs_retrieval.py``): 326 Sphinx HTML pages from Debian's
+``python-flask-doc`` and ``python-pytest-doc``, 72 questions whose answers were located
+by paragraph before anything ran (``data/docs_questions.jsonl``); tooldeck's modes beside
+BM25 over whole pages and over 1000-character chunks, with page and block recall.
 
 The collection is built from a public data set that installs from PyPI: the Berkeley
 Function Calling Leaderboard's data in ``bfcl-eval`` 2026.3.23 (Apache-2.0;
@@ -122,7 +128,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", nargs="+", default=["sqlite"], choices=["sqlite", "postgres"])
     parser.add_argument("--limit", type=int, help="only the first N queries")
+    parser.add_argument("--corpus", choices=["bfcl", "docs"], default="bfcl")
+    parser.add_argument("--keep", type=Path, help="docs: keep the store in this file (reused)")
     args = parser.parse_args()
+    if args.corpus == "docs":
+        from docs_retrieval import run
+
+        run(args.keep)
+        return
     embedder = local_embedder()
     if embedder is None:
         sys.exit("the local embedder is not installed: pip install 'tooldeck[knowledge]'")

@@ -15,7 +15,8 @@ from tooldeck.config import load_settings
 from tooldeck.core.intents import IntentPacks
 from tooldeck.packs.brokerage import BrokerageDataSource
 from tooldeck.packs.brokerage.answers import BrokerageAnswers
-from tooldeck.packs.knowledge.answers import KnowledgeAnswers
+from tooldeck.core.result import ToolResult
+from tooldeck.packs.knowledge.answers import KnowledgeAnswers, search_query
 from tooldeck.packs.knowledge.parse import parse_bytes
 from tooldeck.packs.knowledge.sqlite_store import SqliteStore
 from tooldeck.packs.knowledge.store import KnowledgeStore
@@ -90,3 +91,40 @@ async def test_a_chat_answer_quotes_the_document_and_is_grounded(runtime: Runtim
     run = await runtime.runs.start(ChatRequest(question="What is AAPL trading at?"), user="t")
     done = await runtime.runs.wait(run.run_id)
     assert done.answer is not None and "tool:quotes:v1" in done.answer.citations
+
+
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        ("According to the Python docs, how do I run a subprocess?", "how do I run a subprocess?"),
+        ("According to the Flask documentation: how do I enable debug mode?",
+         "how do I enable debug mode?"),
+        ("How do I enable debug mode according to the Flask docs?", "How do I enable debug mode?"),
+        ("Search the pytest docs for autouse fixtures", "autouse fixtures"),
+        ("In the user guide, what is the default timeout?", "what is the default timeout?"),
+        ('What do my notes say about the "Q3 plan"?', 'the "Q3 plan"?'),
+        ('What does "according to the docs" mean in my notes?',
+         'What does "according to the docs" mean?'),  # a quoted phrase is kept whole
+        ("what does the handbook say", "what does the handbook say"),  # all framing: as is
+        ("How long does the application context live?",
+         "How long does the application context live?"),
+    ],
+)  # fmt: skip
+def test_the_search_leaves_out_where_to_look(question: str, query: str) -> None:
+    assert search_query(question) == query
+
+
+def test_a_quotation_after_a_straight_quoted_heading_is_traced(tmp_path: Path) -> None:
+    """A section path with straight quotes ('"Requesting" fixtures') before a quotation
+    does not open it; a number quoted from the document answers "how much"."""
+    from tooldeck.agent.grounding import check_grounding
+
+    store = store_with_documents(tmp_path / "k.db")
+    (hit,) = store.search("expense ratio", 1)
+    result = ToolResult.ok(
+        {"blocks": [{**hit.block, "source_id": "doc:x@v1"}]}, source_id="doc:x@v1"
+    )
+    text = hit.block["content_text"]
+    quoted = f'From *Guide* ("Requesting" fixtures > Fees): “{text}” [doc:x@v1]'
+    report = check_grounding(quoted, ["doc:x@v1"], [result], question="How much are the fees?")
+    assert report.findings == [] and "0.03" in text

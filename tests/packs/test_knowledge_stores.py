@@ -15,7 +15,7 @@ from tooldeck.packs.knowledge.embed import Embedder, local_embedder
 from tooldeck.packs.knowledge.parse import parse_bytes
 from tooldeck.packs.knowledge.postgres_store import PostgresStore
 from tooldeck.packs.knowledge.sqlite_store import SqliteStore
-from tooldeck.packs.knowledge.store import KnowledgeStore
+from tooldeck.packs.knowledge.store import KnowledgeStore, passage
 from tooldeck.runtime import build_runtime
 
 pytestmark = pytest.mark.anyio
@@ -64,6 +64,24 @@ def test_an_unchanged_file_is_skipped_and_a_changed_one_is_a_new_version(
     assert store.counts() == (1, 6)
     assert store.remove(first.document_id) and store.counts() == (0, 0)
     assert not store.remove(first.document_id) and store.search("business", 5) == []
+
+
+def test_a_hit_is_shown_with_its_section_around_it(make_store: MakeStore) -> None:
+    """Small-to-big: the passage is the block and its section's neighbours, in order,
+    within the budget; the next section's blocks are not in it."""
+    store = make_store()
+    document, _ = store.add(parse_bytes(MARKDOWN.encode(), "s.md"), "/docs/s.md")
+    blocks = store.blocks(document.document_id)
+    cash = next(b for b in blocks if b["content_text"].startswith("Unsettled"))
+    around = store.neighbours(cash["block_id"], 6)
+    assert [b["block_id"] for b in around] == [b["block_id"] for b in blocks]  # 6 blocks
+    assert passage(cash["block_id"], around) == "\n".join(
+        b["content_text"] for b in blocks if b["section"] == "Settlement > Cash"
+    )
+    assert passage(cash["block_id"], around, budget=10) == cash["content_text"]  # whole
+    first = blocks[1]  # "Trades settle…", under "Settlement" only
+    assert passage(first["block_id"], around) == "Settlement\n" + first["content_text"]
+    assert store.neighbours("nope", 3) == [] and passage("nope", around) == ""
 
 
 def test_filters_and_keywords_hold_on_every_field(make_store: MakeStore) -> None:

@@ -170,3 +170,68 @@ def test_markup_nested_past_the_parser_depth_is_read_up_to_it() -> None:
     blocks = _read(f"<html><body>{deep}</body></html>")
     assert blocks[0][2] == "level 0"
     assert 200 < len(blocks) < 5000  # libxml2 stops at its depth limit (256); no crash
+
+
+CHAT = [  # (question as a user frames it, the page, a phrase of the answering paragraph)
+    ("According to the Flask docs, how do I limit the size of uploaded files?",
+     "patterns/fileuploads.html", "MAX_CONTENT_LENGTH"),
+    ("What do the Flask docs say about spawning background tasks in async views?",
+     "async-await.html", "you cannot spawn background tasks"),
+    ("In the Flask documentation, how many gunicorn workers should I start with?",
+     "deploying/gunicorn.html", "a starting value could be CPU * 2"),
+    ("According to the docs, how long does the application context live?",
+     "appcontext.html", "the same lifetime as a request"),
+    ("What does the Flask documentation say about streaming with the request context?",
+     "patterns/streaming.html", "stream_with_context() wrapper"),
+    ("According to the pytest docs, how do I make a fixture run for every test?",
+     "how-to/fixtures.html", "autouse=True"),
+    ("Search the pytest docs for how many temporary directories are kept",
+     "how-to/tmp_path.html", "entries older than 3 temporary directories will be removed"),
+    ("According to the pytest documentation, how do I rerun only the last failures?",
+     "how-to/cache.html", "to only re-run the failures"),
+    ("What do the pytest docs say about the strict parameter of xfail?",
+     "how-to/skipping.html", "strict keyword-only parameter to True"),
+    ("According to the pytest docs, which configuration file takes precedence?",
+     "reference/customize.html", "pytest.ini files take precedence over other files"),
+]  # fmt: skip
+
+
+@pytest.fixture
+async def docs_runtime(tmp_path: Path) -> Any:
+    from tooldeck.config import load_settings
+    from tooldeck.packs.knowledge.store import KnowledgeStore
+    from tooldeck.runtime import build_runtime
+
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, data_dir=tmp_path / "d"))
+    await runtime.start()
+    store: Any = runtime.services.get(KnowledgeStore)  # type: ignore[type-abstract]
+    wanted = {page for _, page, _ in CHAT}
+    for path in real_files("html"):
+        page = str(path).split("/html/", 1)[1]
+        if page in wanted and ("flask" in str(path)) == (page in _FLASK_PAGES):
+            store.add(parse_bytes(path.read_bytes(), path.name), str(path))
+    yield runtime
+    await runtime.aclose()
+
+
+_FLASK_PAGES = {page for _, page, _ in CHAT[:5]}
+
+
+@pytest.mark.anyio
+async def test_chat_quotes_the_paragraph_that_answers(docs_runtime: Any) -> None:
+    """Ten questions framed as users ask them, over the real pages: each answer quotes
+    a block and is grounded; the quotation holds the answer in at least eight."""
+    from tooldeck.agent.contracts import ChatRequest
+
+    held, failures = 0, []
+    for question, page, phrase in CHAT:
+        run = await docs_runtime.runs.start(ChatRequest(question=question), user="t")
+        answer = (await docs_runtime.runs.wait(run.run_id)).answer
+        assert answer is not None and answer.grounding is not None
+        assert answer.grounding.verdict == "grounded", (question, answer.answer_markdown)
+        assert answer.citations and answer.citations[0].startswith("doc:")
+        if _words(phrase) in _words(answer.answer_markdown):
+            held += 1
+        else:
+            failures.append((question, answer.answer_markdown[:300]))
+    assert held >= 8, failures

@@ -19,7 +19,8 @@ besides its own name: ``["trades at", "is at"]`` for a price), ``x-total: true``
 over several subjects' records), ``x-subject`` (the field names the record's subject
 of that type, e.g. ``symbol``, ``account``) and ``x-subject-label: true`` (a display
 name of that subject, e.g. "Apple Inc."), ``x-cite: true`` (the record's own source id,
-citable on its own).
+citable on its own), ``x-fact: false`` (a number about the call, not the data, such as
+a search's ranking score: it backs no figure of an answer).
 
 A field without ``x-kind`` gets one inferred from its name (``infer_kind``: ``price``,
 ``*_value``, ``balance`` are money; ``*_pct``, ``rate`` percentages; ``quantity``,

@@ -170,12 +170,13 @@ def check_grounding(
     sources = ", ".join(c for c in cited if c in known) or "no valid source"
     quoted: list[tuple[int, int]] = []  # traced quotations: their numbers are the text's
     for match in _QUOTE.finditer(markdown):
-        quote = match.group(1)
+        group = match.lastindex or 1
+        quote = match.group(group)
         said = " ".join(quote.lower().split())
         if len(said.split()) < 4:
             continue
         if any(said in t for t in evidence.texts):
-            quoted.append(match.span(1))
+            quoted.append(match.span(group))
         else:
             findings.append(
                 Finding(
@@ -285,5 +286,6 @@ def check_grounding(
             Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
         )
     if question is not None:
-        findings += _relevance(question, markdown, evidence, checked)
+        stated = checked + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
+        findings += _relevance(question, markdown, evidence, stated)
     return GroundingReport(findings, checked, len(cited))

@@ -128,7 +128,7 @@ class _Evidence:
         if isinstance(value, bool) or value is None:
             return
         if isinstance(value, int | float):
-            if not self.numbers:
+            if not self.numbers or not node.fact:
                 return
             terms = node.terms_for(name)
             kind = node.kind if node.described else infer_kind(name)  # no schema: its name
@@ -220,6 +220,9 @@ class _Node:
     """``x-terms`` of the node."""
     described: bool = False
     """The schema describes the node (a list's length is then said with its name)."""
+    fact: bool = True
+    """False (``x-fact: false``): a number about the call, not the data (a search's
+    ranking score): no answer's figure is backed by it."""
     props: dict[str, _Node] = field(default_factory=dict)
     subject_keys: list[tuple[str, str]] = field(default_factory=list)
     label_keys: list[tuple[str, str]] = field(default_factory=list)
@@ -282,6 +285,7 @@ def _compile(
         change=bool(resolved.get("x-change")),
         terms=tuple(resolved.get("x-terms", ())),
         described=True,
+        fact=resolved.get("x-fact") is not False,
     )
     seen[id(resolved)] = (resolved, node)
     for key, prop in resolved.get("properties", {}).items():

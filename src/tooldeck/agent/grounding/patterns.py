@@ -73,7 +73,10 @@ _CITATION = re.compile(
 )
 """A citation: ``[tool:quotes:v1]``, or as a result prints its source
 (``[source_id: tool:quotes:v1 | as_of: 2026-11-20]``), which models copy."""
-_QUOTE = re.compile(r"[“\"]([^”\"\n]{12,400})[”\"]")
+_QUOTE = re.compile(r"“([^”\n]{12,400})”|\"([^\"“”\n]{12,400})\"")
+"""A quotation: typographic quotes (straight ones inside are the text's own, as in code
+``scope="module"``), or straight quotes around text without typographic ones (so a
+straight quote in a heading before a typographic quotation does not open it)."""
 _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(
     r"(?<![\w.,$€£¥])(?P<sign>[-+−])?(?P<cur>(?:US)?[$€£¥]|(?:USD|EUR|GBP|CAD|AUD|CHF|JPY) ?)?"

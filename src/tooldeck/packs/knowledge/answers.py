@@ -18,7 +18,7 @@ from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome,
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.knowledge.store import KnowledgeStore
 
-__all__ = ["DOCUMENTS_INTENT", "KnowledgeAnswers"]
+__all__ = ["DOCUMENTS_INTENT", "KnowledgeAnswers", "search_query"]
 
 DOCUMENTS_INTENT = Intent(
     "documents",
@@ -28,7 +28,7 @@ DOCUMENTS_INTENT = Intent(
 )
 
 _SPEAKS_OF_DOCUMENTS = re.compile(
-    r"\b(?:documents?|docs?|files?|pdfs?|my notes|the notes|guides?|handbook|manual|"
+    r"\b(?:documents?|documentation|docs?|files?|pdfs?|my notes|the notes|guides?|handbook|manual|"
     r"according to|what (?:does|do) [\w' ]{1,40}? say|in (?:the|my) (?:notes|files))\b",
     re.IGNORECASE,
 )
@@ -38,6 +38,50 @@ brokerage pack's clearest match, 0.95: the user asked for their documents), or m
 matches a word in one (just above another pack's polite "out of scope", 0.3)."""
 
 _QUOTE_CHARS = 320
+_SHORT_BLOCK = 160
+"""A block shorter than this is quoted with the text after it in its passage."""
+
+_COLLECTION = (
+    r"(?:the |my |our |your )?(?:[\w.+#-]+ ){0,3}?"
+    r"(?:docs?|documentation|documents?|notes|guides?|manual|handbook|files?|pdfs?|reference)\b"
+)
+"""Words naming where to look: "the Flask docs", "my notes", "the user guide"."""
+
+_FRAMING = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        rf"^(?:please |can you |could you )*(?:according to|as per|per|in|from|based on|"
+        rf"using|with) {_COLLECTION}\s*[,:]?\s*",
+        rf"^(?:please |can you |could you )*(?:search|look up|look|find|check|tell me)"
+        rf"(?: in| through)? {_COLLECTION}(?: (?:for|about|on|whether|if))?\s*[,:]?\s*",
+        rf"^(?:what|how) (?:does|do) {_COLLECTION} (?:say|tell me|explain)"
+        rf"(?: (?:about|on|regarding))?\s*[,:]?\s*",
+        rf"^(?:what is|what's) (?:in|written in) {_COLLECTION} (?:about|on|regarding)\s*",
+        rf"[,;]?\s*(?:according to|as per|per|in|from|based on) {_COLLECTION}\s*(?=[?.!]*$)",
+    )
+]
+"""What makes a question a documents question, not what it asks: stripped before search."""
+
+
+def search_query(question: str) -> str:
+    """``question`` without the framing that says where to look.
+
+    "According to the Flask docs, how do I enable debug mode?" searches for "how do I
+    enable debug mode?": "flask" and "docs" would rank every block that names them.
+    Quoted phrases are kept whole (never stripped); a question that is all framing is
+    searched as it is.
+    """
+    quoted: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        quoted.append(match.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    text = re.sub(r"\"[^\"]+\"|“[^”]+”", keep, question.strip())
+    for pattern in _FRAMING:
+        text = pattern.sub("", text, count=1).strip()
+    text = re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], text)
+    return text if re.search(r"\w", text) else question.strip()
 
 
 class KnowledgeAnswers:
@@ -54,7 +98,7 @@ class KnowledgeAnswers:
         Confidence 0 (no claim) when no document could answer: the store is empty, or
         the question is weak and shares no word with any document.
         """
-        query = str((given or {}).get("query") or question).strip()
+        query = str((given or {}).get("query") or search_query(question)).strip()
         try:
             shared = self.store.documents(limit=500, viewer=None)  # no one's private notes
             titles = [d.title.lower() for d in shared]
@@ -62,8 +106,8 @@ class KnowledgeAnswers:
             return Route("documents", {"query": query}, 0.0)
         if not titles or not re.search(r"\w", query):
             return Route("documents", {"query": query}, 0.0)
-        lowered = query.lower()
-        if _SPEAKS_OF_DOCUMENTS.search(query):
+        lowered = question.lower()
+        if _SPEAKS_OF_DOCUMENTS.search(question):
             confidence = CLEAR
         elif any(" " in t and t in lowered for t in titles):  # one word names too much
             confidence = TITLED
@@ -109,8 +153,16 @@ def _where(block: Mapping[str, Any]) -> str:
 
 
 def _quote(block: Mapping[str, Any]) -> str:
-    """The block's text, cut at a sentence end near ``_QUOTE_CHARS`` (then "…")."""
+    """The block's text, cut at a sentence end near ``_QUOTE_CHARS`` (then "…").
+
+    A short block (a lead-in sentence, "Note:", a signature) goes on with the text that
+    follows it in its passage, so that the quotation holds what it introduces.
+    """
     text = " ".join(str(block["content_text"]).split())
+    shown = " ".join(str(block.get("passage") or "").split())
+    at = shown.find(text)
+    if len(text) < _SHORT_BLOCK and at >= 0:
+        text = shown[at:]
     if len(text) <= _QUOTE_CHARS:
         return text
     cut = text.rfind(". ", 0, _QUOTE_CHARS)

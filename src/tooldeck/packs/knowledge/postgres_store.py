@@ -33,8 +33,10 @@ from tooldeck.packs.knowledge.store import (
     SearchMode,
     Status,
     Viewer,
+    by_document,
     check_mode,
     document_id_for,
+    embed_blocks,
     extractive_summary,
     filter_conditions,
     fuse,
@@ -198,7 +200,7 @@ class PostgresStore:
         if current is not None and current.content_hash == parsed.content_hash:
             return current, "unchanged"
         vectors = (  # outside the transaction: embedding takes the time
-            self.embedder.embed([b.content_text for b in parsed.blocks])
+            embed_blocks(self.embedder, parsed)
             if self.embedder is not None and parsed.blocks
             else None
         )
@@ -362,12 +364,16 @@ class PostgresStore:
             until=until,
         )
         depth = top_k if chosen != "hybrid" else max(50, top_k * 4)
+        deeper = depth if chosen != "hybrid" else 4 * depth  # documents' scores (by_document)
         with self._conn() as db:
-            lexical = self._lexical(db, query, depth, where, args) if chosen != "dense" else []
+            lexical = self._lexical(db, query, deeper, where, args) if chosen != "dense" else []
             dense = self._dense(db, query, depth, where, args) if chosen != "lexical" else []
         if chosen != "hybrid":
             return [Hit(_block(r), round(float(r["score"]), 4)) for r in lexical or dense]
-        return fuse(([_block(r) for r in lexical], [_block(r) for r in dense]), top_k)
+        scored = [(_block(r), float(r["score"])) for r in lexical]
+        blocks = [b for b, _ in scored[:depth]]
+        dense_blocks = [_block(r) for r in dense]
+        return fuse((blocks, dense_blocks, by_document(scored, blocks + dense_blocks)), top_k)
 
     def _lexical(
         self, db: Any, query: str, depth: int, where: list[str], args: list[Any]
@@ -413,6 +419,20 @@ class PostgresStore:
                 "select media_type, data from knowledge_images where block_id = %s", (block_id,)
             ).fetchone()
         return None if row is None else (row["media_type"], bytes(row["data"]))
+
+    def neighbours(self, block_id: str, reach: int) -> list[dict[str, Any]]:
+        """The blocks within ``reach`` positions of ``block_id`` in its version, in order."""
+        document, _, rest = block_id.partition("@v")
+        version, _, position = rest.partition("#")
+        if not (version.isdigit() and position.isdigit()):
+            return []
+        with self._conn() as db:
+            rows = db.execute(
+                "select * from knowledge_blocks where document_id = %s and version = %s "
+                "and position between %s and %s order by position",
+                (document, int(version), int(position) - reach, int(position) + reach),
+            ).fetchall()
+        return [_block(r) for r in rows]
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""

@@ -28,8 +28,10 @@ from tooldeck.packs.knowledge.store import (
     SearchMode,
     Status,
     Viewer,
+    by_document,
     check_mode,
     document_id_for,
+    embed_blocks,
     extractive_summary,
     filter_conditions,
     fuse,
@@ -199,7 +201,7 @@ class SqliteStore:
         if current is not None and current.content_hash == parsed.content_hash:
             return current, "unchanged"
         vectors = (  # outside the write lock: embedding takes the time
-            self.embedder.embed([b.content_text for b in parsed.blocks])
+            embed_blocks(self.embedder, parsed)
             if self.embedder is not None and parsed.blocks
             else None
         )
@@ -365,9 +367,12 @@ class SqliteStore:
             return [Hit(_block(r), round(score, 4)) for r, score in nearest]
         depth = max(50, top_k * 4)  # candidates for the fusion
         pending = _POOL.submit(self._dense, query, depth, where, args)  # embeds meanwhile
-        lexical = self._lexical(query, depth, where, args)
-        dense = [r for r, _ in pending.result()]
-        return fuse(([_block(r) for r in lexical], [_block(r) for r in dense]), top_k)
+        scored = [
+            (_block(r), -float(r["rank"])) for r in self._lexical(query, 4 * depth, where, args)
+        ]
+        lexical = [b for b, _ in scored[:depth]]
+        dense = [_block(r) for r, _ in pending.result()]
+        return fuse((lexical, dense, by_document(scored, lexical + dense)), top_k)
 
     def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
         """BM25's best ``depth`` blocks, looked for among few blocks first.
@@ -470,6 +475,19 @@ class SqliteStore:
             "select media_type, data from images where block_id = ?", (block_id,)
         ).fetchone()
         return None if row is None else (row[0], bytes(row[1]))
+
+    def neighbours(self, block_id: str, reach: int) -> list[dict[str, Any]]:
+        """The blocks within ``reach`` positions of ``block_id`` in its version, in order."""
+        document, _, rest = block_id.partition("@v")
+        version, _, position = rest.partition("#")
+        if not (version.isdigit() and position.isdigit()):
+            return []
+        rows = self._read.execute(
+            "select * from blocks where document_id = ? and version = ? "
+            "and position between ? and ? order by position",
+            (document, int(version), int(position) - reach, int(position) + reach),
+        ).fetchall()
+        return [_block(r) for r in rows]
 
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""

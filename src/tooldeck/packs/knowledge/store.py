@@ -28,12 +28,15 @@ __all__ = [
     "KnowledgeStore",
     "SearchMode",
     "Viewer",
+    "by_document",
     "check_mode",
     "document_id_for",
+    "embed_blocks",
     "extractive_summary",
     "filter_conditions",
     "fuse",
     "image_url",
+    "passage",
     "query_words",
     "strict_then_loose",
     "visible",
@@ -281,6 +284,15 @@ class KnowledgeStore(Protocol):
         """(media type, bytes) of an image block that carries its image, or None."""
         ...
 
+    def neighbours(self, block_id: str, reach: int) -> list[dict[str, Any]]:
+        """The blocks of ``block_id``'s document version within ``reach`` positions of it.
+
+        Returns:
+            ``BLOCK_FIELDS`` dicts, the block itself included, in document order; []
+            when no block has that id.
+        """
+        ...
+
     def counts(self) -> tuple[int, int]:
         """(documents, current blocks)."""
         ...
@@ -305,6 +317,26 @@ def fuse(rankings: Iterable[Sequence[Mapping[str, Any]]], top_k: int) -> list[Hi
             blocks[key] = block
     best = sorted(scores, key=lambda key: -scores[key])[:top_k]
     return [Hit({k: blocks[key][k] for k in BLOCK_FIELDS}, round(scores[key], 6)) for key in best]
+
+
+def by_document(
+    scored: Sequence[tuple[Mapping[str, Any], float]], candidates: Iterable[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """``candidates`` ranked by how well their document matches the query.
+
+    A document's score is the sum of its three best block scores in ``scored`` (the
+    lexical ranking, deeper than the fusion's): a question's words are spread over a
+    page's paragraphs, and BM25 over whole pages finds the right page more often than
+    any one block does. Fused with the blocks' own rankings, this ranks a block of the
+    right page over an equally good block of another. Candidates of documents with no
+    score go last, in their given order.
+    """
+    best: dict[str, list[float]] = {}
+    for block, score in scored:
+        best.setdefault(block["document_id"], []).append(score)
+    totals = {doc: sum(sorted(s, reverse=True)[:3]) for doc, s in best.items()}
+    ranked = list({b["block_id"]: b for b in candidates}.values())
+    return sorted(ranked, key=lambda b: -totals.get(b["document_id"], float("-inf")))
 
 
 def image_url(block: Block, document_id: str, version: int, n: int, source: str) -> str | None:
@@ -374,6 +406,67 @@ def check_mode(mode: SearchMode | None, default: SearchMode, has_embedder: bool)
             "[knowledge] embedder (it is 'none' or the extra is missing)"
         )
     return chosen
+
+
+PASSAGE_CHARS = 800
+"""Most characters of a passage: a block and the text around it (``passage``)."""
+
+
+def passage(block_id: str, around: Sequence[Mapping[str, Any]], budget: int = PASSAGE_CHARS) -> str:
+    """A block with the blocks around it in its section, up to ``budget`` characters.
+
+    Small-to-big retrieval: a block is the unit that is ranked (a paragraph matches
+    sharply), the passage what is shown and quoted (the sentence before it, the code
+    after it). The window grows one block at a time, the next one first, then the one
+    before, and stops at the section's edges and at the budget (the block itself is
+    always whole).
+
+    Args:
+        block_id: The block in the middle.
+        around: Its ``neighbours`` (document order), itself included.
+        budget: Most characters, the newlines between blocks counted.
+
+    Returns:
+        The blocks' texts in document order, one per line.
+    """
+    at = next((i for i, b in enumerate(around) if b["block_id"] == block_id), None)
+    if at is None:
+        return ""
+    section = around[at]["section"]
+    first = last = at
+    size = len(around[at]["content_text"])
+    grew = True
+    while grew:
+        grew = False
+        for step in (last + 1, first - 1):
+            if 0 <= step < len(around) and around[step]["section"] == section:
+                extra = len(around[step]["content_text"]) + 1
+                if size + extra <= budget:
+                    size += extra
+                    first, last = min(first, step), max(last, step)
+                    grew = True
+    return "\n".join(b["content_text"] for b in around[first : last + 1])
+
+
+def embed_blocks(embedder: Any, parsed: ParsedDocument) -> Any:
+    """The vectors of a document's blocks, each embedded with its section path.
+
+    A block is embedded as ``"<section>: <text>"``: a paragraph under "Fixtures >
+    Autouse fixtures" or a description under an API signature is found by what it is
+    about, not only by its own words (most blocks are a sentence or two). Identical
+    texts are embedded once.
+
+    Returns:
+        A float32 array of shape ``(len(parsed.blocks), embedder.dim)``, rows in block order.
+    """
+    texts = [f"{b.section}: {b.content_text}" if b.section else b.content_text
+             for b in parsed.blocks]  # fmt: skip
+    unique = list(dict.fromkeys(texts))
+    vectors = embedder.embed(unique)
+    if len(unique) == len(texts):
+        return vectors
+    row = {text: n for n, text in enumerate(unique)}
+    return vectors[[row[text] for text in texts]]
 
 
 def extractive_summary(parsed: ParsedDocument, limit: int = 3) -> str:

@@ -25,7 +25,7 @@ from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool, ToolViews
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.knowledge.parse import Block, DocumentType, ParsedDocument, paragraphs
-from tooldeck.packs.knowledge.store import Document, KnowledgeStore
+from tooldeck.packs.knowledge.store import Document, KnowledgeStore, passage
 
 __all__ = [
     "GetDocumentTool",
@@ -41,6 +41,9 @@ log = logging.getLogger("tooldeck.knowledge")
 _READ = ToolAnnotations(read_only=True, idempotent=True, open_world=False, destructive=False)
 
 DocumentId = Annotated[str, Subject("document")]
+
+_REACH = 6
+"""Blocks read on each side of a hit to build its passage."""
 
 
 class SearchFilters(BaseModel):
@@ -87,7 +90,14 @@ class FoundBlock(BaseModel):
     document_title: Annotated[str, Subject("document", label=True)]
     page_number: int | None
     section: str
-    score: float = Field(description="Relevance (fused rank or BM25); higher is better.")
+    score: float = Field(
+        description="Relevance (fused rank or BM25); higher is better.",
+        json_schema_extra={"x-fact": False},  # about the ranking, not the documents
+    )
+    passage: str = Field(
+        description="The block with the text around it in its section (up to 800 "
+        "characters, one block a line): read and quote from this."
+    )
     source_id: Annotated[str, Cite()] = Field(
         description="doc:<document_id>@v<version>: cite this."
     )
@@ -101,10 +111,12 @@ class SearchResponse(BaseModel):
     blocks: list[FoundBlock]
 
 
-def _found(block: dict[str, Any], score: float) -> FoundBlock:
+def _found(block: dict[str, Any], score: float, store: KnowledgeStore) -> FoundBlock:
+    block_id = block["block_id"]
     return FoundBlock(
         **{k: v for k, v in block.items() if k != "version"},
         score=score,
+        passage=passage(block_id, store.neighbours(block_id, _REACH)),
         source_id=f"doc:{block['document_id']}@v{block['version']}",
     )
 
@@ -145,7 +157,7 @@ class SemanticSearchTool(_KnowledgeTool):
         return SearchResponse(
             query=request.query,
             mode=self.store.mode,
-            blocks=[_found(h.block, h.score) for h in hits],
+            blocks=[_found(h.block, h.score, self.store) for h in hits],
         )
 
 
