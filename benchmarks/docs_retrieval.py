@@ -153,8 +153,10 @@ def extraction(files: list[Path]) -> None:
 
 
 def run(keep: Path | None = None) -> None:
-    """Print the extraction check and the retrieval table; ``keep``: the store's file
-    (an unchanged page is not embedded again when it is reused)."""
+    """Print the extraction check and the retrieval table.
+
+    ``keep``: the store's file, reused (an unchanged page is not embedded again).
+    """
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     embedder = local_embedder()

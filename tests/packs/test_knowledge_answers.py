@@ -13,9 +13,9 @@ from test_knowledge import HTML, MARKDOWN, pdf_bytes
 from tooldeck.agent.contracts import ChatRequest
 from tooldeck.config import load_settings
 from tooldeck.core.intents import IntentPacks
+from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage import BrokerageDataSource
 from tooldeck.packs.brokerage.answers import BrokerageAnswers
-from tooldeck.core.result import ToolResult
 from tooldeck.packs.knowledge.answers import KnowledgeAnswers, search_query
 from tooldeck.packs.knowledge.parse import parse_bytes
 from tooldeck.packs.knowledge.sqlite_store import SqliteStore
@@ -128,3 +128,10 @@ def test_a_quotation_after_a_straight_quoted_heading_is_traced(tmp_path: Path) -
     quoted = f'From *Guide* ("Requesting" fixtures > Fees): “{text}” [doc:x@v1]'
     report = check_grounding(quoted, ["doc:x@v1"], [result], question="How much are the fees?")
     assert report.findings == [] and "0.03" in text
+    words = text.split()
+    elided = f"“{' '.join(words[:4])} … {' '.join(words[6:9])}…” [doc:x@v1]"  # text left out
+    assert check_grounding(elided, ["doc:x@v1"], [result]).findings == []
+    made_up = f"“{' '.join(words[:4])} … and no fees at all” [doc:x@v1]"
+    assert [f.kind for f in check_grounding(made_up, ["doc:x@v1"], [result]).findings] == [
+        "untraced_quote"
+    ]

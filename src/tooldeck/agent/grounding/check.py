@@ -103,6 +103,9 @@ def _numbers_in_words(markdown: str, evidence: _Evidence) -> dict[int, _Claim]:
     return {c.start: c for c in _claims(text, _dates_blanked(text), evidence, markdown)}
 
 
+_ELISION = re.compile(r"\s*(?:…|\.\.\.)\s*")
+
+
 def check_grounding(
     markdown: str,
     citations: Sequence[str],
@@ -175,7 +178,8 @@ def check_grounding(
         said = " ".join(quote.lower().split())
         if len(said.split()) < 4:
             continue
-        if any(said in t for t in evidence.texts):
+        parts = [p for p in _ELISION.split(said) if p]  # "…" marks text left out
+        if any(all(p in t for p in parts) for t in evidence.texts):
             quoted.append(match.span(group))
         else:
             findings.append(

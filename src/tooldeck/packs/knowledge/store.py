@@ -329,11 +329,14 @@ def by_document(
     page's paragraphs, and BM25 over whole pages finds the right page more often than
     any one block does. Fused with the blocks' own rankings, this ranks a block of the
     right page over an equally good block of another. Candidates of documents with no
-    score go last, in their given order.
+    score go last, in their given order. When no document has two scored blocks (a
+    collection of one-block documents) the ranking would repeat the lexical one: [].
     """
     best: dict[str, list[float]] = {}
     for block, score in scored:
         best.setdefault(block["document_id"], []).append(score)
+    if all(len(s) < 2 for s in best.values()):
+        return []
     totals = {doc: sum(sorted(s, reverse=True)[:3]) for doc, s in best.items()}
     ranked = list({b["block_id"]: b for b in candidates}.values())
     return sorted(ranked, key=lambda b: -totals.get(b["document_id"], float("-inf")))
