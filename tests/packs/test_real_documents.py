@@ -223,7 +223,6 @@ async def test_chat_quotes_the_paragraph_that_answers(docs_runtime: Any) -> None
     """Ten questions framed as users ask them, over the real pages: no verbatim
     quotation is refused, and eight quote the page that answers."""
     from tooldeck.agent.contracts import ChatRequest
-
     from tooldeck.packs.knowledge.store import KnowledgeStore
 
     store: Any = docs_runtime.services.get(KnowledgeStore)  # type: ignore[type-abstract]
