@@ -44,7 +44,12 @@ from real_files import real_files  # noqa: E402
 from tooldeck.packs.knowledge.embed import local_embedder  # noqa: E402
 from tooldeck.packs.knowledge.parse import parse_bytes  # noqa: E402
 from tooldeck.packs.knowledge.sqlite_store import SqliteStore  # noqa: E402
-from tooldeck.packs.knowledge.store import SearchMode, document_id_for, passage  # noqa: E402
+from tooldeck.packs.knowledge.store import (  # noqa: E402
+    PASSAGE_REACH,
+    SearchMode,
+    document_id_for,
+    passage,
+)
 
 QUESTIONS = Path(__file__).parent / "data" / "docs_questions.jsonl"
 PACKAGES = {"python-flask-doc": "flask", "python-pytest-doc": "pytest"}
@@ -186,7 +191,7 @@ def run(keep: Path | None = None) -> None:
                 hits = store.search(query, 5, mode=mode)
                 return [
                     (keys[h.block["document_id"]], h.block["content_text"],
-                     passage(h.block["block_id"], store.neighbours(h.block["block_id"], 6)))
+                     passage(h.block["block_id"], store.neighbours(h.block["block_id"], PASSAGE_REACH)))
                     for h in hits
                 ]  # fmt: skip
 

@@ -35,6 +35,7 @@ from tooldeck.packs.knowledge.parse import (
     BlockType,
     DocumentError,
     ParsedDocument,
+    _section,
     paragraphs,
 )
 
@@ -70,13 +71,13 @@ def _drop_boilerplate(root: Any, whole_body: bool) -> None:
     doomed = []
     for element in root.iterdescendants():
         tag = element.tag
-        if not isinstance(tag, str) or (
+        if not isinstance(tag, str) or (  # not a string: a comment or processing instruction
             tag in tags
             or element.get("role") in _DROPPED_ROLES
             or element.get("hidden") is not None
             or element.get("aria-hidden") == "true"
             or not _DROPPED_CLASSES.isdisjoint(str(element.get("class", "")).split())
-        ):  # a comment or processing instruction
+        ):
             doomed.append(element)
     for element in doomed:
         if element.getparent() is not None:
@@ -109,7 +110,7 @@ class _Reader:
 
     @property
     def section(self) -> str:
-        return " > ".join(h for _, h in self.headings)
+        return _section(self.headings)
 
     def emit(self, kind: BlockType, text: str) -> None:
         """Add a block unless it repeats one (normalised text and section) already read."""

@@ -33,6 +33,8 @@ from tooldeck.packs.knowledge.store import (
     SearchMode,
     Status,
     Viewer,
+    block_id_for,
+    block_place,
     by_document,
     check_mode,
     document_id_for,
@@ -239,7 +241,7 @@ class PostgresStore:
                     "image_caption, document_title) "
                     "values (%s,%s,%s,true,%s,%s,%s,%s,%s,%s,%s,%s)",
                     [
-                        (f"{document_id}@v{version}#{n}", document_id, version, n, b.block_type,
+                        (block_id_for(document_id, version, n), document_id, version, n, b.block_type,
                          _text(b.content_text), b.page_number, b.section,
                          image_url(b, document_id, version, n, source), b.image_caption,
                          parsed.title)
@@ -249,7 +251,7 @@ class PostgresStore:
                 cursor.executemany(
                     "insert into knowledge_images values (%s, %s, %s)",
                     [
-                        (f"{document_id}@v{version}#{n}", b.image_media_type, b.image_data)
+                        (block_id_for(document_id, version, n), b.image_media_type, b.image_data)
                         for n, b in enumerate(parsed.blocks, start=1)
                         if b.image_data is not None
                     ],
@@ -422,15 +424,15 @@ class PostgresStore:
 
     def neighbours(self, block_id: str, reach: int) -> list[dict[str, Any]]:
         """The blocks within ``reach`` positions of ``block_id`` in its version, in order."""
-        document, _, rest = block_id.partition("@v")
-        version, _, position = rest.partition("#")
-        if not (version.isdigit() and position.isdigit()):
+        place = block_place(block_id)
+        if place is None:
             return []
+        document, version, position = place
         with self._conn() as db:
             rows = db.execute(
                 "select * from knowledge_blocks where document_id = %s and version = %s "
                 "and position between %s and %s order by position",
-                (document, int(version), int(position) - reach, int(position) + reach),
+                (document, version, position - reach, position + reach),
             ).fetchall()
         return [_block(r) for r in rows]
 

@@ -18,7 +18,7 @@ from tooldeck.exceptions import ToolFailure
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.packs.knowledge.parse import DocumentError, DocumentType
 from tooldeck.packs.knowledge.reader import DocumentReader, Upload
-from tooldeck.packs.knowledge.store import KnowledgeStore
+from tooldeck.packs.knowledge.store import KnowledgeStore, block_id_for
 from tooldeck.server.http import (
     PROFILE,
     TOOL_RESPONSES,
@@ -152,7 +152,7 @@ async def get_document(request: Request, document_id: str) -> Response:
 )
 async def image(request: Request, document_id: str, version: int, n: int) -> Response:
     """The image of block ``n`` of ``version`` (PDF images), with its media type."""
-    found = await asyncio.to_thread(_store(request).image, f"{document_id}@v{version}#{n}")
+    found = await asyncio.to_thread(_store(request).image, block_id_for(document_id, version, n))
     if found is None:
         raise HTTPException(404, f"no image at block {n} of {document_id} v{version}")
     media_type, data = found

@@ -28,6 +28,8 @@ from tooldeck.packs.knowledge.store import (
     SearchMode,
     Status,
     Viewer,
+    block_id_for,
+    block_place,
     by_document,
     check_mode,
     document_id_for,
@@ -228,7 +230,7 @@ class SqliteStore:
                 "block_type, content_text, page_number, section, image_url, image_caption, "
                 "document_title) values (?,?,?,1,?,?,?,?,?,?,?,?)",
                 [
-                    (f"{document_id}@v{version}#{n}", document_id, version, n, b.block_type,
+                    (block_id_for(document_id, version, n), document_id, version, n, b.block_type,
                      b.content_text, b.page_number, b.section,
                      image_url(b, document_id, version, n, source), b.image_caption, parsed.title)
                     for n, b in enumerate(parsed.blocks, start=1)
@@ -237,7 +239,7 @@ class SqliteStore:
             db.executemany(
                 "insert or replace into images values (?,?,?)",
                 [
-                    (f"{document_id}@v{version}#{n}", b.image_media_type, b.image_data)
+                    (block_id_for(document_id, version, n), b.image_media_type, b.image_data)
                     for n, b in enumerate(parsed.blocks, start=1)
                     if b.image_data is not None
                 ],
@@ -478,14 +480,14 @@ class SqliteStore:
 
     def neighbours(self, block_id: str, reach: int) -> list[dict[str, Any]]:
         """The blocks within ``reach`` positions of ``block_id`` in its version, in order."""
-        document, _, rest = block_id.partition("@v")
-        version, _, position = rest.partition("#")
-        if not (version.isdigit() and position.isdigit()):
+        place = block_place(block_id)
+        if place is None:
             return []
+        document, version, position = place
         rows = self._read.execute(
             "select * from blocks where document_id = ? and version = ? "
             "and position between ? and ? order by position",
-            (document, int(version), int(position) - reach, int(position) + reach),
+            (document, version, position - reach, position + reach),
         ).fetchall()
         return [_block(r) for r in rows]
 

@@ -23,11 +23,14 @@ from tooldeck.packs.knowledge.parse import Block, ParsedDocument
 __all__ = [
     "BLOCK_FIELDS",
     "EVERYONE",
+    "PASSAGE_REACH",
     "Document",
     "Hit",
     "KnowledgeStore",
     "SearchMode",
     "Viewer",
+    "block_id_for",
+    "block_place",
     "by_document",
     "check_mode",
     "document_id_for",
@@ -136,6 +139,20 @@ def strict_then_loose(words: Sequence[str]) -> list[list[tuple[str, ...]]]:
         return [loose]
     need = len(words) if len(words) <= 3 else len(words) - 1
     return [list(itertools.combinations(words, need)), loose]
+
+
+def block_id_for(document_id: str, version: int, n: int) -> str:
+    """The id of block ``n`` (1-based position) of a document version: ``<id>@v<v>#<n>``."""
+    return f"{document_id}@v{version}#{n}"
+
+
+def block_place(block_id: str) -> tuple[str, int, int] | None:
+    """(document id, version, position) of a ``block_id``; None when it is not one."""
+    document, _, rest = block_id.partition("@v")
+    version, _, position = rest.partition("#")
+    if not (document and version.isdigit() and position.isdigit()):
+        return None
+    return document, int(version), int(position)
 
 
 def document_id_for(source: str) -> str:
@@ -413,6 +430,9 @@ def check_mode(mode: SearchMode | None, default: SearchMode, has_embedder: bool)
 
 PASSAGE_CHARS = 800
 """Most characters of a passage: a block and the text around it (``passage``)."""
+
+PASSAGE_REACH = 6
+"""Blocks read on each side of a hit (``neighbours``) to build its passage."""
 
 
 def passage(block_id: str, around: Sequence[Mapping[str, Any]], budget: int = PASSAGE_CHARS) -> str:

@@ -25,7 +25,7 @@ from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool, ToolViews
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.knowledge.parse import Block, DocumentType, ParsedDocument, paragraphs
-from tooldeck.packs.knowledge.store import Document, KnowledgeStore, passage
+from tooldeck.packs.knowledge.store import PASSAGE_REACH, Document, KnowledgeStore, passage
 
 __all__ = [
     "GetDocumentTool",
@@ -41,9 +41,6 @@ log = logging.getLogger("tooldeck.knowledge")
 _READ = ToolAnnotations(read_only=True, idempotent=True, open_world=False, destructive=False)
 
 DocumentId = Annotated[str, Subject("document")]
-
-_REACH = 6
-"""Blocks read on each side of a hit to build its passage."""
 
 
 class SearchFilters(BaseModel):
@@ -116,7 +113,7 @@ def _found(block: dict[str, Any], score: float, store: KnowledgeStore) -> FoundB
     return FoundBlock(
         **{k: v for k, v in block.items() if k != "version"},
         score=score,
-        passage=passage(block_id, store.neighbours(block_id, _REACH)),
+        passage=passage(block_id, store.neighbours(block_id, PASSAGE_REACH)),
         source_id=f"doc:{block['document_id']}@v{block['version']}",
     )
 
