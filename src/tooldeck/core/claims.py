@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -197,20 +197,33 @@ class ClaimWriter:
 
     def finish(self, text: str) -> tuple[str, list[Claim]]:
         """``text`` with its placeholders replaced, and one claim per figure in it."""
-        out: list[str] = []
-        claims: list[Claim] = []
-        length = last = 0
-        for match in _MARK.finditer(text):
-            before = text[last : match.start()]
-            out.append(before)
-            length += len(before)
-            rendered, fields = self._figures[int(match.group(1))]
-            claims.append(Claim(span=(length, length + len(rendered)), **fields))
-            out.append(rendered)
-            length += len(rendered)
-            last = match.end()
-        out.append(text[last:])
-        return "".join(out), claims
+        return _splice(text, _MARK, lambda match: self._figures[int(match.group(1))])
+
+
+def _splice(
+    text: str,
+    pattern: re.Pattern[str],
+    figure_of: Callable[[re.Match[str]], tuple[str, dict[str, Any]]],
+) -> tuple[str, list[Claim]]:
+    """``text`` with each match of ``pattern`` replaced by its figure, and their claims.
+
+    ``figure_of`` gives a match's rendered figure and its claim's fields; each claim's
+    span is where the figure stands in the returned text.
+    """
+    out: list[str] = []
+    claims: list[Claim] = []
+    length = last = 0
+    for match in pattern.finditer(text):
+        before = text[last : match.start()]
+        out.append(before)
+        length += len(before)
+        rendered, fields = figure_of(match)
+        claims.append(Claim(span=(length, length + len(rendered)), **fields))
+        out.append(rendered)
+        length += len(rendered)
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out), claims
 
 
 _MARKED = re.compile(r"\[([^\[\]\n]{1,80})\]\(claim:([A-Za-z][\w.:@-]*)#(/[^()\s]*)?\)")
@@ -226,22 +239,11 @@ def read_marked(text: str) -> tuple[str, list[Claim]]:
     text; the marker becomes a ``Claim`` the validator checks like the router's own.
     Malformed markers are left as written (and their numbers checked as unbound).
     """
-    out: list[str] = []
-    claims: list[Claim] = []
-    length = last = 0
-    for match in _MARKED.finditer(text):
-        before = text[last : match.start()]
-        out.append(before)
-        length += len(before)
-        figure, source_id, pointer = match.group(1), match.group(2), match.group(3) or ""
-        claims.append(
-            Claim(span=(length, length + len(figure)), source_id=source_id, pointer=pointer)
-        )
-        out.append(figure)
-        length += len(figure)
-        last = match.end()
-    out.append(text[last:])
-    return "".join(out), claims
+    return _splice(
+        text,
+        _MARKED,
+        lambda m: (m.group(1), {"source_id": m.group(2), "pointer": m.group(3) or ""}),
+    )
 
 
 _NUMBER = re.compile(r"[-+−]?\$?[-+−]?\d[\d,]*(?:\.(\d+))?")
