@@ -135,3 +135,8 @@ def test_a_quotation_after_a_straight_quoted_heading_is_traced(tmp_path: Path) -
     assert [f.kind for f in check_grounding(made_up, ["doc:x@v1"], [result]).findings] == [
         "untraced_quote"
     ]
+    reordered = f"“{' '.join(words[6:9])} … {' '.join(words[:4])}” [doc:x@v1]"
+    spliced = f"“{' '.join(words[:4])} … {words[6]} … {' '.join(words[7:10])}” [doc:x@v1]"
+    for quote in (reordered, spliced):  # "…" shortens a quotation; it does not reassemble one
+        kinds = [f.kind for f in check_grounding(quote, ["doc:x@v1"], [result]).findings]
+        assert kinds == ["untraced_quote"], quote

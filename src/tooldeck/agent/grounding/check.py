@@ -106,6 +106,23 @@ def _numbers_in_words(markdown: str, evidence: _Evidence) -> dict[int, _Claim]:
 _ELISION = re.compile(r"\s*(?:…|\.\.\.)\s*")
 
 
+def _elided_from(parts: list[str], text: str) -> bool:
+    """Whether a quotation's ``parts`` (split at "…") stand in ``text`` in their order.
+
+    With text left out, each part must be at least three words: "…" may shorten a
+    quotation, not assemble one from single words ("tests … not … pass").
+    """
+    if len(parts) > 1 and any(len(p.split()) < 3 for p in parts):
+        return False
+    at = 0
+    for part in parts:
+        found = text.find(part, at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
 def check_grounding(
     markdown: str,
     citations: Sequence[str],
@@ -179,7 +196,7 @@ def check_grounding(
         if len(said.split()) < 4:
             continue
         parts = [p for p in _ELISION.split(said) if p]  # "…" marks text left out
-        if any(all(p in t for p in parts) for t in evidence.texts):
+        if any(_elided_from(parts, t) for t in evidence.texts):
             quoted.append(match.span(group))
         else:
             findings.append(
