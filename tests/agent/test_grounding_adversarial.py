@@ -288,3 +288,35 @@ async def test_a_comparison_must_name_the_larger_one_as_larger(runtime: Runtime)
     ]
     right = f"No: Joint Brokerage ($33,578.70) is worth more than your Roth IRA ($30,458.45) {s}."
     assert findings(right) == []
+
+
+async def test_the_cost_of_n_shares_must_be_n_times_the_price(runtime: Runtime) -> None:
+    """"What would 25 shares of MSFT cost" answered with MSFT's price alone states a true
+    figure that is not what was asked (issue 29, relevance): the answer must give 25 × the
+    price, to its written precision or the rounding "about" allows."""
+    question = "What would 25 shares of MSFT cost me?"
+    quote = await answer(runtime, question)
+    price = quote.tools.results[0].data["quotes"][0]["price"]
+    s = f"[{quote.tools.results[0].source_id}]"
+
+    def findings(text: str) -> list[str]:
+        report = check_grounding(
+            text, find_citations(text), quote.tools.results, quote.draft.figures,
+            schemas=quote.schemas, subjects=quote.subjects, question=question,
+        )  # fmt: skip
+        return [f.message for f in report.findings if f.kind == "off_question"]
+
+    cost = 25 * price
+    assert findings(f"MSFT trades at ${price:,.2f} {s}.") == [
+        f"The question asks the cost of 25 shares of MSFT; the answer states no figure equal "
+        f"to 25 × its price ${price:,.2f} = ${cost:,.2f}."
+    ]
+    assert findings(f"25 shares of MSFT at ${price:,.2f} cost ${cost:,.2f} {s}.") == []
+    assert findings(f"That comes to about ${round(cost, -2):,.0f} {s}.") == []
+    assert findings(f"That comes to about ${round(cost, -2) + 300:,.0f} {s}.")
+    own = check_grounding(
+        quote.draft.markdown, quote.draft.citations, quote.tools.results, quote.draft.figures,
+        schemas=quote.schemas, subjects=quote.subjects, question=question,
+        claims=quote.draft.claims, bound=quote.draft.bound,
+    )  # fmt: skip
+    assert own.ok, own.findings  # the router's own answer: 25 × the price, bound

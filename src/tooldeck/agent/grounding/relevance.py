@@ -7,7 +7,7 @@ import re
 from tooldeck.agent.grounding.evidence import _Evidence
 from tooldeck.agent.grounding.findings import Finding
 from tooldeck.agent.grounding.matching import _vocabulary
-from tooldeck.agent.grounding.patterns import _COUNTS, _PERIODS
+from tooldeck.agent.grounding.patterns import _COUNTS, _PERIODS, _numbers
 
 _WHICH_ONE = re.compile(
     r"\bwhich\b[^?]*\b(?:most|least|best|worst|biggest|largest|smallest|highest|lowest)\b|"
@@ -35,6 +35,16 @@ _COMPARE = re.compile(
     r"\bdifference between\b",
     re.IGNORECASE,
 )
+_COST = re.compile(
+    r"\b(?:cost|costs|price of|how much (?:is|are|would|will|for)|afford|buy(?:ing)?|"
+    r"purchas(?:e|ing))\b",
+    re.IGNORECASE,
+)
+_QUANTITY_BEFORE = re.compile(
+    r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)\s+(?:more\s+)?(?:(?:shares?|units?)\s+(?:of\s+)?)?$",
+    re.IGNORECASE,
+)
+""""25 shares of " (or "30 ") right before a symbol the question names."""
 _PERIOD_RULES = tuple((code, re.compile(rule, re.IGNORECASE)) for code, rule in _PERIODS)
 _ROW = re.compile(r"^\s*(?:\|(?!\s*-)(?![^|]*\|\s*-).*\||[-*]\s|\d+[.)]\s)", re.MULTILINE)
 
@@ -45,7 +55,8 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
     A winner named first for "which ... most"; no more rows than "top 3"; a figure for
     "how much"; a percentage for "what share of my portfolio"; every account or symbol a
     comparison names; figures for the period asked ("this year"), or a plain word that the
-    data has none, not figures for another period.
+    data has none, not figures for another period; N × the price for "what would N shares
+    of X cost".
     """
     if (
         markdown.rstrip().endswith("?")
@@ -105,6 +116,7 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
                 )
             )
     found += _wrong_winner(markdown, names, pattern, evidence)
+    found += _cost_of_shares(question, markdown, names, pattern, evidence)
     period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
     if period and numbers:
         spoken = {code for code, rule in _PERIOD_RULES if rule.search(markdown)}
@@ -127,6 +139,42 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
             )
         )
     return found
+
+
+def _cost_of_shares(
+    question: str, markdown: str, names: dict[str, tuple[str, str]],
+    pattern: re.Pattern[str] | None, evidence: _Evidence,
+) -> list[Finding]:  # fmt: skip
+    """The finding when "what would N shares of X cost" gets no figure equal to N × X's price.
+
+    Held only when the question states N right before a symbol and the cited data has that
+    symbol's ``price``; the answer's figure may be written to any precision ("about $10,800"
+    to the hundred, as ``_numbers`` reads it).
+    """
+    if pattern is None or not _COST.search(question):
+        return []
+    for mention in pattern.finditer(question):
+        subject = names[mention.group().lower()]
+        quantity = _QUANTITY_BEFORE.search(question[: mention.start()])
+        if subject[0] != "symbol" or quantity is None:
+            continue
+        prices = {f.value for f in evidence.facts if f.name == "price" and subject in f.subjects}
+        if len(prices) != 1:
+            return []  # no price, or several: nothing to hold the answer to
+        price, n = prices.pop(), float(quantity.group(1).replace(",", ""))
+        cost = n * price
+        if any(abs(value - cost) <= tolerance + 0.005 for value, tolerance, _ in _numbers(markdown)):
+            return []
+        return [
+            Finding(
+                kind="off_question",
+                text=markdown.strip()[:80],
+                message=f"The question asks the cost of {n:g} shares of {subject[1]}; the "
+                f"answer states no figure equal to {n:g} × its price ${price:,.2f} = "
+                f"${cost:,.2f}.",
+            )
+        ]
+    return []
 
 
 _MORE_THAN = re.compile(
