@@ -291,7 +291,7 @@ async def test_a_comparison_must_name_the_larger_one_as_larger(runtime: Runtime)
 
 
 async def test_the_cost_of_n_shares_must_be_n_times_the_price(runtime: Runtime) -> None:
-    """"What would 25 shares of MSFT cost" answered with MSFT's price alone states a true
+    """ "What would 25 shares of MSFT cost" answered with MSFT's price alone states a true
     figure that is not what was asked (issue 29, relevance): the answer must give 25 × the
     price, to its written precision or the rounding "about" allows."""
     question = "What would 25 shares of MSFT cost me?"
@@ -320,3 +320,25 @@ async def test_the_cost_of_n_shares_must_be_n_times_the_price(runtime: Runtime) 
         claims=quote.draft.claims, bound=quote.draft.bound,
     )  # fmt: skip
     assert own.ok, own.findings  # the router's own answer: 25 × the price, bound
+
+
+async def test_a_figure_two_records_back_must_say_which(runtime: Runtime) -> None:
+    """Issue 29, 1b: a number accepted only when one reading is consistent with its sentence.
+    VOO (individual) and JPM (joint) are 25 shares each: "25 shares" naming neither is
+    ambiguous and the finding names both; naming the symbol or the account settles it."""
+    holdings = await answer(runtime, "List all my holdings")
+    s = f"[{holdings.tools.results[0].source_id}]"
+
+    def findings(text: str) -> list[tuple[str, str]]:
+        report = check_grounding(
+            text, find_citations(text), holdings.tools.results, holdings.draft.figures,
+            schemas=holdings.schemas, subjects=holdings.subjects,
+        )  # fmt: skip
+        return [(f.kind, f.message) for f in report.findings]
+
+    [(kind, message)] = findings(f"You hold 25 shares {s}.")
+    assert kind == "ambiguous_figure"
+    assert "VOO" in message and "JPM" in message and message.endswith("name which in its sentence.")
+    assert findings(f"You hold 25 shares of VOO {s}.") == []
+    assert findings(f"Your joint account holds 25 shares {s}.") == []
+    assert findings(f"You hold 42 shares {s}.") == []  # one record has 42: one reading

@@ -795,6 +795,7 @@ The answer fills ``parameter``: send the question again with
                                 "claim_mismatch",
                                 "unbound_figure",
                                 "unverifiable_number",
+                                "ambiguous_figure",
                             ],
                             "title": "Kind",
                         },

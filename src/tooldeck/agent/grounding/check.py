@@ -58,6 +58,23 @@ def _unnamed_part(claim: _Claim, backing: list[_Fact], evidence: _Evidence) -> _
     return next((t for t in totals if abs(t.value - claim.value) > claim.tolerance), None)
 
 
+def _readings(claim: _Claim, backing: list[_Fact]) -> list[_Fact]:
+    """The records a figure could be of, when its sentence does not say which (issue 29, 1b).
+
+    Two or more backing records (totals aside) that differ in a subject type the sentence
+    names none of, other than a date: "You hold 10 shares" when two symbols have 10 each
+    (of which?), "10 shares of AAPL" when two accounts hold 10 (the whole is 20). Several
+    records on different days are not ambiguous: "a withdrawal of $800" is true of each.
+    Empty when exactly one reading is consistent with every word of the sentence.
+    """
+    records = {f.subjects: f for f in backing if f.kind is not None and not f.total}
+    if len(records) < 2:
+        return []
+    kinds = {kind for subjects in records for kind, _ in subjects} - {"date"}
+    differ = {k for k in kinds if len({dict(s).get(k) for s in records}) > 1}
+    return list(records.values()) if differ - claim.subjects.keys() else []
+
+
 def _spaces(match: re.Match[str]) -> str:
     """As many spaces as ``match`` is long: what a blanked span leaves (positions kept)."""
     return " " * len(match.group())
@@ -283,6 +300,18 @@ def check_grounding(
                     message=f"{claim.text} is {backing[0].describe()}, but the sentence names "
                     f"no {', '.join(k for k, _ in backing[0].subjects)}: said so, it states the "
                     f"total, which is {total.value:g} ({sources}).",
+                )
+            )
+            continue
+        readings = _readings(claim, backing)
+        if readings:
+            findings.append(
+                Finding(
+                    kind="ambiguous_figure",
+                    text=claim.text,
+                    message=f"{claim.text} could be any of "
+                    + "; ".join(f.describe() for f in readings[:4])
+                    + f" ({sources}): name which in its sentence.",
                 )
             )
             continue

@@ -25,6 +25,7 @@ class Finding(BaseModel):
         "claim_mismatch",
         "unbound_figure",
         "unverifiable_number",
+        "ambiguous_figure",
     ]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
@@ -36,7 +37,9 @@ class Finding(BaseModel):
     source is not cited; ``unbound_figure``: a number in an answer whose writer binds
     every figure, with no claim for it; ``unverifiable_number``: a number equal only to
     fields of no known kind (no ``x-kind``, none inferable from the name), which any
-    number could be said to match: it must be bound with a claim."""
+    number could be said to match: it must be bound with a claim; ``ambiguous_figure``: a
+    number two or more records back whose sentence does not say which (two symbols, or
+    one symbol in two accounts), the candidates named."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str

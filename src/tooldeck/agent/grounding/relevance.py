@@ -163,7 +163,9 @@ def _cost_of_shares(
             return []  # no price, or several: nothing to hold the answer to
         price, n = prices.pop(), float(quantity.group(1).replace(",", ""))
         cost = n * price
-        if any(abs(value - cost) <= tolerance + 0.005 for value, tolerance, _ in _numbers(markdown)):
+        if any(
+            abs(value - cost) <= tolerance + 0.005 for value, tolerance, _ in _numbers(markdown)
+        ):
             return []
         return [
             Finding(
