@@ -87,6 +87,15 @@ async def test_a_chat_answer_quotes_the_document_and_is_grounded(runtime: Runtim
     assert "0.03 percent" in answer.answer_markdown
     assert answer.citations and answer.citations[0].startswith("doc:")
     assert answer.grounding is not None and answer.grounding.verdict == "grounded"
+    # bound by construction: the title, the page and the quotation, each at its field
+    said = {answer.answer_markdown[a:b]: c for c in answer.claims for a, b in [c.span]}
+    assert said["Rebalancing guide"].pointer == "/blocks/0/document_title"
+    assert said["2"].pointer == "/blocks/0/page_number"
+    [quote] = [
+        c for c in answer.claims if c.pointer in ("/blocks/0/content_text", "/blocks/0/passage")
+    ]
+    assert quote.kind == "quote" and quote.source_id == answer.citations[0]
+    assert "0.03 percent" in answer.answer_markdown[quote.span[0] : quote.span[1]]
     # a brokerage question beside it still answers from the data file
     run = await runtime.runs.start(ChatRequest(question="What is AAPL trading at?"), user="t")
     done = await runtime.runs.wait(run.run_id)
@@ -140,3 +149,43 @@ def test_a_quotation_after_a_straight_quoted_heading_is_traced(tmp_path: Path) -
     for quote in (reordered, spliced):  # "…" shortens a quotation; it does not reassemble one
         kinds = [f.kind for f in check_grounding(quote, ["doc:x@v1"], [result]).findings]
         assert kinds == ["untraced_quote"], quote
+
+
+async def test_a_bound_quotation_must_stand_in_the_block_it_names(runtime: Runtime) -> None:
+    """The knowledge answer's claims are checked at their pointers: the quotation bound to
+    another document's block (whose text does not hold it) is a claim_mismatch, although
+    a block of the same result says it."""
+    from tooldeck.agent.grounding import check_grounding
+    from tooldeck.core.intents import IntentOutcome, Route
+
+    result = await runtime.provider.execute(
+        "semantic_search", {"query": "expense ratios of funds", "top_k": 3}
+    )
+    found = result.data["blocks"]
+    composed = KnowledgeAnswers(runtime.services.get(KnowledgeStore)).compose(  # type: ignore[type-abstract]
+        Route("documents", {}, 1.0), IntentOutcome("documents", {}, (result,))
+    )
+    schemas = {d.name: d.output_schema for d in await runtime.view().definitions()}
+    report = check_grounding(
+        composed.markdown, composed.citations, [result], schemas=schemas,
+        claims=composed.claims, bound=True,
+    )  # fmt: skip
+    assert report.ok, report.findings
+    quote = composed.claims[-1]  # the quotation ends the line
+    assert quote.kind == "quote" and quote.pointer in (
+        "/blocks/0/content_text",
+        "/blocks/0/passage",
+    )
+    bent = composed.markdown.replace("0.03 percent", "0.30 percent")  # same length: same spans
+    report = check_grounding(
+        bent, composed.citations, [result], schemas=schemas, claims=composed.claims
+    )
+    assert [f.kind for f in report.findings] == ["untraced_quote", "claim_mismatch"]
+    assert "which is not in the text there" in report.findings[1].message
+    other = next(i for i, b in enumerate(found) if b["document_id"] != found[0]["document_id"])
+    moved = quote.model_copy(update={"pointer": f"/blocks/{other}/passage"})
+    report = check_grounding(
+        composed.markdown, composed.citations, [result], schemas=schemas,
+        claims=[*composed.claims[:-1], moved],
+    )  # fmt: skip
+    assert [f.kind for f in report.findings] == ["claim_mismatch"]  # another document's block

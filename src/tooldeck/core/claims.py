@@ -80,7 +80,8 @@ class Claim(BaseModel):
     value (a side, a status, a symbol, an account id) said as itself or by one of its
     display names; with ``kind="date"``, an ISO date equal to the value's date; with
     ``kind="sign"``, a direction word ("up", "gained", "down", "lost") whose sign is
-    the number's.
+    the number's; with ``kind="quote"``, words that stand in the text at the pointer
+    (spacing aside; a trailing "…" marks where the quotation was cut).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -103,8 +104,8 @@ class Claim(BaseModel):
     """The derived figure's rounding: see ``Formula.decimals``."""
     kind: str | None = None
     """``money``, ``percent``, ``quantity`` (``core.kinds``), ``date``, ``time`` (the
-    ``HH:MM`` of an ISO timestamp), ``sign``, or None (a number or a string said as
-    itself)."""
+    ``HH:MM`` of an ISO timestamp), ``sign``, ``quote`` (a passage of the text at the
+    pointer), or None (a number or a string said as itself)."""
 
     def shifted(self, offset: int) -> Claim:
         """The same claim, its span moved by ``offset`` (the text was put after others)."""
@@ -184,14 +185,15 @@ class ClaimWriter:
         op: Op | None = None,
         inputs: Sequence[str | float | Formula] = (),
         decimals: int | None = None,
+        result: str | None = None,
     ) -> str:
         """A placeholder for ``rendered`` (``$228.42``), bound to ``pointer`` in ``source_id``.
 
         A derived figure gives ``op`` over ``inputs`` instead, rounded to ``decimals``
-        (see ``Formula``).
+        (see ``Formula``); ``result`` names the result by request id (``Claim.result``).
         """
         fields = {"source_id": source_id, "pointer": pointer, "kind": kind, "op": op,
-                  "inputs": tuple(inputs), "decimals": decimals}  # fmt: skip
+                  "inputs": tuple(inputs), "decimals": decimals, "result": result}  # fmt: skip
         self._figures.append((rendered, fields))
         return f"{_OPEN}{len(self._figures) - 1}{_CLOSE}"
 
@@ -346,6 +348,11 @@ def _check_text(said: str, actual: Any, claim: Claim, aliases: Mapping[str, str]
         return f"says {word!r}; the value is {number:g}"
     if not isinstance(actual, str):
         return f"says {said!r}; the value is {actual!r}, not text"
+    if claim.kind == "quote":  # a document's words, quoted: they must stand in its text
+        words = " ".join(said.split()).removesuffix("…").rstrip()
+        if words and words in " ".join(actual.split()):
+            return None
+        return f"quotes {words[:60]!r}, which is not in the text there"
     if claim.kind == "date":
         return None if actual[:10] == said.strip() else f"says {said!r}; the date is {actual[:10]}"
     if claim.kind == "time":  # the time of day of an ISO timestamp, as written in it

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tooldeck.core.claims import ClaimWriter
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, IntentStep, Route
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.knowledge.store import KnowledgeStore
@@ -117,25 +118,30 @@ class KnowledgeAnswers:
         return Route("documents", {"query": query}, confidence)
 
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
-        """The best block quoted with its document and page.
+        """The best block quoted with its document and page, every part bound to its field.
 
         A second document's best block too when it scores close. Nothing found is said so.
+        The title, page, section and quotation are claims (``core.claims``) into the
+        search result's block, each under the block's own source id: the quotation must
+        stand in the block's text (or its passage), the page be its page.
         """
-        blocks = outcome.results[0].data.get("blocks", []) if outcome.results else []
-        if not blocks:
+        result = outcome.results[0] if outcome.results else None
+        blocks = result.data.get("blocks", []) if result is not None else []
+        if result is None or not blocks:
             return ComposedAnswer("I found nothing about that in your documents.", ())
-        chosen = [blocks[0]]
-        for block in blocks[1:]:
+        chosen = [0]
+        for i, block in enumerate(blocks[1:], start=1):
             if (
                 block["document_id"] != blocks[0]["document_id"]
                 and block["score"] >= 0.8 * blocks[0]["score"]
             ):
-                chosen.append(block)
+                chosen.append(i)
                 break
-        lines = [f"According to *{b['document_title']}*{_where(b)}: “{_quote(b)}”" for b in chosen]
-        return ComposedAnswer(
-            "\n\n".join(lines), tuple(dict.fromkeys(b["source_id"] for b in chosen))
-        )
+        writer = ClaimWriter()
+        lines = [_line(writer, blocks[i], i, result.metadata.request_id) for i in chosen]
+        markdown, claims = writer.finish("\n\n".join(lines))
+        citations = tuple(dict.fromkeys(blocks[i]["source_id"] for i in chosen))
+        return ComposedAnswer(markdown, citations, claims=tuple(claims), bound=True)
 
     def figures(self, results: Sequence[ToolResult]) -> list[Figure]:
         """None: an answer quotes the documents' own numbers, which grounding checks."""
@@ -146,24 +152,36 @@ class KnowledgeAnswers:
         return {}
 
 
-def _where(block: Mapping[str, Any]) -> str:
-    parts = [f"page {block['page_number']}" if block.get("page_number") else "", block["section"]]
-    where = ", ".join(p for p in parts if p)
-    return f" ({where})" if where else ""
+def _line(writer: ClaimWriter, block: Mapping[str, Any], index: int, result: str | None) -> str:
+    """'According to *title* (page N, section): “quote”', each part bound to its field."""
+
+    def bind(text: str, field: str, kind: str | None = "quote") -> str:
+        pointer = f"/blocks/{index}/{field}"
+        return writer.figure(text, block["source_id"], pointer, kind=kind, result=result)
+
+    where = []
+    if block.get("page_number"):
+        where.append(f"page {bind(str(block['page_number']), 'page_number', kind=None)}")
+    if block.get("section"):
+        where.append(bind(block["section"], "section"))
+    place = f" ({', '.join(where)})" if where else ""
+    quote, field = _quote(block)
+    title = bind(block["document_title"], "document_title")
+    return f"According to *{title}*{place}: “{bind(quote, field)}”"
 
 
-def _quote(block: Mapping[str, Any]) -> str:
-    """The block's text, cut at a sentence end near ``_QUOTE_CHARS`` (then "…").
+def _quote(block: Mapping[str, Any]) -> tuple[str, str]:
+    """The quotation of a block and the field it is from (``content_text`` or ``passage``).
 
-    A short block (a lead-in sentence, "Note:", a signature) goes on with the text that
+    The block's text, cut at a sentence end near ``_QUOTE_CHARS`` (then "…"). A short block (a lead-in sentence, "Note:", a signature) goes on with the text that
     follows it in its passage, so that the quotation holds what it introduces.
     """
     text = " ".join(str(block["content_text"]).split())
     shown = " ".join(str(block.get("passage") or "").split())
-    at = shown.find(text)
+    at, field = shown.find(text), "content_text"
     if len(text) < _SHORT_BLOCK and at >= 0:
-        text = shown[at:]
+        text, field = shown[at:], "passage"
     if len(text) <= _QUOTE_CHARS:
-        return text
+        return text, field
     cut = text.rfind(". ", 0, _QUOTE_CHARS)
-    return text[: cut + 1] if cut > 80 else text[:_QUOTE_CHARS].rsplit(" ", 1)[0] + "…"
+    return (text[: cut + 1] if cut > 80 else text[:_QUOTE_CHARS].rsplit(" ", 1)[0] + "…"), field
