@@ -371,3 +371,27 @@ def test_a_word_document_keeps_its_headings_tables_pictures_and_properties() -> 
     assert image.image_data is not None and image.image_data.startswith(b"\x89PNG")
     with pytest.raises(DocumentError, match="the DOCX is corrupt"):
         parse_bytes(b"PK\x03\x04 not really a zip", "broken.docx")
+
+
+def test_the_reranker_puts_the_block_that_says_it_over_its_neighbours() -> None:
+    """``store.rerank``: a heading ranked first by the fusion goes below its paragraph;
+    the block holding the query's rarer words rises; a query without words keeps the
+    fused order; top_k cuts after reordering."""
+    from tooldeck.packs.knowledge.store import Hit, rerank
+
+    def hit(n: int, text: str, kind: str = "text") -> Hit:
+        block = {"block_id": f"d:{n}", "block_type": kind, "content_text": text,
+                 "section": "Uploads > Limits", "document_id": "d"}  # fmt: skip
+        return Hit(block, 0.0)
+
+    fused = [
+        hit(0, "Limits", kind="heading"),
+        hit(1, "Uploaded files are kept in memory when small."),
+        hit(2, "Set MAX_CONTENT_LENGTH to limit the size of uploaded files."),
+        hit(3, "Files are uploaded with a form."),
+    ]
+    cosines = {"d:1": 0.40, "d:2": 0.41, "d:3": 0.35}
+    order = [h.block["block_id"] for h in rerank("limit size uploaded files", fused, cosines, 4)]
+    assert order[0] == "d:2" and order[-1] == "d:0"
+    assert [h.block["block_id"] for h in rerank("?!", fused, cosines, 2)] == ["d:0", "d:1"]
+    assert len(rerank("limit size", fused, cosines, 1)) == 1

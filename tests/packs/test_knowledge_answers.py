@@ -83,7 +83,8 @@ async def test_a_chat_answer_quotes_the_document_and_is_grounded(runtime: Runtim
     done = await runtime.runs.wait(run.run_id)
     answer = done.answer
     assert answer is not None
-    assert answer.answer_markdown.startswith("According to *Rebalancing guide* (page 2): “Expense")
+    assert answer.answer_markdown.startswith("According to *Rebalancing guide* (page 2): “")
+    assert "Expense ratios are annual fees charged by funds" in answer.answer_markdown
     assert "0.03 percent" in answer.answer_markdown
     assert answer.citations and answer.citations[0].startswith("doc:")
     assert answer.grounding is not None and answer.grounding.verdict == "grounded"

@@ -221,13 +221,13 @@ _FLASK_PAGES = {page for _, page, _ in CHAT[:5]}
 @pytest.mark.anyio
 async def test_chat_quotes_the_paragraph_that_answers(docs_runtime: Any) -> None:
     """Ten questions framed as users ask them, over the real pages: no verbatim
-    quotation is refused, and eight quote the page that answers."""
+    quotation is refused, eight quote the page that answers, seven the sentence."""
     from tooldeck.agent.contracts import ChatRequest
     from tooldeck.packs.knowledge.store import KnowledgeStore
 
     store: Any = docs_runtime.services.get(KnowledgeStore)  # type: ignore[type-abstract]
-    right_page, wrong = 0, []
-    for question, page, _ in CHAT:
+    right_page, quoted, wrong = 0, 0, []
+    for question, page, phrase in CHAT:
         run = await docs_runtime.runs.start(ChatRequest(question=question), user="t")
         answer = (await docs_runtime.runs.wait(run.run_id)).answer
         assert answer is not None and answer.grounding is not None
@@ -242,7 +242,11 @@ async def test_chat_quotes_the_paragraph_that_answers(docs_runtime: Any) -> None
             right_page += 1
         else:
             wrong.append(question)
-    # issue 30's goal, the quoted block holding the answer in 8 of 10, is not met: the
-    # top block is the answering paragraph for none of these (block@1 0.38 on the
-    # benchmark); the page is right
+        said = " ".join(answer.answer_markdown.split()).lower()
+        quoted += phrase.lower() in said
     assert right_page >= 8, wrong
+    # the quotation (the reranked best block's passage) holds the answering sentence in 7
+    # (the block alone: 1; before the reranker and passage quotes: 0). Issue 30's goal is
+    # 8: of the three misses, one quotes another sentence that answers ("pytest.ini: will
+    # always match and take precedence"), two quote a neighbouring paragraph
+    assert quoted >= 7, quoted

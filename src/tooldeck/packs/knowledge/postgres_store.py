@@ -28,6 +28,7 @@ from tooldeck.packs.knowledge.parse import ParsedDocument
 from tooldeck.packs.knowledge.store import (
     BLOCK_FIELDS,
     EVERYONE,
+    RERANK_DEPTH,
     Document,
     Hit,
     SearchMode,
@@ -44,6 +45,7 @@ from tooldeck.packs.knowledge.store import (
     fuse,
     image_url,
     query_words,
+    rerank,
     strict_then_loose,
     visible,
 )
@@ -375,7 +377,13 @@ class PostgresStore:
         scored = [(_block(r), float(r["score"])) for r in lexical]
         blocks = [b for b, _ in scored[:depth]]
         dense_blocks = [_block(r) for r in dense]
-        return fuse((blocks, dense_blocks, by_document(scored, blocks + dense_blocks)), top_k)
+        fused = fuse(
+            (blocks, dense_blocks, by_document(scored, blocks + dense_blocks)), RERANK_DEPTH
+        )
+        cosines = {
+            b["block_id"]: float(r["score"]) for b, r in zip(dense_blocks, dense, strict=True)
+        }
+        return rerank(query, fused, cosines, top_k)
 
     def _lexical(
         self, db: Any, query: str, depth: int, where: list[str], args: list[Any]

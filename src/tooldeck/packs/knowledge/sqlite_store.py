@@ -23,6 +23,7 @@ from tooldeck.packs.knowledge.parse import ParsedDocument
 from tooldeck.packs.knowledge.store import (
     BLOCK_FIELDS,
     EVERYONE,
+    RERANK_DEPTH,
     Document,
     Hit,
     SearchMode,
@@ -39,6 +40,7 @@ from tooldeck.packs.knowledge.store import (
     fuse,
     image_url,
     query_words,
+    rerank,
     strict_then_loose,
     visible,
 )
@@ -373,8 +375,11 @@ class SqliteStore:
             (_block(r), -float(r["rank"])) for r in self._lexical(query, 4 * depth, where, args)
         ]
         lexical = [b for b, _ in scored[:depth]]
-        dense = [_block(r) for r, _ in pending.result()]
-        return fuse((lexical, dense, by_document(scored, lexical + dense)), top_k)
+        nearest = pending.result()
+        dense = [_block(r) for r, _ in nearest]
+        fused = fuse((lexical, dense, by_document(scored, lexical + dense)), RERANK_DEPTH)
+        cosines = {b["block_id"]: score for b, (_, score) in zip(dense, nearest, strict=True)}
+        return rerank(query, fused, cosines, top_k)
 
     def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
         """BM25's best ``depth`` blocks, looked for among few blocks first.
