@@ -384,7 +384,7 @@ def rerank(query: str, fused: Sequence[Hit], cosines: Mapping[str, float], top_k
             60 / (61 + i)
             + sum(w for t, w in weights.items() if t in text) / whole
             + 0.25 * sum(w for t, w in weights.items() if t in section) / whole
-            + cosines.get(block["block_id"], floor)
+            + float(cosines.get(block["block_id"], floor))
             - (block["block_type"] == "heading")
         )
 
