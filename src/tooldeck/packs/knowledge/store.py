@@ -385,7 +385,7 @@ def rerank(query: str, fused: Sequence[Hit], cosines: Mapping[str, float], top_k
             + sum(w for t, w in weights.items() if t in text) / whole
             + 0.25 * sum(w for t, w in weights.items() if t in section) / whole
             + float(cosines.get(block["block_id"], floor))
-            - (block["block_type"] == "heading")
+            - float(block["block_type"] == "heading")
         )
 
     scored = sorted(((score(i), i) for i in range(n)), key=lambda si: (-si[0], si[1]))
