@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -196,6 +197,7 @@ def test_docs_cli_adds_a_folder_and_goes_on_past_a_bad_file(tmp_path: Path) -> N
     assert added.returncode == 1, added.stderr
     assert "encrypted" in added.stderr and "not found: missing.md" in added.stderr
     assert "3 added, 0 updated, 0 unchanged, 2 failed" in added.stderr
+    assert re.search(r"; [\d,]+ blocks stored in \d+\.\d s", added.stderr), added.stderr
     again = tooldeck("docs", "add", str(folder / "settlement.md"))
     assert again.returncode == 0 and "1 unchanged" in again.stderr
     listed = [json.loads(line) for line in tooldeck("docs", "list", "--json").stdout.splitlines()]

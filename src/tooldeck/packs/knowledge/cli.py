@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -11,7 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -156,9 +163,11 @@ def _add(paths: list[str], knowledge: KnowledgeConfig, store: KnowledgeStore) ->
     limit = reader.max_bytes
     failed = len(missing)
     counts = {"added": 0, "updated": 0, "unchanged": 0}
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}"), TimeRemainingColumn())  # fmt: skip
+    blocks, begin = 0, time.monotonic()
     with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task("ingesting", total=len(files) + len(urls))
+        task = progress.add_task("ingesting", total=len(files) + len(urls), rate="")
         sources: list[str | Path] = [*urls, *files]
         for path in sources:
             label = path if isinstance(path, str) else path.name
@@ -182,13 +191,17 @@ def _add(paths: list[str], knowledge: KnowledgeConfig, store: KnowledgeStore) ->
                 )
             else:
                 counts[status] += 1
+                blocks += document.blocks if status != "unchanged" else 0
+                rate = blocks / max(time.monotonic() - begin, 1e-3)
+                progress.update(task, rate=f"{rate:,.0f} blocks/s" if blocks else "")
                 progress.console.print(
                     f"{status}: {escape(str(path))} → {document.document_id} "
                     f"v{document.version} ({document.blocks} blocks)"
                 )
             progress.advance(task)
     summary = ", ".join(f"{n} {k}" for k, n in counts.items())
-    err.print(f"{summary}, {failed} failed")
+    seconds = time.monotonic() - begin
+    err.print(f"{summary}, {failed} failed; {blocks:,} blocks stored in {seconds:.1f} s")
     if failed:
         raise typer.Exit(1)
 
