@@ -167,3 +167,31 @@ async def test_totals_across_currencies_are_given_per_currency() -> None:
         assert answer.grounding.verdict == "grounded", answer.grounding
     finally:
         await rt.aclose()
+
+
+async def test_a_finance_source_in_error_states_no_totals(tmp_path: Path) -> None:
+    """Issue 30: when every statement fails, ``query`` gives no figures (it gave zero
+    totals, "you spent nothing"); the category says why, and the chat says it could not
+    read the transactions instead of stating amounts."""
+    from tooldeck.agent.contracts import ChatRequest
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    broken = tmp_path / "broken.qfx"
+    broken.write_text("this is a PDF saved as .qfx")
+    table = {"finance": {"ofx": [str(broken)]}, "owners": ["anonymous", "t"]}
+    rt = build_runtime(
+        load_settings(builtin={"enabled": False}, audit={"enabled": False}, context=table)
+    )
+    try:
+        got = await rt.provider.execute("user_context", {"action": "query"})
+        assert got.success, got.error
+        assert got.data["query"] is None
+        [finance] = got.data["categories"]
+        assert finance["status"] == "error" and "broken.qfx" in finance["sources"][0]["error"]
+        run = await rt.runs.start(ChatRequest(question="how much did I spend?"), user="t")
+        answer = (await rt.runs.wait(run.run_id)).answer
+        assert answer is not None
+        assert "$" not in answer.answer_markdown and "spent" not in answer.answer_markdown
+    finally:
+        await rt.aclose()

@@ -163,6 +163,9 @@ class UserContextResponse(BaseModel):
     action: str
     categories: list[CategoryContext]
     query: QueryResult | None = None
+    """The ``query`` action's transactions and totals; None when no finance statement
+    could be read (the category's ``sources`` say why): never zero totals for data
+    that was not read."""
     commute: Trip | None = None
 
 
@@ -226,8 +229,8 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
             action=action,
             categories=[_category(bridge, c, fetched.get(c, []), shaped.get(c, {})) for c in asked],
         )
-        if action == "query" and fetched.get("finance"):
-            good = [result for result in fetched["finance"] if result.success]
+        good = [result for result in fetched.get("finance", []) if result.success]
+        if action == "query" and good:  # no readable statement: no figures, not zero totals
             records = [r for result in good for r in result.data]
             found = await asyncio.to_thread(query_transactions, records, self._query(request))
             response.query = QueryResult(
