@@ -733,7 +733,8 @@ be what ``span`` states. A number at the precision it is written with; a string
 value (a side, a status, a symbol, an account id) said as itself or by one of its
 display names; with ``kind="date"``, an ISO date equal to the value's date; with
 ``kind="sign"``, a direction word ("up", "gained", "down", "lost") whose sign is
-the number's.\
+the number's; with ``kind="quote"``, words that stand in the text at the pointer
+(spacing aside; a trailing "…" marks where the quotation was cut).\
 """,
                 },
                 "ClarifyingQuestion": {
