@@ -28,7 +28,6 @@ from tooldeck.packs.knowledge.parse import ParsedDocument
 from tooldeck.packs.knowledge.store import (
     BLOCK_FIELDS,
     EVERYONE,
-    RERANK_DEPTH,
     Document,
     Hit,
     SearchMode,
@@ -36,16 +35,14 @@ from tooldeck.packs.knowledge.store import (
     Viewer,
     block_id_for,
     block_place,
-    by_document,
     check_mode,
     document_id_for,
     embed_blocks,
     extractive_summary,
     filter_conditions,
-    fuse,
+    hybrid,
     image_url,
     query_words,
-    rerank,
     strict_then_loose,
     visible,
 )
@@ -375,15 +372,8 @@ class PostgresStore:
         if chosen != "hybrid":
             return [Hit(_block(r), round(float(r["score"]), 4)) for r in lexical or dense]
         scored = [(_block(r), float(r["score"])) for r in lexical]
-        blocks = [b for b, _ in scored[:depth]]
-        dense_blocks = [_block(r) for r in dense]
-        fused = fuse(
-            (blocks, dense_blocks, by_document(scored, blocks + dense_blocks)), RERANK_DEPTH
-        )
-        cosines = {
-            b["block_id"]: float(r["score"]) for b, r in zip(dense_blocks, dense, strict=True)
-        }
-        return rerank(query, fused, cosines, top_k)
+        nearest = [(_block(r), float(r["score"])) for r in dense]
+        return hybrid(query, scored, nearest, depth, top_k)
 
     def _lexical(
         self, db: Any, query: str, depth: int, where: list[str], args: list[Any]

@@ -23,7 +23,6 @@ from tooldeck.packs.knowledge.parse import ParsedDocument
 from tooldeck.packs.knowledge.store import (
     BLOCK_FIELDS,
     EVERYONE,
-    RERANK_DEPTH,
     Document,
     Hit,
     SearchMode,
@@ -31,16 +30,14 @@ from tooldeck.packs.knowledge.store import (
     Viewer,
     block_id_for,
     block_place,
-    by_document,
     check_mode,
     document_id_for,
     embed_blocks,
     extractive_summary,
     filter_conditions,
-    fuse,
+    hybrid,
     image_url,
     query_words,
-    rerank,
     strict_then_loose,
     visible,
 )
@@ -374,12 +371,8 @@ class SqliteStore:
         scored = [
             (_block(r), -float(r["rank"])) for r in self._lexical(query, 4 * depth, where, args)
         ]
-        lexical = [b for b, _ in scored[:depth]]
-        nearest = pending.result()
-        dense = [_block(r) for r, _ in nearest]
-        fused = fuse((lexical, dense, by_document(scored, lexical + dense)), RERANK_DEPTH)
-        cosines = {b["block_id"]: score for b, (_, score) in zip(dense, nearest, strict=True)}
-        return rerank(query, fused, cosines, top_k)
+        dense = [(_block(r), score) for r, score in pending.result()]
+        return hybrid(query, scored, dense, depth, top_k)
 
     def _lexical(self, query: str, depth: int, where: str, args: list[Any]) -> list[sqlite3.Row]:
         """BM25's best ``depth`` blocks, looked for among few blocks first.

@@ -40,6 +40,7 @@ __all__ = [
     "extractive_summary",
     "filter_conditions",
     "fuse",
+    "hybrid",
     "image_url",
     "passage",
     "query_words",
@@ -359,7 +360,7 @@ def rerank(query: str, fused: Sequence[Hit], cosines: Mapping[str, float], top_k
     candidate outside the dense list gets the list's lowest); heading is 1 for a heading
     block (its words are in the section path; the paragraph after it answers). The weights
     were chosen on the located questions of ``benchmarks/retrieval.py --corpus docs``
-    (block@1 0.38 → 0.49 there; see docs/knowledge.md).
+    (hybrid block@1 0.38 → 0.46 there; see docs/knowledge.md).
 
     Returns:
         The best ``top_k``, each with its rerank score.
@@ -390,6 +391,32 @@ def rerank(query: str, fused: Sequence[Hit], cosines: Mapping[str, float], top_k
 
     scored = sorted(((score(i), i) for i in range(n)), key=lambda si: (-si[0], si[1]))
     return [Hit(fused[i].block, round(s, 6)) for s, i in scored[:top_k]]
+
+
+def hybrid(
+    query: str,
+    scored: Sequence[tuple[Mapping[str, Any], float]],
+    dense: Sequence[tuple[Mapping[str, Any], float]],
+    depth: int,
+    top_k: int,
+) -> list[Hit]:
+    """Hybrid search's ``top_k`` from a store's two rankings (both stores' last step).
+
+    The lexical ranking's best ``depth``, the dense one and ``by_document`` are fused by
+    reciprocal rank, and the fused best ``RERANK_DEPTH`` go to ``rerank``.
+
+    Args:
+        query: What was searched.
+        scored: (block, lexical score), best first, deeper than ``depth`` (the
+            documents' scores of ``by_document`` read it all).
+        dense: (block, cosine), best first.
+        depth: How many of the lexical ranking are fused.
+        top_k: How many hits to return.
+    """
+    lexical = [b for b, _ in scored[:depth]]
+    nearest = [b for b, _ in dense]
+    fused = fuse((lexical, nearest, by_document(scored, lexical + nearest)), RERANK_DEPTH)
+    return rerank(query, fused, {b["block_id"]: cosine for b, cosine in dense}, top_k)
 
 
 def _stem(word: str) -> str:
