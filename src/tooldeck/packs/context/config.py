@@ -101,9 +101,17 @@ class CommuteConfig(_Table):
 
 
 class TasksConfig(_Table):
-    """``[context.tasks]``: a todo.txt file."""
+    """``[context.tasks]``: a todo.txt file, iCalendar files of to-dos, or both."""
 
-    todo_txt: Path
+    todo_txt: Path | None = None
+    ics: list[Path] = Field(default_factory=list)
+    """iCalendar files whose ``VTODO``s are tasks (a CalDAV task list's export)."""
+
+    @model_validator(mode="after")
+    def _some(self) -> Self:
+        if self.todo_txt is None and not self.ics:
+            raise ValueError('give todo_txt = "todo.txt" or ics = [.ics files with to-dos]')
+        return self
 
 
 CATEGORY_HELP = {

@@ -23,7 +23,7 @@ from tooldeck.packs.context.commute import OsrmAdapter
 from tooldeck.packs.context.config import ContextConfig
 from tooldeck.packs.context.dashboard import DashboardAdapter
 from tooldeck.packs.context.finance import OFX_PARSERS, CsvAdapter, OfxAdapter
-from tooldeck.packs.context.tasks import TodoTxtAdapter
+from tooldeck.packs.context.tasks import IcalTasksAdapter, TodoTxtAdapter
 from tooldeck.packs.context.tool import UserContextTool
 from tooldeck.packs.context.user_sources import KINDS, ContextBridges, SourceFile, UserSources
 from tooldeck.packs.context.weather import OpenMeteoAdapter
@@ -91,7 +91,11 @@ def adapters_of(
         local.append(OsrmAdapter(commute.places, commute.origin, commute.base_url,
                                  commute.profile, config.timeout_s))  # fmt: skip
     if (tasks := config.tasks) is not None:
-        local.append(TodoTxtAdapter(tasks.todo_txt, lambda: today().date()))
+        if tasks.todo_txt is not None:
+            local.append(TodoTxtAdapter(tasks.todo_txt, lambda: today().date()))
+        if tasks.ics:
+            local.append(IcalTasksAdapter(tasks.ics, config.timezone, lambda: today().date(),
+                                          config.timeout_s, processes=parsers))  # fmt: skip
     bare: dict[str, ContextAdapter] = {  # shape a dashboard's records with no local source
         "finance": OfxAdapter([], {}),
         "calendar": CalendarAdapter([], config.timezone, now=today),
@@ -203,8 +207,23 @@ def _upload_adapters(
                 processes=parsers,
             )
         )
-    adapters += [TodoTxtAdapter(p, lambda: today().date()) for p in by_kind["tasks"]]
+    ical = [p for p in by_kind["tasks"] if _is_ical(p)]
+    adapters += [TodoTxtAdapter(p, lambda: today().date()) for p in by_kind["tasks"]
+                 if p not in ical]  # fmt: skip
+    if ical:
+        adapters.append(IcalTasksAdapter(ical, config.timezone, lambda: today().date(),
+                                         config.timeout_s, processes=parsers))  # fmt: skip
     return adapters
+
+
+def _is_ical(path: Path) -> bool:
+    """Whether an uploaded task file is iCalendar (it begins ``BEGIN:VCALENDAR``)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.upper().startswith(b"BEGIN:VCALENDAR")
 
 
 pack = ContextPack()

@@ -86,6 +86,9 @@ class SourceStatus(BaseModel):
     retryable: bool = False
     records: int = 0
     skipped: list[str] = Field(default_factory=list)
+    """What was left out (a file, an event, a row) and why (at most 20)."""
+    relaxed: list[str] = Field(default_factory=list)
+    """What was repaired or ignored to read the rest (a lenient parse), at most 20."""
 
 
 Cited = Annotated[list[str], Cite()]
@@ -279,6 +282,7 @@ def _status(result: AdapterResult) -> SourceStatus:
         retryable=result.retryable,
         records=result.transformed_count,
         skipped=list(result.metadata.get("skipped", []))[:20],
+        relaxed=list(result.metadata.get("relaxed", []))[:20],
     )
 
 
