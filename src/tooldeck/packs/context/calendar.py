@@ -187,7 +187,7 @@ def expand_calendars(
         label = read.name or name
         for calendar in read.calendars:
             window = (start, end, max_occurrences + 1)
-            for occurrence in _occurrences(name, calendar, window, report["skipped"]):
+            for occurrence in _occurrences(name, calendar, window, report):
                 if len(events) >= max_occurrences:
                     cut = True
                     break
@@ -200,12 +200,14 @@ def expand_calendars(
 
 
 def _occurrences(
-    name: str, calendar: Any, window: tuple[datetime, datetime, int], skipped: list[str]
+    name: str, calendar: Any, window: tuple[datetime, datetime, int], report: dict[str, list[str]]
 ) -> list[Any]:
     """The calendar's first occurrences in ``window`` (start, end, how many), sorted.
 
-    An event that the expansion cannot read (a rule it rejects) is left out and named
-    in ``skipped``; the calendar's other events are then expanded one UID at a time.
+    When the expansion fails (a rule it rejects: an ``RDATE`` of times, a non-Gregorian
+    ``RSCALE``), the events are expanded one UID at a time; one that still fails is
+    read as a single occurrence without its rules (said in ``report["relaxed"]``), or
+    left out and named in ``report["skipped"]``.
     """
     import recurring_ical_events  # type: ignore[import-untyped]
 
@@ -221,14 +223,27 @@ def _occurrences(
         by_uid.setdefault(str(event.get("UID", id(event))), []).append(event)
     found: list[Any] = []
     for uid, group in by_uid.items():
-        one = icalendar.Calendar()
-        for component in zones + group:
-            one.add_component(component)
-        try:
-            found += _taken(recurring_ical_events.of(one).after(window[0]), window)
-        except Exception as exc:
-            title = str(group[0].get("SUMMARY") or uid)[:60]
-            skipped.append(f"{name}: event {title!r}: {str(exc).splitlines()[0][:160]}")
+        title = f"{name}: event {str(group[0].get('SUMMARY') or uid)[:60]!r}"
+        single = group[0].copy()
+        for rule in ("RRULE", "RDATE", "EXDATE"):
+            single.pop(rule, None)
+        for attempt in (group, [single]):
+            one = icalendar.Calendar()
+            for component in zones + attempt:
+                one.add_component(component)
+            try:
+                found += _taken(recurring_ical_events.of(one).after(window[0]), window)
+            except Exception as exc:
+                reason = (str(exc) or type(exc).__name__).splitlines()[0][:160]
+                if attempt is group:
+                    continue
+                report["skipped"].append(f"{title}: {reason}")
+            else:
+                if attempt is not group:
+                    report["relaxed"].append(
+                        f"{title}: its recurrence cannot be expanded, read as one occurrence"
+                    )
+            break
     found.sort(key=lambda o: _start_of(o, window[0].tzinfo))
     return found[: window[2]]
 

@@ -40,6 +40,8 @@ _OPTIONAL = {
     "EXDATE": "read without its exceptions",
 }
 """A broken property that can be dropped → what the component becomes without it."""
+_BARE = re.compile(rb"^BEGIN:(VEVENT|VTODO)\s*$", re.I | re.M)
+"""A file of bare components (an event copied out of a calendar)."""
 _LINE = re.compile(r"^(BEGIN|END):([A-Za-z-]+)[ \t]*$", re.IGNORECASE)
 _ALARM = re.compile(r"^BEGIN:VALARM\s*$.*?^END:VALARM\s*$\n?", re.I | re.M | re.S)
 _NAMED = [re.compile(rf"^{n}(?:;[^:\r\n]*)?:(.+)$", re.I | re.M) for n in ("SUMMARY", "UID")]
@@ -91,10 +93,15 @@ def read_calendars(name: str, data: bytes) -> ReadCalendars:
     import icalendar
 
     upper = data.upper()
-    if b"BEGIN:VCALENDAR" not in upper:
-        kind = "a vCard (contacts)" if b"BEGIN:VCARD" in upper else "not an iCalendar calendar"
-        raise SourceError(f"{name} is {kind} (no BEGIN:VCALENDAR)")
     read = ReadCalendars([])
+    if b"BEGIN:VCALENDAR" not in upper:
+        if not _BARE.search(data):
+            kind = "a vCard (contacts)" if b"BEGIN:VCARD" in upper else "not an iCalendar calendar"
+            raise SourceError(f"{name} is {kind} (no BEGIN:VCALENDAR)")
+        data = b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\n" + data.strip() + b"\r\nEND:VCALENDAR\r\n"
+        read.relaxed.append(
+            f"{name}: events or to-dos without a VCALENDAR around them, read as one"
+        )
     fixed = _SPACED.sub(rb"\1\2:", data)
     if fixed != data:
         read.relaxed.append(f"{name}: spaces before a date-time value ignored")
@@ -170,6 +177,10 @@ def _clean(name: str, calendar: Any, read: ReadCalendars) -> None:
         read.relaxed += [
             f"{label}: {_first(message)}, ignored" for prop, message in errors if not prop
         ]
+        for prop in ("DTSTART", "DTEND", "DUE"):
+            if isinstance(component.get(prop), list):  # the property given twice
+                component[prop] = component[prop][0]
+                read.relaxed.append(f"{label}: {prop} given more than once, the first read")
         if kind == "VEVENT" and ("DTSTART" in broken or component.get("DTSTART") is None):
             read.skipped.append(f"{label}: no readable start (DTSTART)")
             continue
