@@ -195,3 +195,28 @@ async def test_a_finance_source_in_error_states_no_totals(tmp_path: Path) -> Non
         assert "$" not in answer.answer_markdown and "spent" not in answer.answer_markdown
     finally:
         await rt.aclose()
+
+
+async def test_the_positions_of_real_statements_are_the_users_holdings() -> None:
+    """Every position of the 32 files (E*TRADE's two among them) in the finance summary,
+    largest value first, each citing its source."""
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    table = {"finance": {"ofx": [str(p) for p in real_files("ofx")]}}
+    rt = build_runtime(
+        load_settings(builtin={"enabled": False}, audit={"enabled": False}, context=table)
+    )
+    try:
+        got = await rt.provider.execute("user_context", {"category": "finance"})
+        assert got.success, got.error
+        holdings = got.data["categories"][0]["summary"]["holdings"]
+        assert len(holdings) == 4  # the files' own count of POS* elements (test above)
+        values = [h["market_value"] for h in holdings]
+        assert values == sorted(values, reverse=True)
+        visa = next(h for h in holdings if h["ticker"] == "V")
+        assert (visa["units"], visa["market_value"], visa["as_of"], visa["source_id"]) == (
+            500.0, 13736.96, "2023-09-08", "context:finance:ofx"
+        )  # fmt: skip
+    finally:
+        await rt.aclose()

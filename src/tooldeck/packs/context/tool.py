@@ -314,14 +314,33 @@ def _category(
         )
     good = sum(r.success for r in results)
     status = "ok" if good == len(results) else "error" if good == 0 else "partial"
+    summary = dict(shaped.get("summary", {}))
+    if category == "finance" and (holdings := _holdings(results)):
+        summary["holdings"] = holdings
     return CategoryContext(
         category=category,
         status=status,
         source_ids=[r.source_id for r in results if r.success],
         sources=[_status(r) for r in results],
-        summary=shaped.get("summary", {}),
+        summary=summary,
         alerts=shaped.get("alerts", []),
     )
+
+
+def _holdings(results: list[AdapterResult]) -> list[dict[str, Any]]:
+    """The positions of the statements read (OFX ``INVPOSLIST``), largest value first.
+
+    Each: ``{account, security, ticker, type, units, unit_price, market_value, as_of,
+    currency, source_id}``, at most 50.
+    """
+    found = [
+        {**position, "source_id": result.source_id}
+        for result in results
+        if result.success
+        for position in result.metadata.get("positions", [])
+    ]
+    found.sort(key=lambda p: -(p.get("market_value") or 0.0))
+    return found[:50]
 
 
 def _commute(
