@@ -197,3 +197,19 @@ def test_icalendars_own_test_files_never_crash_the_reader() -> None:
         left_out = sum(1 for s in read.skipped if ": event " in s)
         assert kept + left_out >= starts, path.name  # a folded "DTSTART" line is not counted
         assert events or not kept, path.name  # what is kept has a start: it occurs
+
+
+def test_an_event_of_an_impossible_shape_is_named_and_the_others_kept() -> None:
+    """Edge cases no real file above has: an end that is a time of day, a rule of times."""
+    text = (
+        "BEGIN:VCALENDAR\r\n"
+        "BEGIN:VEVENT\r\nUID:1\r\nSUMMARY:fine\r\nDTSTART:20240101T100000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:2\r\nSUMMARY:odd end\r\nDTSTART:20240101T110000Z\r\n"
+        "DTEND;VALUE=TIME:120000\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n"
+    )
+    events, _, report = expand_calendars([("odd.ics", text.encode())], *EVER, 50)
+    assert [e["title"] for e in events] == ["fine"]
+    assert len(report["skipped"]) == 1 and report["skipped"][0].startswith(
+        "odd.ics: event 'odd end'"
+    )

@@ -83,8 +83,6 @@ class CalendarAdapter(ContextAdapter):
             try:
                 texts.append(await self._text(source))
             except SourceError as exc:
-                if len(self.sources) == 1:
-                    raise
                 unread.append(str(exc))
         if not texts:
             raise SourceError("; ".join(unread))
@@ -191,7 +189,11 @@ def expand_calendars(
                 if len(events) >= max_occurrences:
                     cut = True
                     break
-                events.append(_event(occurrence, label, zone))
+                try:
+                    events.append(_event(occurrence, label, zone))
+                except Exception as exc:  # a value of a type no event should have
+                    title = str(occurrence.get("SUMMARY") or occurrence.get("UID") or "")[:60]
+                    report["skipped"].append(f"{name}: event {title!r}: {exc}"[:300])
     if failed and len(failed) == len(texts):
         raise SourceError("; ".join(failed))
     report["skipped"] = failed + report["skipped"]
