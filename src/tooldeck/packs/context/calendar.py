@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
-from tooldeck.packs.context.ical import ical_file, read_calendars
+from tooldeck.packs.context.ical import describe, ical_file, read_files, reason
 
 __all__ = ["CALENDAR_PARSERS", "CalendarAdapter", "expand_calendars", "normalize_calendar"]
 
@@ -171,17 +171,9 @@ def expand_calendars(
     """
     zone = start.tzinfo
     events: list[dict[str, Any]] = []
-    report: dict[str, list[str]] = {"skipped": [], "relaxed": []}
-    failed: list[str] = []
+    reads, report = read_files(texts)
     cut = False
-    for name, data in texts:
-        try:
-            read = read_calendars(name, data)
-        except SourceError as exc:
-            failed.append(str(exc))
-            continue
-        report["skipped"] += read.skipped
-        report["relaxed"] += read.relaxed
+    for name, read in reads:
         label = read.name or name
         for calendar in read.calendars:
             window = (start, end, max_occurrences + 1)
@@ -192,11 +184,7 @@ def expand_calendars(
                 try:
                     events.append(_event(occurrence, label, zone))
                 except Exception as exc:  # a value of a type no event should have
-                    title = str(occurrence.get("SUMMARY") or occurrence.get("UID") or "")[:60]
-                    report["skipped"].append(f"{name}: event {title!r}: {exc}"[:300])
-    if failed and len(failed) == len(texts):
-        raise SourceError("; ".join(failed))
-    report["skipped"] = failed + report["skipped"]
+                    report["skipped"].append(f"{describe(name, occurrence)}: {reason(exc)}")
     events.sort(key=lambda e: (e["start"], e["title"]))
     return events, cut, report
 
@@ -224,8 +212,8 @@ def _occurrences(
     for event in calendar.walk("VEVENT"):
         by_uid.setdefault(str(event.get("UID", id(event))), []).append(event)
     found: list[Any] = []
-    for uid, group in by_uid.items():
-        title = f"{name}: event {str(group[0].get('SUMMARY') or uid)[:60]!r}"
+    for group in by_uid.values():
+        title = describe(name, group[0])
         single = group[0].copy()
         for rule in ("RRULE", "RDATE", "EXDATE"):
             single.pop(rule, None)
@@ -236,10 +224,9 @@ def _occurrences(
             try:
                 found += _taken(recurring_ical_events.of(one).after(window[0]), window)
             except Exception as exc:
-                reason = (str(exc) or type(exc).__name__).splitlines()[0][:160]
                 if attempt is group:
                     continue
-                report["skipped"].append(f"{title}: {reason}")
+                report["skipped"].append(f"{title}: {reason(exc)}")
             else:
                 if attempt is not group:
                     report["relaxed"].append(

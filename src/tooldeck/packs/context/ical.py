@@ -23,7 +23,7 @@ from typing import Any
 
 from tooldeck.packs.context.adapter import SourceError
 
-__all__ = ["ReadCalendars", "ical_file", "read_calendars"]
+__all__ = ["ReadCalendars", "describe", "ical_file", "read_calendars", "read_files", "reason"]
 
 _TIMES = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "EXDATE", "RDATE", "COMPLETED")
 _SPACED = re.compile(
@@ -108,13 +108,40 @@ def read_calendars(name: str, data: bytes) -> ReadCalendars:
     try:
         read.calendars = icalendar.Calendar.from_ical(fixed, multiple=True)
     except Exception as exc:  # icalendar raises ValueError, KeyError and more
-        read.relaxed.append(f"{name}: read component by component ({_reason(exc)})")
+        read.relaxed.append(f"{name}: read component by component ({reason(exc)})")
         text = fixed.decode("utf-8", "replace")
         read.calendars = [_by_component(name, text, read.skipped, read.relaxed)]
     for calendar in read.calendars:
         read.name = read.name or (str(calendar.get("X-WR-CALNAME", "")) or None)
         _clean(name, calendar, read)
     return read
+
+
+def read_files(
+    texts: list[tuple[str, bytes]],
+) -> tuple[list[tuple[str, ReadCalendars]], dict[str, list[str]]]:
+    """``read_calendars`` of each ``(name, bytes)``; a file that is not iCalendar is named.
+
+    Returns:
+        Each readable file's name and calendars, and ``{"skipped": [...], "relaxed":
+        [...]}``: the unreadable files first, then what each file left out or repaired.
+
+    Raises:
+        SourceError: no file is iCalendar (each one's reason, in the message).
+    """
+    reads: list[tuple[str, ReadCalendars]] = []
+    failed: list[str] = []
+    for name, data in texts:
+        try:
+            reads.append((name, read_calendars(name, data)))
+        except SourceError as exc:
+            failed.append(str(exc))
+    if failed and not reads:
+        raise SourceError("; ".join(failed))
+    return reads, {
+        "skipped": failed + [s for _, read in reads for s in read.skipped],
+        "relaxed": [r for _, read in reads for r in read.relaxed],
+    }
 
 
 def _by_component(name: str, text: str, skipped: list[str], relaxed: list[str]) -> Any:
@@ -147,9 +174,9 @@ def _by_component(name: str, text: str, skipped: list[str], relaxed: list[str]) 
             except Exception:
                 components = []
             if not components:
-                skipped.append(f"{where}: {_reason(exc)}")
+                skipped.append(f"{where}: {reason(exc)}")
                 continue
-            relaxed.append(f"{where}: its alarm is unreadable ({_reason(exc)}), ignored")
+            relaxed.append(f"{where}: its alarm is unreadable ({reason(exc)}), ignored")
         for component in components:
             merged.add_component(component)
     return merged
@@ -171,7 +198,7 @@ def _clean(name: str, calendar: Any, read: ReadCalendars) -> None:
         if kind not in ("VEVENT", "VTODO"):
             keep.append(component)
             continue
-        label = f"{name}: {_label(kind, str(component.get('SUMMARY') or component.get('UID') or ''), 0)}"
+        label = describe(name, component)
         errors = getattr(component, "errors", [])
         broken = {prop.upper(): message for prop, message in errors if prop}
         read.relaxed += [
@@ -205,7 +232,14 @@ def _label(kind: str, text: str, line: int) -> str:
     return f"{noun} {title!r}{where}" if title else f"{noun}{where}"
 
 
-def _reason(exc: Exception) -> str:
+def describe(name: str, component: Any) -> str:
+    """How messages name a parsed component: ``"work.ics: event 'Team sync'"``."""
+    title = str(component.get("SUMMARY") or component.get("UID") or "")
+    return f"{name}: {_label(component.name, title, 0)}"
+
+
+def reason(exc: Exception) -> str:
+    """An exception's first line (or its type), at most 160 characters."""
     return _first(str(exc) or type(exc).__name__)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
 from tooldeck.packs.context.calendar import CALENDAR_PARSERS
-from tooldeck.packs.context.ical import ical_file, read_calendars
+from tooldeck.packs.context.ical import ical_file, read_files
 
 __all__ = ["IcalTasksAdapter", "TodoTxtAdapter", "normalize_tasks", "parse_todo_line", "read_todos"]
 
@@ -177,16 +177,8 @@ def read_todos(
 
     zone = ZoneInfo(timezone)
     tasks: list[dict[str, Any]] = []
-    report: dict[str, list[str]] = {"skipped": [], "relaxed": []}
-    failed: list[str] = []
-    for name, data in texts:
-        try:
-            read = read_calendars(name, data)
-        except SourceError as exc:
-            failed.append(str(exc))
-            continue
-        report["skipped"] += read.skipped
-        report["relaxed"] += read.relaxed
+    reads, report = read_files(texts)
+    for _, read in reads:
         for calendar in read.calendars:
             for todo in calendar.walk("VTODO"):
                 due = todo.get("DUE").dt if todo.get("DUE") is not None else None
@@ -203,9 +195,6 @@ def read_todos(
                     "contexts": [],
                     "line": len(tasks) + 1,
                 })  # fmt: skip
-    if failed and len(failed) == len(texts):
-        raise SourceError("; ".join(failed))
-    report["skipped"] = failed + report["skipped"]
     return tasks, report
 
 
