@@ -16,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
@@ -172,9 +173,6 @@ def read_todos(
     Raises:
         SourceError: no file is iCalendar.
     """
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
     zone = ZoneInfo(timezone)
     tasks: list[dict[str, Any]] = []
     reads, report = read_files(texts)
