@@ -83,6 +83,7 @@ __all__ = [
     "ApprovalSettings",
     "AuditSettings",
     "ProfileConfig",
+    "ReceiptSettings",
     "ServerSettings",
     "Settings",
     "TracingSettings",
@@ -201,6 +202,26 @@ class ApprovalSettings(BaseModel):
     calls' approvals, on the channel the call came through."""
 
 
+class ReceiptSettings(BaseModel):
+    """Receipts of calls with side effects, so a repeated idempotency key runs nothing twice.
+
+    Kept in ``<data_dir>/receipts.db`` (``providers.receipts``, docs/exactly-once.md).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    """Keep receipts; false: an idempotency key is passed to tools but never checked
+    (a retried call runs again)."""
+    keep_s: float = Field(86_400.0, gt=0)
+    """Seconds a receipt is kept; a key repeated later runs the call again."""
+    lease_s: float = Field(30.0, gt=0)
+    """Seconds a running call counts as alive unless its process extends it; past it, a
+    repeated key is told the first call's outcome is unknown."""
+    wait_s: float = Field(30.0, ge=0)
+    """Seconds a repeated key waits for the first call, still running, to finish."""
+
+
 class CredentialSettings(BaseModel):
     """The credential store: users' secrets for modules, sources and upstream servers.
 
@@ -273,6 +294,7 @@ class Settings(BaseSettings):
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    receipts: ReceiptSettings = Field(default_factory=ReceiptSettings)
     credentials: CredentialSettings = Field(default_factory=CredentialSettings)
     flow: FlowConfig = Field(default_factory=FlowConfig)
     """Data-flow labels: a run that read private data asks before it sends data out

@@ -4,9 +4,9 @@ Entry points (CLI, REST server, MCP server) build one ``Runtime`` at start-up, `
 start()`` it, and close it on exit; nothing below this module reads configuration
 (ARCHITECTURE.md, "Layers"). The stack, outermost first::
 
-    Observed → Confirming → Filtered (a profile's view) → Policy → Composite
-                                                                   ├─ ToolRegistry (local)
-                                                                   └─ MCPToolsProvider × N
+    Observed → Receipts → Confirming → Filtered (a profile's view) → Policy → Composite
+                                                                              ├─ ToolRegistry
+                                                                              └─ MCP × N
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.policy import PolicyConfig, PolicyProvider
+from tooldeck.providers.receipt_file import ReceiptFile
+from tooldeck.providers.receipts import ReceiptsProvider
 from tooldeck.providers.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -84,6 +86,8 @@ class Runtime:
         policy: The policy wrapper (timeouts, retries, breakers) around ``root``.
         provider: The stack with no profile: every tool, confirmation applied, audited.
         approvals: Pending and decided approvals, shared by every view.
+        receipts: Receipts of keyed calls with side effects, shared by every view, or
+            None when ``[receipts] enabled = false``.
         flow: The data-flow labels of ``[flow]``, or None when it is off.
         flow_tracker: What each run has read, shared by every view.
         audit: The audit store, or None when auditing is off.
@@ -100,6 +104,7 @@ class Runtime:
     policy: PolicyProvider
     provider: ToolsProvider
     approvals: ApprovalStore
+    receipts: ReceiptFile | None
     audit: AuditStore | None
     tracer: ToolTracer | None
     services: ServiceContainer
@@ -116,6 +121,7 @@ class Runtime:
     _runs: RunManager | None = None
     _make_runs: Callable[[], RunManager] | None = None
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
+    _receipt_layers: list[ReceiptsProvider] = field(default_factory=list)
     _tracer_provider: TracerProvider | None = None
     _user_tools: list[str] = field(default_factory=list)
     """Registry names of the tools loaded from ``settings.tools`` (what a reload swaps)."""
@@ -153,12 +159,24 @@ class Runtime:
             flow=self.flow,
             tracker=self.flow_tracker,
         )
+        view = self._with_receipts(view)
         if self.audit is not None or self.tracer is not None:
             view = view.observed(
                 self.audit, self.tracer, fail_closed=self.settings.audit.fail_closed
             )
         self._views[profile] = view
         return view
+
+    def _with_receipts(self, provider: ToolsProvider) -> ToolsProvider:
+        """``provider`` behind the receipts layer (when receipts are on)."""
+        if self.receipts is None:
+            return provider
+        config = self.settings.receipts
+        layer = ReceiptsProvider(
+            provider, self.receipts, lease_s=config.lease_s, wait_s=config.wait_s
+        )
+        self._receipt_layers.append(layer)
+        return layer
 
     def context(self, **fields: Any) -> ToolContext:
         """A ``ToolContext`` carrying this runtime's services."""
@@ -303,6 +321,8 @@ class Runtime:
             await self._runs.aclose()
         if self._model_client is not None:
             await self._model_client.close()
+        for layer in self._receipt_layers:  # keyed calls under way store their results
+            await layer.drain()
         await self.root.close()
         for service in self.services.created():  # HTTP client, sandbox, a pack's own
             close = getattr(service, "aclose", None)
@@ -311,6 +331,8 @@ class Runtime:
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
         self.approvals.close()
+        if self.receipts is not None:
+            self.receipts.close()
         if self._tracer_provider is not None:  # flush spans still in the batch
             await asyncio.to_thread(self._tracer_provider.shutdown)
 
@@ -462,6 +484,11 @@ def build_runtime(
         flow=flow,
         tracker=flow_tracker,
     )
+    receipts = (
+        ReceiptFile(settings.data_dir / "receipts.db", keep_s=settings.receipts.keep_s)
+        if settings.receipts.enabled
+        else None
+    )
     audit = None
     if settings.audit.enabled:
         retention = settings.audit.retention_days
@@ -473,9 +500,6 @@ def build_runtime(
         services.register(AuditStore, audit)
         approvals.on_decision(lambda approval: audit.record_decision(approval.as_dict()))
     tracer, own_provider = _tracer(settings.tracing, tracer_provider)
-    if audit is not None or tracer is not None:
-        provider = provider.observed(audit, tracer, fail_closed=settings.audit.fail_closed)
-    services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     services.register(ApprovalStore, approvals)
     runtime = Runtime(
         settings=settings,
@@ -485,6 +509,7 @@ def build_runtime(
         policy=policy,
         provider=provider,
         approvals=approvals,
+        receipts=receipts,
         flow=flow,
         flow_tracker=flow_tracker,
         audit=audit,
@@ -503,6 +528,11 @@ def build_runtime(
         _pack_reloaders=dict(packs.reloaders),
         _tracer_provider=own_provider,
     )
+    provider = runtime._with_receipts(provider)
+    if audit is not None or tracer is not None:
+        provider = provider.observed(audit, tracer, fail_closed=settings.audit.fail_closed)
+    runtime.provider = provider
+    services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
     services.register(PackReloader, _RuntimePacks(runtime))  # type: ignore[type-abstract]
     if settings.agent.model is not None:

@@ -38,6 +38,10 @@ def _as_json(arguments: Arguments) -> Any:
 class RunTools:
     """A ``ToolExecutor`` over ``view`` that records each call of a run and emits its events.
 
+    Each call of a run carries the idempotency key ``run:<run_id>:<call_id>`` (unless
+    its context has one), so a run that is resumed and repeats a call of a tool with
+    side effects gets its receipt's result instead of a second effect.
+
     Args:
         view: The profile's provider stack.
         ctx: The run's context (run_id, session, user, profile, confirm callback).
@@ -70,8 +74,10 @@ class RunTools:
         self._order.append(call_id)
         await self.emit("tool_call.started", {"call_id": call_id, "name": name, "arguments": shown})
         start = time.perf_counter()
+        ctx = ctx or self.ctx
+        key = ctx.idempotency_key or (ctx.run_id and f"run:{ctx.run_id}:{call_id}")
         result = await self.view.execute(
-            name, arguments, (ctx or self.ctx).derive(request_id=call_id)
+            name, arguments, ctx.derive(request_id=call_id, idempotency_key=key or None)
         )
         error = result.error
         record = ToolCallRecord(

@@ -133,6 +133,12 @@ class ToolContext:
     """Agent run the call belongs to."""
     request_id: str | None = None
     """Id for this call, e.g. an OpenAI ``tool_call_id``; generated when None."""
+    idempotency_key: str | None = None
+    """The caller's key for a call that must run at most once (REST ``Idempotency-Key``,
+    MCP ``_meta.idempotencyKey``; a run's calls get one from the run). The receipts
+    layer (``providers.receipts``) replaces it with the key of this exact call
+    (principal, caller's key, tool, arguments), which is what the tool sees: pass it
+    on to an API that takes idempotency keys."""
     user: str | None = None
     """Principal making the call."""
     channel: str | None = None

@@ -11,7 +11,9 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["not_private"]
+from tooldeck.exceptions import ConfigError
+
+__all__ = ["not_private", "private_file"]
 
 
 def not_private(path: Path, *, secret: bool = False) -> str | None:
@@ -32,3 +34,27 @@ def not_private(path: Path, *, secret: bool = False) -> str | None:
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"may be written by group or others (mode {stat.filemode(info.st_mode)})"
     return None
+
+
+def private_file(path: Path, what: str, risk: str) -> None:
+    """Create ``path`` (``0600``, in a ``0700`` folder) unless it exists; refuse it if not private.
+
+    For a store whose writer decides something (``what``: "the approval store"; ``risk``:
+    what a writer could do, e.g. "whoever can write it can approve calls").
+
+    Raises:
+        ConfigError: the file or its folder is another user's or writable by group or
+            others; the message names the path, the risk and the fix.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _require_private(path.parent, what, risk)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    _require_private(path, what, risk)
+
+
+def _require_private(path: Path, what: str, risk: str) -> None:
+    why = not_private(path)
+    if why is None:
+        return
+    fix = "chmod go-w " + str(path) if "mode" in why else "use a data_dir of your own"
+    raise ConfigError(f"{what} {path} {why}; {risk}: {fix}")

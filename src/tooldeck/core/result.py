@@ -117,6 +117,10 @@ class ResultMetadata(BaseModel):
     edited: ArgumentsEdit | None = Field(default=None, exclude_if=lambda value: value is None)
     """Set when an approver edited the arguments: the call ran with ``edited.arguments``,
     not with the ones asked (left out of a dump when None)."""
+    replay_of: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Set when this result is the stored result of an earlier call with the same
+    idempotency key (``providers.receipts``): that call's ``request_id``; the tool did
+    not run again (left out of a dump when None)."""
 
 
 class ToolResult(BaseModel):
@@ -311,6 +315,7 @@ def trusted_metadata(
             "attempts": attempts,
             "provider": provider,
             "edited": None,
+            "replay_of": None,
         },
         _META_SET,
     )
@@ -339,6 +344,7 @@ def trusted_call_success(
             "attempts": 1,
             "provider": provider,
             "edited": None,
+            "replay_of": None,
         },
     )
     _set(meta, "__pydantic_fields_set__", _META_SET)

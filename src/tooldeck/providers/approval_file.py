@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
-from tooldeck.core.private import not_private
+from tooldeck.core.private import private_file
 from tooldeck.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -81,10 +80,7 @@ class ApprovalFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _check_private(path.parent)
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-        _check_private(path)
+        private_file(path, "the approval store", "whoever can write it can approve calls")
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
@@ -177,16 +173,6 @@ _UPSERT = (
     "INSERT OR REPLACE INTO approval_requests (id, status, call_key, expires_at, body) "
     "VALUES (?, ?, ?, ?, ?)"
 )
-
-
-def _check_private(path: Path) -> None:
-    why = not_private(path)
-    if why is None:
-        return
-    fix = "chmod go-w " + str(path) if "mode" in why else "use a data_dir of your own"
-    raise ConfigError(
-        f"the approval store {path} {why}; whoever can write it can approve calls: {fix}"
-    )
 
 
 def _dump(approval: Approval) -> str:

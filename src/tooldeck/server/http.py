@@ -19,6 +19,7 @@ from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.observability.redact import redact_text
 from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime
 
 __all__ = [
@@ -121,7 +122,18 @@ USER: dict[str, Any] = {
     "authenticating proxy).",
     "schema": {"type": "string"},
 }
-"""OpenAPI parameters of the profile (``?profile=``) and the caller (``X-User``)."""
+IDEMPOTENCY_KEY: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Run a call of a tool with side effects at most once: a repeated key "
+    "(same caller, tool and arguments) answers the stored result, marked by the response "
+    "header Idempotent-Replayed (docs/exactly-once.md). 1 to 255 printable ASCII "
+    "characters, e.g. a UUID.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+}
+"""OpenAPI parameters of the profile (``?profile=``), the caller (``X-User``) and the
+idempotency key."""
 
 TIME_SCHEMA: dict[str, Any] = {
     "anyOf": [
@@ -138,6 +150,9 @@ from now, or an ISO date or date-time."""
 def result_response(result: ToolResult) -> Response:
     """The JSON response for ``result``, with the status of its error type.
 
+    A stored result answered for a repeated ``Idempotency-Key`` carries the header
+    ``Idempotent-Replayed: true`` (Stripe's name for it).
+
     Text that UTF-8 cannot carry (a lone surrogate a caller sent, echoed in an error)
     is sent as JSON unicode escapes instead of failing the response.
     """
@@ -146,7 +161,10 @@ def result_response(result: ToolResult) -> Response:
         content = result.model_dump_json()
     except PydanticSerializationError:
         content = json.dumps(result.model_dump(mode="json"), ensure_ascii=True)
-    return Response(content=content, status_code=status, media_type="application/json")
+    replayed = {"Idempotent-Replayed": "true"} if result.metadata.replay_of else None
+    return Response(
+        content=content, status_code=status, media_type="application/json", headers=replayed
+    )
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -203,10 +221,22 @@ def is_approver(request: Request) -> bool:
 
 
 def call_context(request: Request) -> ToolContext:
-    """A context for a REST call: ``X-Request-ID``, ``X-Session-ID``, ``?profile=`` and the caller."""
+    """A context for a REST call: request headers, ``?profile=`` and the caller.
+
+    Headers read: ``X-Request-ID``, ``X-Session-ID``, ``Idempotency-Key``.
+
+    Raises:
+        HTTPException: 422 when ``Idempotency-Key`` is not 1 to 255 printable ASCII
+            characters (``providers.receipts.key_problem``).
+    """
     headers = request.headers
+    key = headers.get("idempotency-key")
+    problem = None if key is None else key_problem(key)
+    if problem is not None:
+        raise HTTPException(status_code=422, detail=f"Idempotency-Key header: {problem}")
     return runtime_of(request).context(
         request_id=headers.get("x-request-id"),
+        idempotency_key=key,
         session_id=headers.get("x-session-id"),
         user=caller_of(request),
         channel="rest",

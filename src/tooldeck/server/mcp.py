@@ -28,10 +28,13 @@ from tooldeck.core.confirmation import (
     arguments_hash,
 )
 from tooldeck.core.context import new_request_id
+from tooldeck.core.result import trusted_metadata
+from tooldeck.core.tool import error_result
 from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
 from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime, ToolsReload
 
 if TYPE_CHECKING:
@@ -48,10 +51,19 @@ if TYPE_CHECKING:
         ListToolsResult,
     )
 
-__all__ = ["UNAVAILABLE_SERVERS", "create_mcp_http_app", "create_mcp_server", "serve_stdio"]
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "UNAVAILABLE_SERVERS",
+    "create_mcp_http_app",
+    "create_mcp_server",
+    "serve_stdio",
+]
 
 UNAVAILABLE_SERVERS = "tooldeck/unavailable_servers"
 """``_meta`` key of a ``tools/list`` result: MCP servers whose tools are missing, and why."""
+IDEMPOTENCY_KEY = "idempotencyKey"
+"""``_meta`` key of a ``tools/call`` request: the caller's idempotency key, so a call
+repeated after a lost connection runs at most once (``providers.receipts``)."""
 
 _CONFIRM_SCHEMA = {
     "type": "object",
@@ -137,7 +149,18 @@ def create_mcp_server(
             confirm = _elicitation(ctx)
         elif "url" in modes and not modern:  # the console's page; None when it is down
             confirm = _url_elicitation(ctx, runtime)
+        key = (params.meta or {}).get(IDEMPOTENCY_KEY)
+        if key is not None:
+            problem = key_problem(key) if isinstance(key, str) else "it must be a string"
+            if problem is not None:
+                bad = error_result(
+                    "validation",
+                    f"_meta.{IDEMPOTENCY_KEY}: {problem}",
+                    trusted_metadata(params.name, None, new_request_id(), 0.0),
+                )
+                return types.CallToolResult.model_validate(to_mcp_result(bad))
         call_ctx = runtime.context(
+            idempotency_key=key,
             profile=name,
             channel=channel,
             session_id=None if channel == "mcp" else channel,  # the run view groups by it

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from tooldeck.exporters import FORMATS, export
 from tooldeck.server.http import (
+    IDEMPOTENCY_KEY,
     PROFILE,
     TOOL_RESPONSES,
     USER,
@@ -60,7 +61,7 @@ async def list_tools(
     summary="Execute a tool",
     responses=TOOL_RESPONSES,
     openapi_extra={
-        "parameters": [PROFILE, USER],
+        "parameters": [PROFILE, USER, IDEMPOTENCY_KEY],
         "requestBody": {
             "required": False,
             "description": "The tool's arguments (its input schema: GET /api/tools).",

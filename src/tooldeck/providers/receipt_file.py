@@ -1,0 +1,186 @@
+"""Where side-effect receipts are kept: one SQLite file beside the audit (``receipts.db``).
+
+A receipt is the record of one keyed call of a tool with side effects
+(``providers.receipts``): written ``running`` before the tool runs, then ``done`` with
+the call's result before the result goes back to the caller. Every process of one data
+dir shares the file, so a retry that reaches another process (a restarted stdio MCP
+server, a second ``tooldeck serve``) finds the receipt too.
+
+The file holds results, which may be private, so it is created ``0600`` in a ``0700``
+folder, and a file or folder another user owns or may write is refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tooldeck.core.private import private_file
+from tooldeck.exceptions import ConfigError
+
+__all__ = ["Receipt", "ReceiptFile", "ReceiptStatus"]
+
+ReceiptStatus = Literal["running", "done"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Receipt:
+    """One keyed call of a tool with side effects, as stored."""
+
+    key: str
+    """The call's idempotency key (``receipts.call_key``: principal, the caller's key,
+    tool and arguments, hashed)."""
+    tool: str
+    """Canonical name of the tool."""
+    principal: str
+    """Whose call it was."""
+    request_id: str
+    """The id of the call that ran (the first one)."""
+    status: ReceiptStatus
+    """``running`` until the result is stored, then ``done``."""
+    started_at: float
+    """Unix time (s) the call started."""
+    lease_until: float
+    """Unix time (s) until which a ``running`` call counts as alive; the running process
+    extends it while the call lasts. Past it, the process ended mid-call."""
+    result: str | None = None
+    """The call's ``ToolResult`` as JSON, once ``done``."""
+
+
+class ReceiptFile:
+    """Receipts in a SQLite file shared by every process of one data dir.
+
+    Semantics:
+        ``begin`` is one ``BEGIN IMMEDIATE`` transaction: it inserts a ``running``
+        receipt unless one exists for the key, so of two processes beginning the same
+        key exactly one owns it. Receipts started more than ``keep_s`` ago are deleted
+        (at most once a minute). WAL with ``synchronous=NORMAL``: a stored receipt
+        survives the process being killed (not a power loss), like the audit.
+
+    Args:
+        path: The database file; its folder is created ``0700`` when missing.
+        keep_s: How long a receipt is kept, in seconds (a repeated key after that runs
+            the call again).
+
+    Raises:
+        ConfigError: the file or folder is another user's or writable by group or
+            others, or the file is not a SQLite database.
+    """
+
+    def __init__(self, path: Path, *, keep_s: float = 86_400.0) -> None:
+        self.path = path
+        self.keep_s = keep_s
+        private_file(path, "the receipt store", "whoever can write it can make a call look done")
+        self._lock = threading.Lock()
+        self._purged = 0.0
+        try:
+            self._db = sqlite3.connect(
+                path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"cannot open the receipt store {path}: {exc}") from None
+
+    def begin(self, receipt: Receipt) -> Receipt | None:
+        """Store ``receipt`` (``running``) unless its key has one; None: stored, ours to run.
+
+        Returns:
+            None when ``receipt`` was stored, else the receipt already stored for the key.
+        """
+        now = receipt.started_at
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if now - self._purged > 60.0:
+                    db.execute("DELETE FROM receipts WHERE started_at < ?", (now - self.keep_s,))
+                    self._purged = now
+                row = db.execute(_SELECT, (receipt.key,)).fetchone()
+                if row is None:
+                    db.execute(
+                        _INSERT,
+                        (
+                            receipt.key,
+                            receipt.tool,
+                            receipt.principal,
+                            receipt.request_id,
+                            receipt.started_at,
+                            receipt.lease_until,
+                        ),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return None if row is None else _receipt(row)
+
+    def get(self, key: str) -> Receipt | None:
+        """The receipt stored for ``key``, or None."""
+        with self._lock:
+            row = self._db.execute(_SELECT, (key,)).fetchone()
+        return None if row is None else _receipt(row)
+
+    def extend(self, key: str, lease_until: float) -> None:
+        """Move a ``running`` receipt's lease to ``lease_until`` (its call is still alive)."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE receipts SET lease_until = ? WHERE key = ? AND status = 'running'",
+                (lease_until, key),
+            )
+
+    def finish(self, key: str, result: str) -> None:
+        """Store the call's result (JSON) and mark its receipt ``done``."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE receipts SET status = 'done', result = ? WHERE key = ?", (result, key)
+            )
+
+    def forget(self, key: str) -> None:
+        """Delete the receipt of a call that did not run (so the key may run it later)."""
+        with self._lock:
+            self._db.execute("DELETE FROM receipts WHERE key = ?", (key,))
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+
+_SCHEMA = """
+PRAGMA journal_mode=WAL;
+PRAGMA synchronous=NORMAL;
+CREATE TABLE IF NOT EXISTS receipts (
+    key TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    lease_until REAL NOT NULL,
+    result TEXT
+);
+CREATE INDEX IF NOT EXISTS receipts_started ON receipts (started_at);
+"""
+_COLUMNS = "key, tool, principal, request_id, status, started_at, lease_until, result"
+_SELECT = f"SELECT {_COLUMNS} FROM receipts WHERE key = ?"
+_INSERT = (
+    "INSERT INTO receipts (key, tool, principal, request_id, status, started_at, lease_until) "
+    "VALUES (?, ?, ?, ?, 'running', ?, ?)"
+)
+
+
+def _receipt(row: tuple[str, str, str, str, ReceiptStatus, float, float, str | None]) -> Receipt:
+    key, tool, principal, request_id, status, started_at, lease_until, result = row
+    return Receipt(
+        key=key,
+        tool=tool,
+        principal=principal,
+        request_id=request_id,
+        status=status,
+        started_at=started_at,
+        lease_until=lease_until,
+        result=result,
+    )
