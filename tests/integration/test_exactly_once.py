@@ -11,15 +11,18 @@ with the same key. Across every round the effect happens once per key, never twi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import uuid
+from functools import partial
 from pathlib import Path
 
 import httpx
 import pytest
-from deadlines import wait_until
 from processes import BIN, Server, free_port
+
+from deadlines import wait_until
 
 SIDE_EFFECT_TOOL = '''
 import time
@@ -97,10 +100,8 @@ def test_a_server_killed_after_the_effect_never_runs_it_again(tmp_path: Path) ->
         body = {"key": f"kill-{n}", "pause_s": 0.05 * (n % 3)}
         url = f"{server.url}/api/tools/execute/send_note"
         with httpx.Client() as client:
-            try:
+            with contextlib.suppress(httpx.ReadTimeout):
                 client.post(url, json=body, headers={"Idempotency-Key": key}, timeout=0.02)
-            except httpx.ReadTimeout:
-                pass
             wait_until(lambda n=n: f"kill-{n}" in sent(tmp_path), "the effect")  # type: ignore[misc]
             os.kill(server.proc.pid, signal.SIGKILL)
             server.proc.wait()
@@ -108,27 +109,28 @@ def test_a_server_killed_after_the_effect_never_runs_it_again(tmp_path: Path) ->
         again = Server(None, free_port(), cwd=tmp_path)
         try:
             url = f"{again.url}/api/tools/execute/send_note"
-
-            def answered() -> bool:
-                reply = httpx.post(url, json=body, headers={"Idempotency-Key": key}, timeout=30)
-                data = reply.json()
-                if data["status"] == "success":
-                    assert reply.headers["Idempotent-Replayed"] == "true"
-                    outcomes.append("replayed")
-                    return True
-                details = data["error"]["details"] or {}
-                if details.get("receipt") == "in_doubt":
-                    assert "may or may not have taken effect" in data["error"]["message"]
-                    outcomes.append("in_doubt")
-                    return True
-                assert data["error"]["type"] == "unavailable", data  # the lease is not over
-                return False
-
-            wait_until(answered, "a retry to be answered")
+            wait_until(partial(_retry, url, body, key, outcomes), "a retry to be answered")
         finally:
             assert again.stop() == 0
     assert sent(tmp_path) == [f"kill-{n}" for n in range(5)]
     assert set(outcomes) <= {"replayed", "in_doubt"} and len(outcomes) == 5
+
+
+def _retry(url: str, body: dict[str, object], key: str, outcomes: list[str]) -> bool:
+    """Repeat the call; note ``replayed`` or ``in_doubt``; False while the lease lasts."""
+    reply = httpx.post(url, json=body, headers={"Idempotency-Key": key}, timeout=30)
+    data = reply.json()
+    if data["status"] == "success":
+        assert reply.headers["Idempotent-Replayed"] == "true"
+        outcomes.append("replayed")
+        return True
+    details = data["error"]["details"] or {}
+    if details.get("receipt") == "in_doubt":
+        assert "may or may not have taken effect" in data["error"]["message"]
+        outcomes.append("in_doubt")
+        return True
+    assert data["error"]["type"] == "unavailable", data  # the first call's lease is not over
+    return False
 
 
 @pytest.mark.integration
