@@ -23,6 +23,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("approvals.py", ""),
         ("peers.py", "tooldeck stack, defaults (audit ack)"),
         ("modules.py", "reload_pack after one install"),
+        ("receipts.py", "keyed, repeat"),
     ],
 )
 def test_a_benchmark_runs_in_its_quick_form(script: str, prints: str, tmp_path: Path) -> None:

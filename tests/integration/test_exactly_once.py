@@ -158,6 +158,9 @@ async def test_an_mcp_session_closed_mid_call_answers_the_retry_from_the_receipt
             call.cancel()  # the connection goes away before the answer
         async with Client(params) as client:
             retry = await client.call_tool("send_note", arguments, meta=meta)
+            refused = await client.call_tool("send_note", arguments, meta={"idempotencyKey": 7})
+        assert refused.is_error
+        assert "_meta.idempotencyKey: it must be a string" in refused.content[0].text  # type: ignore[union-attr]
         assert not retry.is_error, retry.content
         assert retry.structured_content == {"sent": f"mcp-{n}"}
     assert sent(tmp_path) == ["mcp-0", "mcp-1", "mcp-2"]

@@ -204,3 +204,18 @@ def test_odd_tool_paths_answer_with_the_envelope(client: TestClient, path: str) 
     response = client.post(f"/api/tools/execute/{path}", json={})
     assert response.status_code == 404
     assert response.json()["error"]["type"] == "not_found"
+
+
+def test_idempotency_key_replays_and_is_checked(client: TestClient) -> None:
+    url = "/api/tools/execute/explodes"  # a tool with no annotations: side effects assumed
+    first = client.post(url, headers={"Idempotency-Key": "order-1"})
+    again = client.post(url, headers={"Idempotency-Key": "order-1"})
+    assert first.status_code == again.status_code == 500
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["metadata"]["replay_of"] == first.json()["metadata"]["request_id"]
+    assert again.json()["error"] == first.json()["error"]
+    for bad in (b"", b"x" * 256, "caf\u00e9".encode(), b"a\tb"):
+        refused = client.post(url, headers={"Idempotency-Key": bad})
+        assert refused.status_code == 422
+        assert "Idempotency-Key header: an idempotency key is 1 to 255" in refused.text

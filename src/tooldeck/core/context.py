@@ -138,7 +138,7 @@ class ToolContext:
     MCP ``_meta.idempotencyKey``; a run's calls get one from the run). The receipts
     layer (``providers.receipts``) replaces it with the key of this exact call
     (principal, caller's key, tool, arguments), which is what the tool sees: pass it
-    on to an API that takes idempotency keys."""
+    on to an API that takes idempotency keys. None: the caller asked for none."""
     user: str | None = None
     """Principal making the call."""
     channel: str | None = None

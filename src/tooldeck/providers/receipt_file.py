@@ -12,8 +12,10 @@ folder, and a file or folder another user owns or may write is refused.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,9 +23,13 @@ from typing import Literal
 from tooldeck.core.private import private_file
 from tooldeck.exceptions import ConfigError
 
-__all__ = ["Receipt", "ReceiptFile", "ReceiptStatus"]
+__all__ = ["Receipt", "ReceiptFile", "ReceiptStatus", "StoreBusy"]
 
 ReceiptStatus = Literal["running", "done"]
+
+
+class StoreBusy(Exception):
+    """The store could not be used without waiting (``wait=False``): retry with waiting."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,25 +80,42 @@ class ReceiptFile:
         self.path = path
         self.keep_s = keep_s
         private_file(path, "the receipt store", "whoever can write it can make a call look done")
-        self._lock = threading.Lock()
         self._purged = 0.0
-        try:
-            self._db = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._db.executescript(_SCHEMA)
+        try:  # one connection that waits for other writers, one that never does
+            self._waiting = (_connect(path, 30.0), threading.Lock())
+            self._now = (_connect(path, 0.0), threading.Lock())
+            self._waiting[0].executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"cannot open the receipt store {path}: {exc}") from None
 
-    def begin(self, receipt: Receipt) -> Receipt | None:
+    @contextlib.contextmanager
+    def _connection(self, wait: bool) -> Iterator[sqlite3.Connection]:
+        """The connection for ``wait``, held; ``StoreBusy`` instead of waiting when not ``wait``."""
+        db, lock = self._waiting if wait else self._now
+        if not lock.acquire(blocking=wait):
+            raise StoreBusy
+        try:
+            yield db
+        except sqlite3.OperationalError as exc:
+            if not wait and "locked" in str(exc):
+                raise StoreBusy from None
+            raise
+        finally:
+            lock.release()
+
+    def begin(self, receipt: Receipt, *, wait: bool = True) -> Receipt | None:
         """Store ``receipt`` (``running``) unless its key has one; None: stored, ours to run.
+
+        Args:
+            receipt: The receipt of the call about to run.
+            wait: Wait for another writer of the file; False: raise ``StoreBusy``
+                instead (so an event loop can try without blocking, then use a thread).
 
         Returns:
             None when ``receipt`` was stored, else the receipt already stored for the key.
         """
         now = receipt.started_at
-        with self._lock:
-            db = self._db
+        with self._connection(wait) as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 if now - self._purged > 60.0:
@@ -117,41 +140,41 @@ class ReceiptFile:
                 raise
         return None if row is None else _receipt(row)
 
-    def get(self, key: str) -> Receipt | None:
-        """The receipt stored for ``key``, or None."""
-        with self._lock:
-            row = self._db.execute(_SELECT, (key,)).fetchone()
+    def get(self, key: str, *, wait: bool = True) -> Receipt | None:
+        """The receipt stored for ``key``, or None (``wait`` as in ``begin``)."""
+        with self._connection(wait) as db:
+            row = db.execute(_SELECT, (key,)).fetchone()
         return None if row is None else _receipt(row)
 
-    def extend(self, key: str, lease_until: float) -> None:
+    def extend(self, key: str, lease_until: float, *, wait: bool = True) -> None:
         """Move a ``running`` receipt's lease to ``lease_until`` (its call is still alive)."""
-        with self._lock:
-            self._db.execute(
+        with self._connection(wait) as db:
+            db.execute(
                 "UPDATE receipts SET lease_until = ? WHERE key = ? AND status = 'running'",
                 (lease_until, key),
             )
 
-    def finish(self, key: str, result: str) -> None:
+    def finish(self, key: str, result: str, *, wait: bool = True) -> None:
         """Store the call's result (JSON) and mark its receipt ``done``."""
-        with self._lock:
-            self._db.execute(
+        with self._connection(wait) as db:
+            db.execute(
                 "UPDATE receipts SET status = 'done', result = ? WHERE key = ?", (result, key)
             )
 
-    def forget(self, key: str) -> None:
+    def forget(self, key: str, *, wait: bool = True) -> None:
         """Delete the receipt of a call that did not run (so the key may run it later)."""
-        with self._lock:
-            self._db.execute("DELETE FROM receipts WHERE key = ?", (key,))
+        with self._connection(wait) as db:
+            db.execute("DELETE FROM receipts WHERE key = ?", (key,))
 
     def close(self) -> None:
-        """Close the database connection."""
-        with self._lock:
-            self._db.close()
+        """Close the database connections."""
+        for db, lock in (self._waiting, self._now):
+            with lock:
+                db.close()
 
 
 _SCHEMA = """
 PRAGMA journal_mode=WAL;
-PRAGMA synchronous=NORMAL;
 CREATE TABLE IF NOT EXISTS receipts (
     key TEXT PRIMARY KEY,
     tool TEXT NOT NULL,
@@ -170,6 +193,12 @@ _INSERT = (
     "INSERT INTO receipts (key, tool, principal, request_id, status, started_at, lease_until) "
     "VALUES (?, ?, ?, ?, 'running', ?, ?)"
 )
+
+
+def _connect(path: Path, timeout: float) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA synchronous=NORMAL")  # per connection: FULL would fsync every commit
+    return db
 
 
 def _receipt(row: tuple[str, str, str, str, ReceiptStatus, float, float, str | None]) -> Receipt:

@@ -19,7 +19,8 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from tooldeck.core.confirmation import arguments_hash
 from tooldeck.core.context import ToolContext, new_request_id, principal_of
@@ -29,12 +30,13 @@ from tooldeck.core.tool import Arguments, error_result
 from tooldeck.core.validation import parse_arguments
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.providers.base import ToolsProvider
-from tooldeck.providers.receipt_file import Receipt, ReceiptFile
+from tooldeck.providers.receipt_file import Receipt, ReceiptFile, StoreBusy
 from tooldeck.providers.wrapper import WrapperProvider
 
 __all__ = ["ReceiptsProvider", "call_key", "key_problem"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_KEY_LENGTH = 255
 """Longest idempotency key a caller may send, in characters."""
@@ -68,6 +70,19 @@ def call_key(principal: str, key: str, tool: str, arguments: Any) -> str:
     return hashlib.sha256(bound.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+async def _soon(operation: Callable[..., T], *args: Any) -> T:
+    """``operation(*args)`` at once when the store is free, else in a thread that waits.
+
+    A thread hop costs more than the SQLite write itself (~290 vs ~150 µs a keyed
+    call, benchmarks/receipts.py); waiting for another process's write must not block
+    the event loop.
+    """
+    try:
+        return operation(*args, wait=False)
+    except StoreBusy:
+        return await asyncio.to_thread(partial(operation, *args, wait=True))
+
+
 class ReceiptsProvider(WrapperProvider):
     """Runs each keyed call of a tool with side effects at most once (receipts in a store).
 
@@ -94,10 +109,10 @@ class ReceiptsProvider(WrapperProvider):
           again under this key: ``execution`` error, ``may_have_run``, not retryable,
           naming the first call; a new key runs it.
 
-        A call without a key, or of a read-only or idempotent tool, passes through (for
-        a tool with side effects, ``ctx.idempotency_key`` is set to a key of this call
-        alone, so a tool can still hand one to its API). The store failing before the
-        call runs answers ``unavailable`` (retryable), never an unguarded run.
+        A call without a key, or of a read-only or idempotent tool, passes through
+        untouched (its ``ctx.idempotency_key`` stays None; a tool that needs a key for
+        its API then uses ``ctx.request_id``). The store failing before the call runs
+        answers ``unavailable`` (retryable), never an unguarded run.
 
     Args:
         wrapped: The provider (the confirming layer and below).
@@ -145,29 +160,25 @@ class ReceiptsProvider(WrapperProvider):
         awaitable itself (no extra frame on the hot path).
         """
         keyed = self._keyed
+        if ctx is None or ctx.idempotency_key is None or type(name) is not str:
+            return self.wrapped.execute(name, arguments, ctx)  # a bad name: reported below
         if keyed is not None and name not in keyed:
             return self.wrapped.execute(name, arguments, ctx)
         return self._keyed_call(name, arguments, ctx)
 
-    async def _keyed_call(
-        self, name: str, arguments: Arguments, ctx: ToolContext | None
-    ) -> ToolResult:
+    async def _keyed_call(self, name: str, arguments: Arguments, ctx: ToolContext) -> ToolResult:
+        assert ctx.idempotency_key is not None, "execute passes keyed calls only"
         if self._keyed is None:
             await self.all_definitions()
         definition = (self._keyed or {}).get(name)
-        try:
-            parsed = parse_arguments(arguments) if definition is not None else None
-        except InvalidArgumentsError:
-            parsed = None  # the tool reports them
-        if definition is None or parsed is None:
+        if definition is None:
             return await self.wrapped.execute(name, arguments, ctx)
-        ctx = ctx or ToolContext()
+        try:
+            parsed = parse_arguments(arguments)
+        except InvalidArgumentsError:  # the tool reports them
+            return await self.wrapped.execute(name, arguments, ctx)
         request_id = ctx.request_id or new_request_id()
         principal = principal_of(ctx)
-        if ctx.idempotency_key is None:
-            key = call_key(principal, f"request:{request_id}", definition.name, parsed)
-            ctx = ctx.derive(idempotency_key=key, request_id=request_id)
-            return await self.wrapped.execute(name, arguments, ctx)
         key = call_key(principal, ctx.idempotency_key, definition.name, parsed)
         ctx = ctx.derive(idempotency_key=key, request_id=request_id)
         while True:
@@ -182,7 +193,7 @@ class ReceiptsProvider(WrapperProvider):
                 lease_until=now + self.lease_s,
             )
             try:
-                stored = await asyncio.to_thread(self.store.begin, mine)
+                stored = await _soon(self.store.begin, mine)
             except Exception as exc:  # the store is down: never run a side effect unguarded
                 return self._unavailable(definition, request_id, f"{type(exc).__name__}: {exc}")
             if stored is None:
@@ -219,9 +230,9 @@ class ReceiptsProvider(WrapperProvider):
             if error is not None and (
                 error.type in _NOT_RUN or (error.type == "unavailable" and not error.may_have_run)
             ):
-                await asyncio.to_thread(self.store.forget, key)
+                await _soon(self.store.forget, key)
             else:
-                await asyncio.to_thread(self.store.finish, key, result.model_dump_json())
+                await _soon(self.store.finish, key, result.model_dump_json())
         except Exception as exc:  # the effect happened: the caller gets its result anyway
             log.warning("receipts: the result of %s was not stored: %s", key[:12], exc)
         return result
@@ -252,7 +263,7 @@ class ReceiptsProvider(WrapperProvider):
                 )
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.5)
-            found = await asyncio.to_thread(self.store.get, stored.key)
+            found = await _soon(self.store.get, stored.key)
             if found is None:
                 return None
             stored = found
