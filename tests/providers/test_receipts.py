@@ -287,3 +287,37 @@ async def test_another_process_writing_the_store_does_not_block_the_event_loop(
     finally:
         other.close()
         await runtime.aclose()
+
+
+def test_the_cli_call_repeated_with_its_key_prints_the_stored_result(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "tools.py").write_text(
+        "from pathlib import Path\n"
+        "from tooldeck import tool\n\n\n"
+        "@tool\n"
+        "def append_line(text: str) -> int:\n"
+        '    """Append a line.\n\n    Args:\n        text: The line.\n    """\n'
+        '    with Path("effects.txt").open("a") as out:\n'
+        '        out.write(text + "\\n")\n'
+        '    return len(Path("effects.txt").read_text().splitlines())\n'
+    )
+    (tmp_path / "tooldeck.toml").write_text('tools = ["./tools.py"]\n')
+
+    def call(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tooldeck", "call", "append_line", "text=hi", *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+
+    first, again = call("--idempotency-key", "nightly-1"), call("--idempotency-key", "nightly-1")
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    assert json.loads(again.stdout)["metadata"]["replay_of"]
+    assert json.loads(again.stdout)["data"] == json.loads(first.stdout)["data"] == 1
+    refused = call("--idempotency-key", "")
+    assert refused.returncode == 2 and "printable ASCII" in refused.stderr
+    assert effects() == ["hi"]

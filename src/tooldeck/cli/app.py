@@ -199,19 +199,33 @@ def call(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Approve the call if the tool needs confirmation.")
     ] = False,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key",
+            help="Run a tool with side effects at most once: repeating the command with "
+            "the same key prints the stored result (docs/exactly-once.md).",
+        ),
+    ] = None,
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
     with_packs: WithOption = None,
 ) -> None:
     """Call a tool and print its ToolResult; exit code 0 on success, 1 on a tool error.
 
-    An unknown tool is a usage error: the closest names, exit code 2.
+    An unknown tool is a usage error: the closest names, exit code 2. So is an
+    idempotency key that is not 1 to 255 printable ASCII characters.
 
     A tool needing confirmation is approved by --yes, asked about on a terminal, and
     otherwise answers confirmation_required.
     """
     if args is not None and pairs:
         raise typer.BadParameter("give --args or KEY=VALUE pairs, not both")
+    from tooldeck.providers.receipts import key_problem
+
+    problem = None if idempotency_key is None else key_problem(idempotency_key)
+    if problem is not None:
+        raise typer.BadParameter(problem, param_hint="--idempotency-key")
     arguments: Any = args if args is not None else parse_pairs(pairs or [])
     runtime = runtime_for(config, own_tools, **_with(with_packs))
 
@@ -234,6 +248,7 @@ def call(
     ctx = runtime.context(
         profile=profile,
         channel="cli",
+        idempotency_key=idempotency_key,
         confirm=confirm if interactive else None,
         approve_at=_in_terminal(runtime.approve_command()),
     )
