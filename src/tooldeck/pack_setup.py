@@ -7,7 +7,7 @@ in order; whether a shipped pack is on, and why, is decided here and said at sta
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -50,6 +50,8 @@ class PackSetup:
         """Each pack's REST routes, made when a server starts."""
         self.console: list[ConsolePage] = []
         """Each pack's console pages (names unique)."""
+        self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        """Each pack's work while a server runs (``PackParts.background``)."""
         self.states: dict[str, str] = {}
         """Each shipped pack: ``on`` or ``off`` and why, and what it reaches; a user's
         pack when it says what it reaches (``Runtime.packs``)."""
@@ -89,6 +91,8 @@ class PackSetup:
             self.profiles.setdefault(name, profile)
         if parts.routes is not None:
             self.routes.append(parts.routes)
+        if parts.background is not None:
+            self.background.append(parts.background)
         taken = {page.name for page in self.console} | RESERVED_PAGES
         for page in parts.console:
             if page.name in taken or not _PAGE_NAME.match(page.name):

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -33,6 +34,7 @@ from tooldeck.config import (
 from tooldeck.config_names import check_names
 from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
+from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.extensions import Extensions
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
@@ -116,6 +118,8 @@ class Runtime:
     """The packs' REST routes, made by the server (``PackParts.routes``)."""
     console: list[ConsolePage] = field(default_factory=list)
     """The packs' console pages (``PackParts.console``)."""
+    background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    """The packs' work while a server runs (``PackParts.background``, ``serving()``)."""
     flow: FlowRules | None = None
     flow_tracker: FlowTracker = field(default_factory=FlowTracker)
     _runs: RunManager | None = None
@@ -221,6 +225,22 @@ class Runtime:
         definitions = await self.root.all_definitions()
         down = [sid for sid, provider in self.mcp.items() if provider.last_error]
         check_names(self.settings, definitions, self.settings.all_mcp_servers(), down)
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Run the packs' background work (``PackParts.background``) inside the block.
+
+        For entry points that serve (``tooldeck serve``, ``tooldeck mcp``, ``tooldeck
+        schedule run``); each piece is a task, cancelled when the block ends. One that
+        fails is logged; the rest goes on.
+        """
+        tasks = [asyncio.create_task(_logged(work)) for work in self.background]
+        try:
+            yield
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def reload_tools(self) -> ToolsReload:
         """Load ``settings.tools`` again and swap their tools in the registry.
@@ -362,6 +382,15 @@ class ToolsReload:
         return "tools reloaded: " + (" ".join(parts) or "no change to names or schemas")
 
 
+async def _logged(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    try:
+        await work()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logging.getLogger("tooldeck").exception("a pack's background work stopped")
+
+
 def _mtimes(files: list[Path]) -> dict[Path, int]:
     stamps: dict[Path, int] = {}
     for path in files:
@@ -382,7 +411,11 @@ class _RuntimeViews(ToolViews):
 
     async def names(self, profile: str | None) -> list[str]:
         """Names of the tools the view lists."""
-        return sorted(d.name for d in await self.runtime.view(profile).definitions())
+        return sorted(d.name for d in await self.definitions(profile))
+
+    async def definitions(self, profile: str | None) -> list[ToolDefinition]:
+        """The definitions the view lists."""
+        return await self.runtime.view(profile).definitions()
 
 
 class _RuntimePacks(PackReloader):
@@ -519,6 +552,7 @@ def build_runtime(
         packs=packs.states,
         routes=packs.routes,
         console=packs.console,
+        background=packs.background,
         _user_tools=user_tools,
         _pack_tools={
             name: [n for n in names if n in registry.names]

@@ -11,7 +11,7 @@ Like a pytest or Datasette plugin, a pack contributes through these hooks only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -99,6 +99,10 @@ class PackParts:
     import FastAPI for them)."""
     console: Sequence[ConsolePage] = ()
     """Its pages in the console (``/tools``)."""
+    background: Callable[[], Coroutine[Any, Any, None]] | None = None
+    """Work the pack does while a server runs (``tooldeck serve``, ``tooldeck mcp``): a
+    coroutine started as a task at start and cancelled at stop (the schedules pack runs
+    due fires). One-shot commands (``tooldeck call``) never start it."""
 
 
 class PackReloader(Protocol):

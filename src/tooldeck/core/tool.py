@@ -97,6 +97,10 @@ class ToolViews(ABC):
     async def names(self, profile: str | None) -> list[str]:
         """Names of the tools ``profile`` sees, sorted."""
 
+    @abstractmethod
+    async def definitions(self, profile: str | None) -> list[ToolDefinition]:
+        """The definitions of the tools ``profile`` sees (to check a call before it runs)."""
+
 
 def error_result(
     type: str,

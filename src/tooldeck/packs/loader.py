@@ -67,6 +67,7 @@ SHIPPED_PACKS = (
     "tooldeck.packs.builtin.pack:pack",
     "tooldeck.packs.knowledge.pack:pack",
     "tooldeck.packs.context.pack:pack",
+    "tooldeck.packs.schedules.pack:pack",
 )
 """The packs that come with tooldeck, in registration order."""
 
@@ -78,11 +79,15 @@ SHIPPED_CONFIGS = {
     "builtin": "tooldeck.packs.builtin.config:BuiltinConfig",
     "knowledge": "tooldeck.packs.knowledge.config:KnowledgeConfig",
     "context": "tooldeck.packs.context.config:ContextConfig",
+    "schedules": "tooldeck.packs.schedules.config:SchedulesConfig",
 }
 """The shipped packs' top-level tables (``[builtin]``) and their models: ``config.Settings``
 gets a field for each, so they are read, checked and overridden like any table."""
 
-SHIPPED_COMMANDS = {"docs": "tooldeck.packs.knowledge.cli:docs_app"}
+SHIPPED_COMMANDS = {
+    "docs": "tooldeck.packs.knowledge.cli:docs_app",
+    "schedule": "tooldeck.packs.schedules.cli:schedule_app",
+}
 """The shipped packs' CLI commands: name → ``module:typer_app`` (a light module: the
 CLI imports it at start, the pack itself only when a command runs)."""
 

@@ -110,7 +110,7 @@ def create_app(
         )
         watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
         try:
-            async with mcp_manager.run():
+            async with mcp_manager.run(), runtime.serving():
                 yield
         finally:
             if watcher is not None:

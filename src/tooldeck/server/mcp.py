@@ -492,7 +492,7 @@ async def serve_stdio(
     server = create_mcp_server(runtime, profile, stdio=True)
     watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
     try:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server() as (read_stream, write_stream), runtime.serving():
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         if watcher is not None:

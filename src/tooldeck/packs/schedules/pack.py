@@ -1,0 +1,58 @@
+"""The ``Pack`` of schedules: its tools, REST routes, CLI and the scheduler's loop."""
+
+from __future__ import annotations
+
+from tooldeck.core.context import ServiceContainer
+from tooldeck.core.pack import PackEnvironment, PackParts, PackRoutes
+from tooldeck.packs.schedules.config import SchedulesConfig
+from tooldeck.packs.schedules.runner import Scheduler
+from tooldeck.packs.schedules.store import ScheduleStore
+from tooldeck.packs.schedules.tools import schedule_tools
+
+__all__ = ["SchedulesPack", "pack"]
+
+
+class SchedulesPack:
+    """Tool calls made later or on a schedule (the package docstring)."""
+
+    name = "schedules"
+    config_model = SchedulesConfig
+
+    def setup(self, config: SchedulesConfig, services: ServiceContainer) -> PackParts:
+        """The store (``<data_dir>/schedules.db``), the tools, and the scheduler's loop.
+
+        Nothing when ``enabled`` is false. The store and the ``Scheduler`` are services
+        (the REST routes and the CLI use them).
+
+        Raises:
+            ConfigError: the store's file or folder is not private, or not SQLite.
+        """
+        if not config.enabled:
+            return PackParts()
+        store = ScheduleStore(services.get(PackEnvironment).data_dir / "schedules.db")
+        scheduler = Scheduler(store, services, poll_s=config.poll_s, grace_s=config.grace_s)
+        services.register(ScheduleStore, store)
+        services.register(Scheduler, scheduler)
+
+        async def run() -> None:
+            try:
+                await scheduler.serve()
+            finally:
+                await scheduler.drain()
+
+        return PackParts(
+            tools=schedule_tools(store, config),
+            routes=_routes,
+            background=run,
+            reaches=["the tools of your view, on the schedules you approve"],
+        )
+
+
+def _routes() -> PackRoutes:
+    from tooldeck.packs.schedules.routes import router
+
+    return PackRoutes([router])
+
+
+pack = SchedulesPack()
+"""The instance the runtime loads (``tooldeck.packs.schedules.pack:pack``)."""
