@@ -36,7 +36,11 @@ def _store(runtime: Runtime) -> ScheduleStore:
 
     store = runtime.services.get_optional(ScheduleStore)
     if store is None:
-        err.print("[red]error:[/red] schedules are disabled ([schedules] enabled = false)")
+        why = runtime.packs.get("schedules", "off")
+        err.print(
+            f"[red]error:[/red] the schedules pack is {escape(why)}; turn it on with "
+            f"{escape('[schedules] enabled = true')} in tooldeck.toml"
+        )
         raise typer.Exit(2)
     return store
 

@@ -36,7 +36,8 @@ router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 def _store(request: Request) -> ScheduleStore:
     store = runtime_of(request).services.get_optional(ScheduleStore)
     if store is None:
-        raise HTTPException(404, "schedules are disabled ([schedules] enabled = false)")
+        why = runtime_of(request).packs.get("schedules", "off")
+        raise HTTPException(404, f"the schedules pack is {why} ([schedules] enabled = true)")
     return store
 
 
