@@ -213,6 +213,9 @@ class ReceiptSettings(BaseModel):
     enabled: bool = True
     """Keep receipts; false: an idempotency key is passed to tools but never checked
     (a retried call runs again)."""
+    url: str | None = Field(None, pattern=r"^postgres(ql)?://")
+    """A PostgreSQL URL shared by every replica (``TOOLDECK_RECEIPTS__URL``); None: the
+    SQLite file ``<data_dir>/receipts.db``, shared by this machine's processes."""
     keep_s: float = Field(86_400.0, gt=0)
     """Seconds a receipt is kept; a key repeated later runs the call again."""
     lease_s: float = Field(30.0, gt=0)

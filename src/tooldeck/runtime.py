@@ -63,7 +63,7 @@ from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.policy import PolicyConfig, PolicyProvider
-from tooldeck.providers.receipt_file import ReceiptFile
+from tooldeck.providers.receipt_file import ReceiptFile, ReceiptStore
 from tooldeck.providers.receipts import ReceiptsProvider
 from tooldeck.providers.registry import ToolRegistry
 
@@ -106,7 +106,7 @@ class Runtime:
     policy: PolicyProvider
     provider: ToolsProvider
     approvals: ApprovalStore
-    receipts: ReceiptFile | None
+    receipts: ReceiptStore | None
     audit: AuditStore | None
     tracer: ToolTracer | None
     services: ServiceContainer
@@ -517,11 +517,7 @@ def build_runtime(
         flow=flow,
         tracker=flow_tracker,
     )
-    receipts = (
-        ReceiptFile(settings.data_dir / "receipts.db", keep_s=settings.receipts.keep_s)
-        if settings.receipts.enabled
-        else None
-    )
+    receipts = _receipt_store(settings)
     audit = None
     if settings.audit.enabled:
         retention = settings.audit.retention_days
@@ -593,6 +589,18 @@ def build_runtime(
 
     runtime._make_runs = make_runs
     return runtime
+
+
+def _receipt_store(settings: Settings) -> ReceiptStore | None:
+    """The receipts of ``[receipts]``: PostgreSQL by URL, else the data dir's SQLite file."""
+    config = settings.receipts
+    if not config.enabled:
+        return None
+    if config.url is not None:
+        from tooldeck.providers.receipt_postgres import PostgresReceipts
+
+        return PostgresReceipts(config.url, keep_s=config.keep_s)
+    return ReceiptFile(settings.data_dir / "receipts.db", keep_s=config.keep_s)
 
 
 def open_credentials(settings: Settings) -> CredentialStore:

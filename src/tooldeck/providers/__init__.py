@@ -22,6 +22,8 @@ from tooldeck.providers.policy import (
 )
 from tooldeck.providers.prefixed import PrefixedToolsProvider
 from tooldeck.providers.rate_limit import RateLimiter
+from tooldeck.providers.receipt_file import ReceiptFile
+from tooldeck.providers.receipts import ReceiptsProvider
 from tooldeck.providers.registry import ToolRegistry
 from tooldeck.providers.wrapper import WrapperProvider
 
@@ -66,6 +68,8 @@ __all__ = [
     "PrefixedToolsProvider",
     "ProfilePolicy",
     "RateLimiter",
+    "ReceiptFile",
+    "ReceiptsProvider",
     "ToolPolicy",
     "ToolRegistry",
     "ToolsProvider",

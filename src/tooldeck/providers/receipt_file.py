@@ -18,14 +18,48 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from tooldeck.core.private import private_file
 from tooldeck.exceptions import ConfigError
 
-__all__ = ["Receipt", "ReceiptFile", "ReceiptStatus", "StoreBusy"]
+__all__ = ["Receipt", "ReceiptFile", "ReceiptStatus", "ReceiptStore", "StoreBusy", "receipt_of"]
 
 ReceiptStatus = Literal["running", "done"]
+
+
+class ReceiptStore(Protocol):
+    """Where receipts live: ``ReceiptFile`` (SQLite) or ``PostgresReceipts``.
+
+    Each operation takes ``wait``: False asks for an answer without waiting on a lock
+    or the network, and a store that cannot give one raises ``StoreBusy`` (the caller
+    then repeats it with ``wait=True`` in a worker thread). Failures of the store
+    itself raise (``sqlite3.Error``, ``psycopg.Error``).
+    """
+
+    def begin(self, receipt: Receipt, *, wait: bool = True) -> Receipt | None:
+        """Store ``receipt`` unless its key has one; None: stored, else the stored one."""
+        ...
+
+    def get(self, key: str, *, wait: bool = True) -> Receipt | None:
+        """The receipt stored for ``key``, or None."""
+        ...
+
+    def extend(self, key: str, lease_until: float, *, wait: bool = True) -> None:
+        """Move a running receipt's lease."""
+        ...
+
+    def finish(self, key: str, result: str, *, wait: bool = True) -> None:
+        """Store the result and mark the receipt done."""
+        ...
+
+    def forget(self, key: str, *, wait: bool = True) -> None:
+        """Delete the receipt of a call that did not run."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
 
 
 class StoreBusy(Exception):
@@ -138,13 +172,13 @@ class ReceiptFile:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return None if row is None else _receipt(row)
+        return None if row is None else receipt_of(row)
 
     def get(self, key: str, *, wait: bool = True) -> Receipt | None:
         """The receipt stored for ``key``, or None (``wait`` as in ``begin``)."""
         with self._connection(wait) as db:
             row = db.execute(_SELECT, (key,)).fetchone()
-        return None if row is None else _receipt(row)
+        return None if row is None else receipt_of(row)
 
     def extend(self, key: str, lease_until: float, *, wait: bool = True) -> None:
         """Move a ``running`` receipt's lease to ``lease_until`` (its call is still alive)."""
@@ -201,7 +235,8 @@ def _connect(path: Path, timeout: float) -> sqlite3.Connection:
     return db
 
 
-def _receipt(row: tuple[str, str, str, str, ReceiptStatus, float, float, str | None]) -> Receipt:
+def receipt_of(row: tuple[Any, ...]) -> Receipt:
+    """A ``Receipt`` from a row of the columns both stores select, in ``Receipt``'s order."""
     key, tool, principal, request_id, status, started_at, lease_until, result = row
     return Receipt(
         key=key,

@@ -30,7 +30,7 @@ from tooldeck.core.tool import Arguments, error_result
 from tooldeck.core.validation import parse_arguments
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.providers.base import ToolsProvider
-from tooldeck.providers.receipt_file import Receipt, ReceiptFile, StoreBusy
+from tooldeck.providers.receipt_file import Receipt, ReceiptStore, StoreBusy
 from tooldeck.providers.wrapper import WrapperProvider
 
 __all__ = ["ReceiptsProvider", "call_key", "key_problem"]
@@ -125,7 +125,7 @@ class ReceiptsProvider(WrapperProvider):
     def __init__(
         self,
         wrapped: ToolsProvider,
-        store: ReceiptFile,
+        store: ReceiptStore,
         *,
         lease_s: float = 30.0,
         wait_s: float = 30.0,

@@ -1,0 +1,155 @@
+"""Receipts in PostgreSQL, shared by every replica (``[receipts] url``).
+
+The same operations as ``ReceiptFile``, over a ``psycopg_pool`` pool (at most 4
+connections, opened on first use). ``begin`` is one ``INSERT ... ON CONFLICT DO
+NOTHING``: of two replicas beginning one key, exactly one owns it. Every operation is a
+network round trip, so each runs in a worker thread (``wait=False`` always answers
+``StoreBusy``). A server that cannot be reached raises ``psycopg.Error``; the receipts
+layer then answers ``unavailable`` and runs nothing, and the pool reconnects by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from tooldeck.providers.receipt_file import Receipt, StoreBusy, receipt_of
+
+__all__ = ["PostgresReceipts"]
+
+
+class PostgresReceipts:
+    """Receipts in a PostgreSQL database (see the module docstring).
+
+    Args:
+        url: A ``postgresql://`` URL.
+        keep_s: How long a receipt is kept, in seconds.
+    """
+
+    def __init__(self, url: str, *, keep_s: float = 86_400.0) -> None:
+        self.url = url
+        self.keep_s = keep_s
+        self._pool: Any = None
+        self._lock = threading.Lock()
+        self._purged = 0.0
+
+    def begin(self, receipt: Receipt, *, wait: bool = True) -> Receipt | None:
+        """Store ``receipt`` unless its key has one; None: stored, ours to run."""
+        _thread_only(wait)
+        with self._connection() as conn:
+            if receipt.started_at - self._purged > 60.0:
+                conn.execute(
+                    "delete from tooldeck_receipts where started_at < %s",
+                    (receipt.started_at - self.keep_s,),
+                )
+                self._purged = receipt.started_at
+            for _ in range(3):  # a receipt deleted between the two statements: try again
+                inserted = conn.execute(
+                    "insert into tooldeck_receipts (key, tool, principal, request_id, status, "
+                    "started_at, lease_until) values (%s, %s, %s, %s, 'running', %s, %s) "
+                    "on conflict (key) do nothing returning key",
+                    (
+                        receipt.key,
+                        receipt.tool,
+                        receipt.principal,
+                        receipt.request_id,
+                        receipt.started_at,
+                        receipt.lease_until,
+                    ),
+                ).fetchone()
+                if inserted is not None:
+                    return None
+                row = conn.execute(_SELECT, (receipt.key,)).fetchone()
+                if row is not None:
+                    return receipt_of(row)
+        raise RuntimeError(f"receipt {receipt.key[:12]} kept appearing and disappearing")
+
+    def get(self, key: str, *, wait: bool = True) -> Receipt | None:
+        """The receipt stored for ``key``, or None."""
+        _thread_only(wait)
+        with self._connection() as conn:
+            row = conn.execute(_SELECT, (key,)).fetchone()
+        return None if row is None else receipt_of(row)
+
+    def extend(self, key: str, lease_until: float, *, wait: bool = True) -> None:
+        """Move a ``running`` receipt's lease to ``lease_until``."""
+        _thread_only(wait)
+        with self._connection() as conn:
+            conn.execute(
+                "update tooldeck_receipts set lease_until = %s "
+                "where key = %s and status = 'running'",
+                (lease_until, key),
+            )
+
+    def finish(self, key: str, result: str, *, wait: bool = True) -> None:
+        """Store the call's result (JSON) and mark its receipt ``done``."""
+        _thread_only(wait)
+        with self._connection() as conn:
+            conn.execute(
+                "update tooldeck_receipts set status = 'done', result = %s where key = %s",
+                (result, key),
+            )
+
+    def forget(self, key: str, *, wait: bool = True) -> None:
+        """Delete the receipt of a call that did not run."""
+        _thread_only(wait)
+        with self._connection() as conn:
+            conn.execute("delete from tooldeck_receipts where key = %s", (key,))
+
+    def close(self) -> None:
+        """Close the pool (it reopens on next use)."""
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection in a transaction; the pool (and table) made on first use."""
+        with self._open().connection() as conn, conn.transaction():
+            yield conn
+
+    def _open(self) -> Any:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    import psycopg
+                    from psycopg_pool import ConnectionPool
+
+                    # two replicas starting at once: the lock lets one make the table
+                    with psycopg.connect(self.url, connect_timeout=5) as conn, conn.transaction():
+                        conn.execute("select pg_advisory_xact_lock(hashtext('tooldeck.receipts'))")
+                        conn.execute(_SCHEMA)
+                    pool = ConnectionPool(
+                        self.url, min_size=1, max_size=4, open=False, timeout=10,
+                        kwargs={"connect_timeout": 5},
+                    )  # fmt: skip
+                    pool.open()
+                    self._pool = pool
+        return self._pool
+
+
+def _thread_only(wait: bool) -> None:
+    if not wait:
+        raise StoreBusy  # a network round trip: never on the event loop
+
+
+_SCHEMA = """
+create table if not exists tooldeck_receipts (
+    key text primary key,
+    tool text not null,
+    principal text not null,
+    request_id text not null,
+    status text not null,
+    started_at double precision not null,
+    lease_until double precision not null,
+    result text
+);
+create index if not exists tooldeck_receipts_started on tooldeck_receipts (started_at);
+"""
+_SELECT = (
+    "select key, tool, principal, request_id, status, started_at, lease_until, result "
+    "from tooldeck_receipts where key = %s"
+)
