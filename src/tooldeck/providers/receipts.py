@@ -73,9 +73,9 @@ def call_key(principal: str, key: str, tool: str, arguments: Any) -> str:
 async def _soon(operation: Callable[..., T], *args: Any) -> T:
     """``operation(*args)`` at once when the store is free, else in a thread that waits.
 
-    A thread hop costs more than the SQLite write itself (~290 vs ~150 µs a keyed
-    call, benchmarks/receipts.py); waiting for another process's write must not block
-    the event loop.
+    A thread hop costs more than the SQLite write itself (a keyed call took 455 µs with
+    its writes in a thread, 166 µs inline; benchmarks/receipts.py); waiting for another
+    process's write must not block the event loop.
     """
     try:
         return operation(*args, wait=False)
@@ -109,10 +109,11 @@ class ReceiptsProvider(WrapperProvider):
           again under this key: ``execution`` error, ``may_have_run``, not retryable,
           naming the first call; a new key runs it.
 
-        A call without a key, or of a read-only or idempotent tool, passes through
-        untouched (its ``ctx.idempotency_key`` stays None; a tool that needs a key for
-        its API then uses ``ctx.request_id``). The store failing before the call runs
-        answers ``unavailable`` (retryable), never an unguarded run.
+        A call without a key passes through untouched (its ``ctx.idempotency_key``
+        stays None; a tool that needs a key for its API then uses ``ctx.request_id``),
+        and so does a call of a read-only or idempotent tool (with the caller's key as
+        sent). The store failing before the call runs answers ``unavailable``
+        (retryable), never an unguarded run.
 
     Args:
         wrapped: The provider (the confirming layer and below).
