@@ -19,7 +19,7 @@ def test_tools_table_and_formats() -> None:
         result = runner.invoke(app, ["tools", "--format", fmt])
         assert result.exit_code == 0, result.output
         assert (
-            len(json.loads(result.output)) == 23
+            len(json.loads(result.output)) == 26
         )  # 8 brokerage + 9 built-in + 5 knowledge + 1 context
     bad = runner.invoke(app, ["tools", "--format", "yaml"])
     assert bad.exit_code == 2 and "unknown format 'yaml'" in bad.output

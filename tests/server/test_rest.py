@@ -168,7 +168,7 @@ def test_list_tools_in_every_format(client: TestClient) -> None:
 
 
 def test_healthz(client: TestClient) -> None:
-    assert client.get("/healthz").json() == {"status": "ok", "tools": 26}
+    assert client.get("/healthz").json() == {"status": "ok", "tools": 29}
 
 
 def test_api_key_protects_api_only(tmp_path: Path) -> None:

@@ -46,13 +46,13 @@ def test_catalog_groups_by_provider_and_marks_the_profiles_view(client: TestClie
     (local,) = everything["providers"]
     assert local["id"] == "local" and local["kind"] == "local"
     tools = {t["name"]: t for t in local["tools"]}
-    assert len(tools) == 23 and all(t["visible"] for t in tools.values())
+    assert len(tools) == 26 and all(t["visible"] for t in tools.values())
     assert tools["get_positions"]["input_schema"]["required"] == ["symbol"]
     assert tools["files"]["confirm_actions"] == ["write"]
 
     support = client.get("/api/catalog", params={"profile": "support"}).json()
     view = {t["name"]: t for t in support["providers"][0]["tools"]}
-    assert len(view) == 23  # hidden tools are listed, greyed out
+    assert len(view) == 26  # hidden tools are listed, greyed out
     assert {n for n, t in view.items() if t["visible"]} == {"get_quotes", "get_transfers"}
     assert view["get_transfers"]["requires_confirmation"] is True
     assert view["get_quotes"]["requires_confirmation"] is False

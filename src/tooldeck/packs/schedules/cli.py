@@ -16,7 +16,6 @@ from tooldeck.cli.shared import ConfigOption, err, out, row, runtime_for, sessio
 
 if TYPE_CHECKING:
     from tooldeck.packs.schedules.store import ScheduleStore
-    from tooldeck.runtime import Runtime
 
 __all__ = ["schedule_app"]
 
@@ -31,10 +30,10 @@ AsOption = Annotated[
 ]
 
 
-def _store(runtime: Runtime) -> ScheduleStore:
+def _store(runtime: Any) -> ScheduleStore:
     from tooldeck.packs.schedules.store import ScheduleStore
 
-    store = runtime.services.get_optional(ScheduleStore)
+    store: ScheduleStore | None = runtime.services.get_optional(ScheduleStore)
     if store is None:
         why = runtime.packs.get("schedules", "off")
         err.print(

@@ -52,15 +52,25 @@ async def list_schedules(request: Request) -> list[ScheduleInfo]:
     "",
     summary="Schedule a tool call",
     responses=TOOL_RESPONSES,
-    openapi_extra={"parameters": [PROFILE, USER]},
+    openapi_extra={
+        "parameters": [PROFILE, USER],
+        "requestBody": {
+            "required": True,
+            "description": "The arguments of schedule_tool_call.",
+            "content": {"application/json": {"schema": ScheduleRequest.model_json_schema()}},
+        },
+    },
 )
-async def create_schedule(body: ScheduleRequest, request: Request) -> Response:
+async def create_schedule(request: Request) -> Response:
     """Run ``schedule_tool_call``: answers ``confirmation_required`` until a person approves.
 
     Approve it (``POST /api/approvals/{id}/approve``), then send the same request again.
+    The body is the tool's arguments, checked by the tool (a ``validation`` result).
     """
-    arguments = body.model_dump(exclude_none=True)
-    result = await view_of(request).execute("schedule_tool_call", arguments, call_context(request))
+    body = await request.body()
+    result = await view_of(request).execute(
+        "schedule_tool_call", body or b"{}", call_context(request)
+    )
     return result_response(result)
 
 
