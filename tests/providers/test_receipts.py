@@ -321,3 +321,17 @@ def test_the_cli_call_repeated_with_its_key_prints_the_stored_result(tmp_path: P
     refused = call("--idempotency-key", "")
     assert refused.returncode == 2 and "printable ASCII" in refused.stderr
     assert effects() == ["hi"]
+
+
+@pytest.mark.anyio
+async def test_a_long_call_keeps_its_lease_so_a_repeat_waits_instead_of_doubting() -> None:
+    runtime = make_runtime(receipts={"lease_s": 0.3})
+    try:
+        call = {"to": "ann", "text": "hi", "pause_s": 1.0}
+        first = asyncio.create_task(runtime.provider.execute("send_note", call, ctx(runtime, "k")))
+        await asyncio.sleep(0.6)  # twice the lease: only its extensions keep it alive
+        repeat = await runtime.provider.execute("send_note", call, ctx(runtime, "k"))
+        assert repeat.success and repeat.metadata.replay_of is not None, repeat.error
+        assert (await first).success and effects() == ["ann:hi"]
+    finally:
+        await runtime.aclose()

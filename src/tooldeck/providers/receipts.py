@@ -139,6 +139,7 @@ class ReceiptsProvider(WrapperProvider):
         self.clock = clock
         self._keyed: dict[str, ToolDefinition] | None = None
         self._running: set[asyncio.Task[ToolResult]] = set()
+        self._extending: set[asyncio.Task[None]] = set()
 
     def transform_definitions(self, definitions: list[ToolDefinition]) -> list[ToolDefinition]:
         """Definitions unchanged; notes which tools have side effects (by name and alias)."""
@@ -213,12 +214,11 @@ class ReceiptsProvider(WrapperProvider):
         every = self.lease_s / 3
         handle: asyncio.TimerHandle | None = None
 
-        def extend() -> None:
+        def extend() -> None:  # a timer, not a task: most calls end before it fires
             nonlocal handle
-            try:
-                self.store.extend(key, self.clock() + self.lease_s)
-            except Exception as exc:  # pragma: no cover - a failing disk; the call goes on
-                log.warning("receipts: cannot extend the lease of %s: %s", key[:12], exc)
+            task = loop.create_task(self._extend(key))
+            self._extending.add(task)
+            task.add_done_callback(self._extending.discard)
             handle = loop.call_later(every, extend)
 
         handle = loop.call_later(every, extend)
@@ -237,6 +237,13 @@ class ReceiptsProvider(WrapperProvider):
         except Exception as exc:  # the effect happened: the caller gets its result anyway
             log.warning("receipts: the result of %s was not stored: %s", key[:12], exc)
         return result
+
+    async def _extend(self, key: str) -> None:
+        """Move a running call's lease on (off the event loop when the store is busy)."""
+        try:
+            await _soon(self.store.extend, key, self.clock() + self.lease_s)
+        except Exception as exc:  # a failing store; the call goes on
+            log.warning("receipts: cannot extend the lease of %s: %s", key[:12], exc)
 
     async def _repeat(
         self, stored: Receipt, definition: ToolDefinition, ctx: ToolContext
