@@ -14,7 +14,8 @@ import json
 import secrets
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -134,7 +135,7 @@ class ScheduleStore:
             ValueError: the owner has a schedule of that name (the message says how to
                 replace it).
         """
-        stored = _replace(schedule, id=secrets.token_hex(8))
+        stored = replace(schedule, id=secrets.token_hex(8))
         with self._lock:
             try:
                 self._db.execute(_INSERT, _row(stored))
@@ -189,7 +190,7 @@ class ScheduleStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return _replace(schedule, paused=paused, next_run_at=following)
+        return replace(schedule, paused=paused, next_run_at=following)
 
     def remove(self, owner: str, name: str) -> bool:
         """Delete the schedule and its fires; False when there was none."""
@@ -321,8 +322,6 @@ def _fires(
 
 
 def _iso(t: float | None) -> str | None:
-    from datetime import UTC, datetime
-
     return None if t is None else datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
 
 
@@ -422,9 +421,3 @@ def _schedule(row: tuple[Any, ...]) -> Schedule:
     values["arguments"] = json.loads(values["arguments"])
     values["paused"] = bool(values["paused"])
     return Schedule(trigger=trigger, **values)
-
-
-def _replace(schedule: Schedule, **changes: Any) -> Schedule:
-    from dataclasses import replace
-
-    return replace(schedule, **changes)
