@@ -57,6 +57,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 
 from tooldeck.core.context import ToolContext
+from tooldeck.core.local_db import immediate
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.journal import Journal, Segment
@@ -400,9 +401,7 @@ class AuditStore:
     def _insert(self, rows: list[tuple[Any, ...]], segment: str | None = None) -> None:
         """Insert ``rows`` and their totals, and name ``segment`` as stored, in one commit."""
         if self._raw is not None:
-            db = self._raw
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(self._raw) as db:
                 db.executemany(self._insert_sql, rows)
                 totals, hours = _batch_totals(rows)
                 db.executemany(*sqlite_totals_upsert(totals))
@@ -412,10 +411,6 @@ class AuditStore:
                         "INSERT OR IGNORE INTO tool_call_journal (segment, stored_at) VALUES (?, ?)",
                         (segment, self._bound(datetime.now(UTC))),
                     )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
             self._since_checkpoint += len(rows)
             return
         params: list[Any] = (

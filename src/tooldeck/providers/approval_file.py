@@ -17,15 +17,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
-from tooldeck.core.private import private_file
-from tooldeck.exceptions import ConfigError
+from tooldeck.core.local_db import immediate, open_private_db
 
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
@@ -80,15 +78,10 @@ class ApprovalFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        private_file(path, "the approval store", "whoever can write it can approve calls")
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"cannot open the approval store {path}: {exc}") from None
+        self._db = open_private_db(
+            path, "the approval store", "whoever can write it can approve calls", _SCHEMA
+        )
 
     @contextlib.contextmanager
     def transaction(self, rows: Rows, now: float, keep_s: float) -> Iterator[dict[str, Approval]]:
@@ -98,37 +91,30 @@ class ApprovalFile:
         more than ``keep_s`` ago deleted. A row that cannot be read (written by a newer
         version, or damaged) is left as it is and not shown.
         """
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute("DELETE FROM approval_requests WHERE expires_at < ?", (now - keep_s,))
-                db.execute(_EXPIRE, (now,))
-                kind, value = rows
-                stored = db.execute(_SELECT[kind], () if value is None else (value,)).fetchall()
-                items: dict[str, Approval] = {}
-                before = {approval_id: (status, body) for approval_id, status, body in stored}
-                for approval_id, (status, body) in before.items():
-                    with contextlib.suppress(ValueError, TypeError, KeyError):
-                        items[approval_id] = _load(body, status)
-                yield items
-                for approval_id, approval in items.items():
-                    body = _dump(approval)
-                    if before.get(approval_id) != (approval.status, body):
-                        db.execute(
-                            _UPSERT,
-                            (
-                                approval_id,
-                                approval.status,
-                                call_key(approval.request),
-                                approval.request.expires_at,
-                                body,
-                            ),
-                        )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self._lock, immediate(self._db) as db:
+            db.execute("DELETE FROM approval_requests WHERE expires_at < ?", (now - keep_s,))
+            db.execute(_EXPIRE, (now,))
+            kind, value = rows
+            stored = db.execute(_SELECT[kind], () if value is None else (value,)).fetchall()
+            items: dict[str, Approval] = {}
+            before = {approval_id: (status, body) for approval_id, status, body in stored}
+            for approval_id, (status, body) in before.items():
+                with contextlib.suppress(ValueError, TypeError, KeyError):
+                    items[approval_id] = _load(body, status)
+            yield items
+            for approval_id, approval in items.items():
+                body = _dump(approval)
+                if before.get(approval_id) != (approval.status, body):
+                    db.execute(
+                        _UPSERT,
+                        (
+                            approval_id,
+                            approval.status,
+                            call_key(approval.request),
+                            approval.request.expires_at,
+                            body,
+                        ),
+                    )
 
     def close(self) -> None:
         """Close the database connection."""
@@ -149,7 +135,6 @@ def expire(items: dict[str, Approval], now: float, keep_s: float) -> None:
 
 _SCHEMA = """
 PRAGMA journal_mode=WAL;
-PRAGMA synchronous=NORMAL;
 CREATE TABLE IF NOT EXISTS approval_requests (
     id TEXT PRIMARY KEY,
     status TEXT NOT NULL,

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from tooldeck.core.private import private_file
-from tooldeck.exceptions import ConfigError
+from tooldeck.core.local_db import connect, immediate, open_private_db
 
 __all__ = ["Receipt", "ReceiptFile", "ReceiptStatus", "ReceiptStore", "StoreBusy", "receipt_of"]
 
@@ -89,6 +88,21 @@ class Receipt:
     result: str | None = None
     """The call's ``ToolResult`` as JSON, once ``done``."""
 
+    def new_row(self) -> tuple[str, str, str, str, float, float]:
+        """The values both stores insert for a new receipt, in their column order.
+
+        Key, tool, principal, request id, start and lease; the status is ``running``
+        and there is no result yet.
+        """
+        return (
+            self.key,
+            self.tool,
+            self.principal,
+            self.request_id,
+            self.started_at,
+            self.lease_until,
+        )
+
 
 class ReceiptFile:
     """Receipts in a SQLite file shared by every process of one data dir.
@@ -113,14 +127,14 @@ class ReceiptFile:
     def __init__(self, path: Path, *, keep_s: float = 86_400.0) -> None:
         self.path = path
         self.keep_s = keep_s
-        private_file(path, "the receipt store", "whoever can write it can make a call look done")
         self._purged = 0.0
-        try:  # one connection that waits for other writers, one that never does
-            self._waiting = (_connect(path, 30.0), threading.Lock())
-            self._now = (_connect(path, 0.0), threading.Lock())
-            self._waiting[0].executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"cannot open the receipt store {path}: {exc}") from None
+        risk = "whoever can write it can make a call look done"
+        # one connection that waits for other writers, one that never does
+        self._waiting = (
+            open_private_db(path, "the receipt store", risk, _SCHEMA),
+            threading.Lock(),
+        )
+        self._now = (connect(path, 0.0), threading.Lock())
 
     @contextlib.contextmanager
     def _connection(self, wait: bool) -> Iterator[sqlite3.Connection]:
@@ -149,29 +163,13 @@ class ReceiptFile:
             None when ``receipt`` was stored, else the receipt already stored for the key.
         """
         now = receipt.started_at
-        with self._connection(wait) as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if now - self._purged > 60.0:
-                    db.execute("DELETE FROM receipts WHERE started_at < ?", (now - self.keep_s,))
-                    self._purged = now
-                row = db.execute(_SELECT, (receipt.key,)).fetchone()
-                if row is None:
-                    db.execute(
-                        _INSERT,
-                        (
-                            receipt.key,
-                            receipt.tool,
-                            receipt.principal,
-                            receipt.request_id,
-                            receipt.started_at,
-                            receipt.lease_until,
-                        ),
-                    )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self._connection(wait) as db, immediate(db):
+            if now - self._purged > 60.0:
+                db.execute("DELETE FROM receipts WHERE started_at < ?", (now - self.keep_s,))
+                self._purged = now
+            row = db.execute(_SELECT, (receipt.key,)).fetchone()
+            if row is None:
+                db.execute(_INSERT, receipt.new_row())
         return None if row is None else receipt_of(row)
 
     def get(self, key: str, *, wait: bool = True) -> Receipt | None:
@@ -227,12 +225,6 @@ _INSERT = (
     "INSERT INTO receipts (key, tool, principal, request_id, status, started_at, lease_until) "
     "VALUES (?, ?, ?, ?, 'running', ?, ?)"
 )
-
-
-def _connect(path: Path, timeout: float) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA synchronous=NORMAL")  # per connection: FULL would fsync every commit
-    return db
 
 
 def receipt_of(row: tuple[Any, ...]) -> Receipt:

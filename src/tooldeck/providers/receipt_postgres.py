@@ -50,14 +50,7 @@ class PostgresReceipts:
                     "insert into tooldeck_receipts (key, tool, principal, request_id, status, "
                     "started_at, lease_until) values (%s, %s, %s, %s, 'running', %s, %s) "
                     "on conflict (key) do nothing returning key",
-                    (
-                        receipt.key,
-                        receipt.tool,
-                        receipt.principal,
-                        receipt.request_id,
-                        receipt.started_at,
-                        receipt.lease_until,
-                    ),
+                    receipt.new_row(),
                 ).fetchone()
                 if inserted is not None:
                     return None

@@ -19,8 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from tooldeck.core.private import private_file
-from tooldeck.exceptions import ConfigError
+from tooldeck.core.local_db import immediate, open_private_db
 from tooldeck.packs.schedules.triggers import Trigger
 
 __all__ = ["Fire", "Misfire", "Schedule", "ScheduleStore"]
@@ -118,15 +117,10 @@ class ScheduleStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        private_file(path, "the schedule store", "whoever can write it can make calls run")
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(
-                path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"cannot open the schedule store {path}: {exc}") from None
+        self._db = open_private_db(
+            path, "the schedule store", "whoever can write it can make calls run", _SCHEMA
+        )
 
     def add(self, schedule: Schedule) -> Schedule:
         """Store a new schedule (its ``id`` made here); returns it as stored.
@@ -167,29 +161,21 @@ class ScheduleStore:
 
     def set_paused(self, owner: str, name: str, paused: bool, now: float) -> Schedule | None:
         """Pause or resume; resuming moves the next fire to the first one after ``now``."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute(
-                    f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? AND name = ?",
-                    (owner, name),
-                ).fetchone()
-                if row is None:
-                    db.execute("ROLLBACK")
-                    return None
-                schedule = _schedule(row)
-                following = schedule.next_run_at
-                if not paused and schedule.paused:
-                    following = schedule.trigger.next_after(now)
-                db.execute(
-                    "UPDATE schedules SET paused = ?, next_run_at = ? WHERE id = ?",
-                    (int(paused), following, schedule.id),
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self._lock, immediate(self._db) as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? AND name = ?",
+                (owner, name),
+            ).fetchone()
+            if row is None:
+                return None  # nothing changed: the empty transaction commits
+            schedule = _schedule(row)
+            following = schedule.next_run_at
+            if not paused and schedule.paused:
+                following = schedule.trigger.next_after(now)
+            db.execute(
+                "UPDATE schedules SET paused = ?, next_run_at = ? WHERE id = ?",
+                (int(paused), following, schedule.id),
+            )
         return replace(schedule, paused=paused, next_run_at=following)
 
     def remove(self, owner: str, name: str) -> bool:
@@ -223,68 +209,53 @@ class ScheduleStore:
         ago and never finished (their process ended) are claimed again.
         """
         fires: list[Fire] = []
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                due = db.execute(
-                    f"SELECT {_COLUMNS} FROM schedules "
-                    "WHERE paused = 0 AND next_run_at IS NOT NULL AND next_run_at <= ?",
-                    (now,),
-                ).fetchall()
-                for row in due:
-                    schedule = _schedule(row)
-                    times, following, skipped = _fires(schedule, now, grace_s, cap)
+        with self._lock, immediate(self._db) as db:
+            due = db.execute(
+                f"SELECT {_COLUMNS} FROM schedules "
+                "WHERE paused = 0 AND next_run_at IS NOT NULL AND next_run_at <= ?",
+                (now,),
+            ).fetchall()
+            for row in due:
+                schedule = _schedule(row)
+                times, following, skipped = _fires(schedule, now, grace_s, cap)
+                db.execute(
+                    "UPDATE schedules SET next_run_at = ?, missed = missed + ? WHERE id = ?",
+                    (following, skipped, schedule.id),
+                )
+                for at in times:
                     db.execute(
-                        "UPDATE schedules SET next_run_at = ?, missed = missed + ? WHERE id = ?",
-                        (following, skipped, schedule.id),
+                        "INSERT OR IGNORE INTO fires (schedule_id, fire_at, claimed_at, status)"
+                        " VALUES (?, ?, ?, 'claimed')",
+                        (schedule.id, at, now),
                     )
-                    for at in times:
-                        db.execute(
-                            "INSERT OR IGNORE INTO fires (schedule_id, fire_at, claimed_at, status)"
-                            " VALUES (?, ?, ?, 'claimed')",
-                            (schedule.id, at, now),
-                        )
-                        fires.append(Fire(schedule, at))
-                stale = db.execute(
-                    f"SELECT {', '.join('s.' + c for c in _COLUMN_NAMES)}, f.fire_at "
-                    "FROM fires f JOIN schedules s ON s.id = f.schedule_id "
-                    "WHERE f.status = 'claimed' AND f.claimed_at < ?",
-                    (now - stale_s,),
-                ).fetchall()
-                for row in stale:
-                    schedule = _schedule(row[:-1])
-                    db.execute(
-                        "UPDATE fires SET claimed_at = ? WHERE schedule_id = ? AND fire_at = ?",
-                        (now, schedule.id, row[-1]),
-                    )
-                    fires.append(Fire(schedule, float(row[-1])))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+                    fires.append(Fire(schedule, at))
+            stale = db.execute(
+                f"SELECT {', '.join('s.' + c for c in _COLUMN_NAMES)}, f.fire_at "
+                "FROM fires f JOIN schedules s ON s.id = f.schedule_id "
+                "WHERE f.status = 'claimed' AND f.claimed_at < ?",
+                (now - stale_s,),
+            ).fetchall()
+            for row in stale:
+                schedule = _schedule(row[:-1])
+                db.execute(
+                    "UPDATE fires SET claimed_at = ? WHERE schedule_id = ? AND fire_at = ?",
+                    (now, schedule.id, row[-1]),
+                )
+                fires.append(Fire(schedule, float(row[-1])))
         return fires
 
     def finish(self, fire: Fire, status: str, request_id: str, now: float) -> None:
         """Record a fire's outcome (``success`` or an error type) on it and its schedule."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute(
-                    "UPDATE fires SET status = ?, request_id = ? "
-                    "WHERE schedule_id = ? AND fire_at = ?",
-                    (status, request_id, fire.schedule.id, fire.at),
-                )
-                db.execute(
-                    "UPDATE schedules SET last_run_at = ?, last_status = ?, "
-                    "last_request_id = ?, runs = runs + 1 WHERE id = ?",
-                    (now, status, request_id, fire.schedule.id),
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self._lock, immediate(self._db) as db:
+            db.execute(
+                "UPDATE fires SET status = ?, request_id = ? WHERE schedule_id = ? AND fire_at = ?",
+                (status, request_id, fire.schedule.id, fire.at),
+            )
+            db.execute(
+                "UPDATE schedules SET last_run_at = ?, last_status = ?, "
+                "last_request_id = ?, runs = runs + 1 WHERE id = ?",
+                (now, status, request_id, fire.schedule.id),
+            )
 
     def close(self) -> None:
         """Close the database connection."""
@@ -351,7 +322,6 @@ _COLUMNS = ", ".join(_COLUMN_NAMES)
 _INSERT = f"INSERT INTO schedules ({_COLUMNS}) VALUES ({', '.join('?' for _ in _COLUMN_NAMES)})"
 _SCHEMA = """
 PRAGMA journal_mode=WAL;
-PRAGMA synchronous=NORMAL;
 CREATE TABLE IF NOT EXISTS schedules (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
