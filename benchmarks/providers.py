@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/providers.py [--quick]
 
 (1) A local async tool called with JSON argument text through the full stack a
-    profile uses (Observed → Confirming → Filtered → Policy → Composite → registry;
+    profile uses (Observed → Receipts → Confirming → Filtered → Policy → Composite →
+    registry, receipts in a scratch SQLite file, the call unkeyed as most are;
     the audit sink is a no-op so only the wrappers are measured) against the bare
     registry. Target: stack / bare ≤ 1.5.
 (2) An MCP tool (``echo`` of tests/integration/mcp_fixture_server.py, a real stdio
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,6 +31,8 @@ from tooldeck.providers import (
     MCPServerConfig,
     MCPToolsProvider,
     PolicyConfig,
+    ReceiptFile,
+    ReceiptsProvider,
     ToolRegistry,
     ToolsProvider,
 )
@@ -54,12 +58,13 @@ class NullSink:
 
 def profile_stack(*providers: ToolsProvider) -> ToolsProvider:
     root = CompositeToolsProvider(providers)
-    return (
+    confirming = (
         root.with_policies(PolicyConfig())
         .filtered(tools=["get_*"], servers=["fx"])
         .confirming(["delete_*"])
-        .observed(NullSink())
     )
+    receipts = ReceiptFile(Path(tempfile.mkdtemp()) / "receipts.db")
+    return ReceiptsProvider(confirming, receipts).observed(NullSink())
 
 
 async def median_us(
