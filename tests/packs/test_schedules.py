@@ -110,6 +110,9 @@ def test_cron_follows_the_zone_across_daylight_saving() -> None:
         ({"at": "2001-01-01T09:00"}, "in the past"),
         ({"every": "1h", "cron": "0 * * * *"}, "give exactly one of"),
         ({"every": "1h", "timezone": "../../etc/passwd"}, "not a known time zone"),
+        ({"every": "1h", "timezone": "America"}, "not a known time zone"),  # a folder
+        ({"every": "99999999999999999999w"}, "longer than a year and a day"),
+        ({"at": "9999-12-31T23:59-12:00"}, "more than a century ahead"),
     ],
 )
 def test_a_trigger_that_cannot_be_used_says_why(given: dict[str, str], says: str) -> None:

@@ -17,6 +17,10 @@ __all__ = ["Trigger", "TriggerError", "parse_duration", "parse_trigger"]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*")
+LONGEST_INTERVAL_S = 366 * 86_400.0
+"""The longest ``every`` (a year and a day); rarer calls are a cron or an ``at``."""
+FURTHEST_AT_S = 100 * 365.25 * 86_400
+"""How far ahead an ``at`` may be (a century)."""
 
 
 class TriggerError(ValueError):
@@ -97,9 +101,10 @@ def parse_trigger(
 
     Args:
         cron: Five cron fields (minute hour day month weekday), e.g. ``0 9 * * 1-5``.
-        every: An interval (``parse_duration``), at least ``min_interval_s``.
+        every: An interval (``parse_duration``), at least ``min_interval_s`` and at most
+            ``LONGEST_INTERVAL_S``.
         at: An ISO date-time, e.g. ``2026-12-01T09:00``; without an offset it is read in
-            ``timezone`` (or local time). Must be in the future.
+            ``timezone`` (or local time). Must be in the future, within a century.
         timezone: An IANA zone (``Europe/Berlin``) for cron fields and ``at``.
         now: Unix time (s) the trigger is made at.
         min_interval_s: The shortest interval between two fires, in seconds.
@@ -122,6 +127,11 @@ def parse_trigger(
                 f"every: {every!r} is shorter than the shortest interval allowed, "
                 f"{_words(min_interval_s)} (schedules.min_interval_s)"
             )
+        if seconds > LONGEST_INTERVAL_S:
+            raise TriggerError(
+                f"every: {every!r} is longer than a year and a day; for rarer calls use "
+                "cron (e.g. '0 9 1 1 *') or at"
+            )
         return Trigger("every", repr(seconds), timezone)
     if at:
         try:
@@ -135,6 +145,8 @@ def parse_trigger(
             when = when.replace(tzinfo=zone)
         if when.timestamp() <= now:
             raise TriggerError(f"at: {when.isoformat()} is in the past")
+        if when.timestamp() > now + FURTHEST_AT_S:
+            raise TriggerError(f"at: {when.isoformat()} is more than a century ahead")
         return Trigger("at", repr(when.timestamp()), timezone)
     assert cron is not None
     from cronsim import CronSim, CronSimError
@@ -164,7 +176,7 @@ def _zone(name: str | None) -> tzinfo:
         return local if local is not None else UTC
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder ("America")
         raise TriggerError(
             f"timezone: {name!r} is not a known time zone; use an IANA name such as "
             "Europe/Berlin, America/New_York or UTC"
