@@ -287,6 +287,15 @@ def test_rest_creates_through_an_approval_and_lists_pauses_and_cancels(tmp_path:
         assert client.post("/api/schedules/tea/resume").json()["paused"] is False
         assert client.delete("/api/schedules/tea").status_code == 200
         assert client.get("/api/schedules").json() == []
+        keyed = {**body, "name": "keyed", "arguments": {"text": "sk-" + "a1B2c3D4" * 5}}
+        asked = client.post("/api/schedules", json=keyed)
+        approval_id = asked.json()["error"]["details"]["approval_id"]
+        client.post(f"/api/approvals/{approval_id}/approve", json={})
+        assert client.post("/api/schedules", json=keyed).status_code == 200
+        (listed,) = client.get("/api/schedules").json()
+        assert listed["arguments"]["text"] == "***"  # shown as the approvals API shows it
+        assert "a1B2c3D4" not in client.post("/api/schedules/keyed/pause").text
+        assert client.delete("/api/schedules/keyed").status_code == 200
         bad = {**body, "every": "often"}
         asked = client.post("/api/schedules", json=bad)  # the person sees the call first
         approval_id = asked.json()["error"]["details"]["approval_id"]

@@ -17,12 +17,13 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ConfigError
 from tooldeck.observability.audit import AuditStore
-from tooldeck.observability.redact import redact_text
+from tooldeck.observability.redact import redact, redact_text  # redact: for pack routes
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime
 
 __all__ = [
+    "IDEMPOTENCY_KEY",
     "PROFILE",
     "STATUS_BY_ERROR",
     "TIME_SCHEMA",
@@ -36,6 +37,7 @@ __all__ = [
     "caller_of",
     "is_approver",
     "problems",
+    "redact",
     "result_response",
     "runtime_of",
     "view_of",

@@ -3,7 +3,8 @@
 Creating and cancelling go through the tools (``schedule_tool_call``, which needs a
 person's approval, and ``cancel_schedule``), so the profile's view, confirmation and
 the audit apply as to any call; listing, pausing and resuming read and change the
-caller's own schedules (an approver's: anyone's listing).
+caller's own schedules (an approver's: anyone's listing). Arguments are shown redacted,
+as the approvals API and the audit log show them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tooldeck.server.http import (
     call_context,
     is_approver,
     problems,
+    redact,
     result_response,
     runtime_of,
     view_of,
@@ -45,7 +47,7 @@ def _store(request: Request) -> ScheduleStore:
 async def list_schedules(request: Request) -> list[ScheduleInfo]:
     """The caller's schedules (an approver's: everyone's), by owner and name."""
     owner = None if is_approver(request) else principal_of(call_context(request))
-    return [ScheduleInfo(**s.as_dict()) for s in _store(request).owned_by(owner)]
+    return [ScheduleInfo(**redact(s.as_dict())) for s in _store(request).owned_by(owner)]
 
 
 @router.post(
@@ -93,7 +95,7 @@ def _pause(request: Request, name: str, paused: bool) -> dict[str, Any]:
     changed = _store(request).set_paused(owner, name, paused, time.time())
     if changed is None:
         raise HTTPException(404, f"you have no schedule {name!r}")
-    return ScheduleInfo(**changed.as_dict()).model_dump()
+    return ScheduleInfo(**redact(changed.as_dict())).model_dump()
 
 
 @router.post("/{name}/pause", summary="Pause a schedule", responses=problems(404))
