@@ -335,3 +335,21 @@ async def test_a_long_call_keeps_its_lease_so_a_repeat_waits_instead_of_doubting
         assert (await first).success and effects() == ["ann:hi"]
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_stored_result_that_cannot_be_read_is_said_and_not_run_again(
+    tmp_path: Path,
+) -> None:
+    runtime = make_runtime()
+    try:
+        call = {"to": "ann", "text": "hi"}
+        await runtime.provider.execute("send_note", call, ctx(runtime, "k"))
+        with sqlite3.connect(tmp_path / "data" / "receipts.db") as db:
+            db.execute('UPDATE receipts SET result = \'{"status": "later", "new": 1}\'')
+        again = await runtime.provider.execute("send_note", call, ctx(runtime, "k"))
+        assert again.error is not None and again.error.type == "execution"
+        assert "its stored result cannot be read" in again.error.message
+        assert effects() == ["ann:hi"]
+    finally:
+        await runtime.aclose()

@@ -275,7 +275,17 @@ class ReceiptsProvider(WrapperProvider):
             if found is None:
                 return None
             stored = found
-        result = ToolResult.model_validate_json(stored.result or "{}")
+        try:
+            result = ToolResult.model_validate_json(stored.result or "")
+        except ValueError:  # written by another version, or damaged: it ran, all the same
+            return error_result(
+                "execution",
+                f"A call of {definition.name} with this idempotency key ran (request "
+                f"{stored.request_id}), but its stored result cannot be read. It is not run "
+                "again under this key; to run it again, call with a new key.",
+                trusted_metadata(definition.name, definition.version, request_id, 0.0),
+                details={"may_have_run": True, "first_request_id": stored.request_id},
+            )
         meta = result.metadata.model_copy(
             update={"request_id": request_id, "replay_of": stored.request_id}
         )
