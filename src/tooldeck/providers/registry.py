@@ -234,8 +234,10 @@ class _ThreadLoop:
     ``run`` is ``run_until_complete`` without what a loop that runs once per call
     does not need: ``run_forever``'s setup and its second pass to stop (about 11 µs
     a call against 7 µs; benchmarks/overhead.py (g)). It turns the loop's own
-    ``_run_once`` until the task is done, with the loop set as running and the
-    async generator hooks installed for the duration, as ``run_forever`` does. A
+    ``_run_once`` until the task is done, then while callbacks the call left are ready
+    (an abandoned async generator's ``aclose``, scheduled by the finalizer hook), with
+    the loop set as running and the async generator hooks installed for the duration,
+    as ``run_forever`` does. A
     loop without ``_run_once`` (another loop implementation) runs the public way.
     """
 
@@ -258,6 +260,11 @@ class _ThreadLoop:
         try:
             while not task.done():
                 run_once()
+            ready = loop._ready  # type: ignore[attr-defined]
+            for _ in range(100):  # what the call left ready (an async generator's aclose)
+                if not ready:
+                    break
+                run_once()  # nothing waits on a timer here: something is ready
         except BaseException:  # Ctrl-C inside a tool: the task ends at the next run
             task.cancel()
             raise
