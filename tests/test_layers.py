@@ -28,7 +28,16 @@ BELOW: dict[str, set[str]] = {
 ALSO = {"packs/loader.py": {"providers"}}
 HELPERS = {"cli.py": "tooldeck.cli.shared", "routes.py": "tooldeck.server.http"}
 """A pack's contribution to an entry point, and the one module of it that it may use."""
-ENTRY_POINTS = {"cli", "server", "agent", "runtime", "config", "config_names", "pack_setup"}
+ENTRY_POINTS = {
+    "cli",
+    "server",
+    "agent",
+    "worker",
+    "runtime",
+    "config",
+    "config_names",
+    "pack_setup",
+}
 
 
 def _layer(module: str) -> str | None:

@@ -84,6 +84,7 @@ __all__ = [
     "AuditSettings",
     "ProfileConfig",
     "ReceiptSettings",
+    "RunSettings",
     "ServerSettings",
     "Settings",
     "TracingSettings",
@@ -225,6 +226,32 @@ class ReceiptSettings(BaseModel):
     """Seconds a repeated key waits for the first call, still running, to finish."""
 
 
+class RunSettings(BaseModel):
+    """Where chat runs execute: in this process, or as Temporal workflows (docs/deploy.md).
+
+    With ``engine = "temporal"``, a run is a workflow on the Temporal service at
+    ``address``: its tool calls are activities run by ``tooldeck worker`` processes
+    (which share this configuration), a confirmation is a workflow update, so a run
+    can wait for days and outlive every process; ``tooldeck serve`` starts, follows,
+    confirms and cancels runs through the Temporal client.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: Literal["embedded", "temporal"] = "embedded"
+    """``embedded``: the in-process run manager (runs end with the process);
+    ``temporal``: durable runs on a Temporal service (``pip install temporalio``)."""
+    address: str = Field("127.0.0.1:7233", pattern=r"^[A-Za-z0-9.\-\[\]:]+:\d+$")
+    """The Temporal frontend, ``host:port``."""
+    namespace: str = Field("default", min_length=1)
+    """The Temporal namespace of the runs."""
+    task_queue: str = Field("tooldeck", min_length=1)
+    """The task queue the workers poll; one per deployment of the same tools."""
+    worker_in_server: bool = False
+    """``tooldeck serve`` also runs a worker (one process for a small setup); false:
+    start ``tooldeck worker`` processes."""
+
+
 class CredentialSettings(BaseModel):
     """The credential store: users' secrets for modules, sources and upstream servers.
 
@@ -303,6 +330,7 @@ class Settings(BaseSettings):
     """Data-flow labels: a run that read private data asks before it sends data out
     (``providers.flow``, docs/security.md)."""
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    runs: RunSettings = Field(default_factory=RunSettings)
     tools: list[str] = Field(default_factory=list)
     """Your own tools: files (``./tools.py``, relative to this file), modules
     (``mypkg.tools``) or objects (``mypkg.tools:registry``); see ``packs.loader``."""

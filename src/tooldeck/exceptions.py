@@ -10,7 +10,8 @@ Two families, kept apart on purpose::
     ├── ServiceNotFoundError      ServiceContainer.get() for a type never registered
     └── RunError                  an agent run request that cannot be honoured
         ├── RunNotFoundError      no run has that id (HTTP 404)
-        └── RunStateError         the run's state does not allow it (HTTP 409)
+        ├── RunStateError         the run's state does not allow it (HTTP 409)
+        └── RunEngineError        the run engine (Temporal) cannot be reached (HTTP 503)
 
     ToolFailure                   raised *inside* a tool to choose its error envelope;
     ├── InvalidArgumentsError     never seen by callers, who get ToolResult(status="error")
@@ -32,6 +33,7 @@ __all__ = [
     "DuplicateToolError",
     "InvalidArgumentsError",
     "RegistrationError",
+    "RunEngineError",
     "RunError",
     "RunNotFoundError",
     "RunStateError",
@@ -95,6 +97,14 @@ class RunStateError(RunError):
             f"cannot {action} run {run_id}: it is {state}; {action} is allowed only when "
             f"the run is {' or '.join(allowed_in)}"
         )
+
+
+class RunEngineError(RunError):
+    """The engine that runs agent runs cannot be reached or answers nothing.
+
+    With ``[runs] engine = "temporal"``: the Temporal service is down, or no
+    ``tooldeck worker`` polls the task queue. The message says which and what to start.
+    """
 
 
 class ToolFailure(Exception):

@@ -71,7 +71,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import TracerProvider as TracerProviderAPI
 
-    from tooldeck.agent.runs import RunManager
+    from tooldeck.agent.engine import RunEngine
+    from tooldeck.core.intents import IntentPack
 
 __all__ = ["Runtime", "ToolsReload", "build_runtime"]
 
@@ -122,8 +123,8 @@ class Runtime:
     """The packs' work while a server runs (``PackParts.background``, ``serving()``)."""
     flow: FlowRules | None = None
     flow_tracker: FlowTracker = field(default_factory=FlowTracker)
-    _runs: RunManager | None = None
-    _make_runs: Callable[[], RunManager] | None = None
+    _runs: RunEngine | None = None
+    _make_runs: Callable[[], RunEngine] | None = None
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _receipt_layers: list[ReceiptsProvider] = field(default_factory=list)
     _tracer_provider: TracerProvider | None = None
@@ -132,8 +133,15 @@ class Runtime:
     _pack_tools: dict[str, list[str]] = field(default_factory=dict)
     """Registry names of each reloadable pack's tools."""
     _pack_reloaders: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    answers: IntentPack | None = None
+    """The packs' intent pack: the chat agent's router and the grounding's subjects."""
     _model_client: Any = None
     """The chat agent's ``openai.AsyncOpenAI`` client, closed with the runtime."""
+
+    @property
+    def model_client(self) -> Any:
+        """The chat agent's ``openai.AsyncOpenAI`` client (``[agent] model``), or None."""
+        return self._model_client
 
     @property
     def policy_config(self) -> PolicyConfig:
@@ -321,8 +329,11 @@ class Runtime:
                 on_reload(self.reload_tools())
 
     @property
-    def runs(self) -> RunManager:
-        """The chat runs (``agent.runs.RunManager``), made on first use.
+    def runs(self) -> RunEngine:
+        """The chat runs, made on first use (a ``RunEngine``).
+
+        ``agent.runs.RunManager`` in process, or ``worker.engine.TemporalRuns`` with
+        ``[runs] engine = "temporal"``.
 
         A command that only lists or calls tools (``tooldeck call``, ``tooldeck mcp``)
         never imports the agent.
@@ -569,9 +580,20 @@ def build_runtime(
         from tooldeck.agent.factory import model_client
 
         runtime._model_client = model_client(settings.agent)
-    answers = packs.answers
+    answers = runtime.answers = packs.answers
 
-    def make_runs() -> RunManager:
+    def make_runs() -> RunEngine:
+        if settings.runs.engine == "temporal":
+            try:
+                from tooldeck.worker.engine import TemporalRuns
+            except ImportError:
+                raise ConfigError(
+                    '[runs] engine = "temporal" needs temporalio: '
+                    "pip install 'tooldeck[temporal]'"
+                ) from None
+            return TemporalRuns(
+                settings.runs, profiles=runtime.view, confirm_timeout_s=settings.approvals.ttl_s
+            )
         from tooldeck.agent.factory import agent_factory
         from tooldeck.agent.runs import RunManager
 

@@ -18,13 +18,14 @@ from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments, ToolExecutor
 
-__all__ = ["Emit", "RunTools"]
+__all__ = ["Emit", "RunTools", "shown_arguments"]
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Emits a run event: ``await emit("tool_call.started", {...})``."""
 
 
-def _as_json(arguments: Arguments) -> Any:
+def shown_arguments(arguments: Arguments) -> Any:
+    """Arguments as a run shows them: the JSON object, or the raw text when not JSON."""
     if arguments is None:
         return {}
     if isinstance(arguments, str | bytes):
@@ -70,7 +71,7 @@ class RunTools:
     ) -> ToolResult:
         """Run one call through the view; never raises for tool failures."""
         call_id = call_id or new_request_id()
-        shown = _as_json(arguments)
+        shown = shown_arguments(arguments)
         self._order.append(call_id)
         await self.emit("tool_call.started", {"call_id": call_id, "name": name, "arguments": shown})
         start = time.perf_counter()

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tooldeck.agent.base import Agent, Draft, could_not_answer
+from tooldeck.agent.answering import answer_chunks, grounded_answer
+from tooldeck.agent.base import Agent
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.contracts import (
     FINAL_STATES,
@@ -39,7 +40,6 @@ from tooldeck.agent.contracts import (
     PendingConfirmation,
     RunEvent,
 )
-from tooldeck.agent.grounding import Grounding, GroundingReport, check_grounding
 from tooldeck.agent.model_agent import ModelError
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
@@ -246,7 +246,7 @@ class RunManager:
         live.task = asyncio.create_task(self._execute(live, request, view))
         return live.run
 
-    def get(self, run_id: str) -> ChatRun:
+    async def get(self, run_id: str) -> ChatRun:
         """The run's current record.
 
         Raises:
@@ -260,7 +260,7 @@ class RunManager:
             raise RunNotFoundError(f"no run {run_id!r}")
         return ChatRun.model_validate(record)
 
-    def recent(self, limit: int = 50, *, user: str | None = None) -> list[ChatRun]:
+    async def recent(self, limit: int = 50, *, user: str | None = None) -> list[ChatRun]:
         """The newest runs first: those in memory, and the store's.
 
         Args:
@@ -286,7 +286,7 @@ class RunManager:
         """
         live = self._live.get(run_id)
         if live is None:
-            return self.get(run_id)
+            return await self.get(run_id)
         while live.run.state not in FINAL_STATES and live.run.state != "waiting_input":
             await live.changed.wait()
         return live.run
@@ -312,7 +312,7 @@ class RunManager:
             RunStateError: the run is not waiting for input (HTTP 409).
             PermissionError: ``user`` may not decide this run's call (HTTP 403).
         """
-        run = self.get(run_id)
+        run = await self.get(run_id)
         live = self._live.get(run_id)
         if live is None or run.state != "waiting_input" or run.pending is None:
             raise RunStateError(run_id, run.state, "confirm", ["waiting_input"])
@@ -335,7 +335,7 @@ class RunManager:
             RunNotFoundError: no run has this id.
             RunStateError: the run already finished (HTTP 409).
         """
-        run = self.get(run_id)
+        run = await self.get(run_id)
         live = self._live.get(run_id)
         if live is None or run.state in FINAL_STATES:
             allowed = [s for s, nxt in TRANSITIONS.items() if "cancelled" in nxt]
@@ -356,7 +356,7 @@ class RunManager:
         """
         live = self._live.get(run_id)
         if live is None:
-            self.get(run_id)  # raises when unknown
+            await self.get(run_id)  # raises when unknown
             stored = self.store.events(run_id, after) if self.store is not None else []
             for record in stored:
                 yield RunEvent.model_validate(record)
@@ -406,11 +406,14 @@ class RunManager:
                 params["account"] = request.account
             try:
                 draft = await agent.answer(request.question, params, tools)
-                answer = await self._grounded(agent, draft, tools, view, request.question)
+                subjects = self.subjects() if self.subjects else None
+                answer = await grounded_answer(
+                    agent, draft, tools, view, request.question, subjects
+                )
             except ModelError as exc:
                 await self._finish(live, "failed", error=str(exc))
                 return
-            for chunk in _chunks(answer.answer_markdown):
+            for chunk in answer_chunks(answer.answer_markdown):
                 await self._emit(live, "message.delta", {"text": chunk})
             await self._finish(live, "completed", answer=answer)
         except asyncio.CancelledError:  # cancel() emitted run.cancelled, or shutdown did
@@ -466,63 +469,6 @@ class RunManager:
         otel_context.attach(trace.set_span_in_context(span))  # the task's own context
         return span
 
-    async def _grounded(
-        self, agent: Agent, draft: Draft, tools: RunTools, view: ToolsProvider, question: str
-    ) -> ChatAnswer:
-        """Validate ``draft``; repair once (models) or fall back to the graceful answer.
-
-        The validator reads value kinds, subjects and totals from the output schemas of
-        the tools the run called.
-        """
-        called = {r.metadata.tool_name for r in tools.results if r.metadata}
-        schemas = {d.name: d.output_schema for d in await view.definitions() if d.name in called}
-        subjects = self.subjects() if self.subjects else None
-
-        def check(d: Draft) -> GroundingReport:
-            return check_grounding(
-                d.markdown,
-                d.citations,
-                tools.results,
-                d.figures,
-                schemas=schemas,
-                subjects=subjects,
-                question=None if d.needs_clarification else question,
-                claims=d.claims,
-                bound=d.bound,
-            )
-
-        report = check(draft)
-        verdict: Grounding
-        if report.ok:
-            verdict = report.verdict("grounded")
-        else:
-            problems = [f.message for f in report.findings]
-            repaired = await agent.repair(draft, problems, tools)
-            second = check(repaired) if repaired is not None else None
-            if repaired is not None and second is not None and second.ok:
-                draft, verdict = repaired, second.verdict("repaired")
-            else:
-                failed = second if second is not None else report
-                fallback = could_not_answer(
-                    "Ask again, or look at the tool calls below.", verify=True
-                )
-                fallback.intent, fallback.params = draft.intent, draft.params
-                draft, verdict = fallback, failed.verdict("ungrounded")
-        return ChatAnswer(
-            answer_markdown=draft.markdown,
-            citations=draft.citations,
-            confidence=draft.confidence,
-            needs_clarification=draft.needs_clarification,
-            clarifying_question=draft.clarifying_question,
-            tool_calls=tools.records,
-            grounding=verdict,
-            claims=draft.claims,
-            intent=draft.intent,
-            params=draft.params,
-            mode="model" if agent.mode == "model" else "router",
-            model=agent.model,
-        )
-
     async def _ask(self, live: _Live, request: ConfirmationRequest) -> ConfirmationDecision:
         """The run's confirmation callback: wait in ``waiting_input`` for ``confirm``."""
         pending = PendingConfirmation(
@@ -555,17 +501,3 @@ class RunManager:
 def _channel(run_id: str) -> str:
     """The channel of a run's calls: its confirmations are decided through its route only."""
     return f"run:{run_id}"
-
-
-def _chunks(text: str, size: int = 200) -> list[str]:
-    """``text`` in pieces of whole lines, about ``size`` characters each, for ``message.delta``."""
-    chunks: list[str] = []
-    current = ""
-    for line in text.splitlines(keepends=True):
-        if current and len(current) + len(line) > size:
-            chunks.append(current)
-            current = ""
-        current += line
-    if current:
-        chunks.append(current)
-    return chunks

@@ -37,6 +37,7 @@ from tooldeck.cli.shared import (
     runtime_for,
     session,
 )
+from tooldeck.cli.worker import worker
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
@@ -339,7 +340,7 @@ def chat(
                     # returns once the run settles; its events wait in the stream
                     decision = ConfirmRequest(approve=approved, message=reason)
                     await runs.confirm(run.run_id, decision, user=None)
-        return runs.get(run.run_id)
+        return await runs.get(run.run_id)
 
     run = session(runtime, body)
     if as_json:
@@ -587,6 +588,7 @@ def _port_free(settings: Settings) -> None:
 app.command()(doctor)
 app.command()(init)
 app.command()(stats)
+app.command()(worker)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(audit_app, name="audit")
 app.add_typer(config_app, name="config")

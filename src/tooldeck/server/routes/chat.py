@@ -17,8 +17,8 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, R
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
-from tooldeck.agent.runs import RunManager
-from tooldeck.exceptions import ConfigError, RunNotFoundError, RunStateError
+from tooldeck.agent.engine import RunEngine
+from tooldeck.exceptions import ConfigError, RunEngineError, RunNotFoundError, RunStateError
 from tooldeck.providers.approvals import visible_to
 from tooldeck.server.http import caller_of, is_approver, problems, runtime_of
 
@@ -43,22 +43,29 @@ LastEventId = Annotated[
 ]
 
 
-def _runs(request: Request) -> RunManager:
+def _runs(request: Request) -> RunEngine:
     return runtime_of(request).runs
 
 
 async def _start(request: Request, body: ChatRequest) -> ChatRun:
-    try:
-        return await _runs(request).start(body, user=caller_of(request))
-    except ConfigError as exc:  # unknown profile
-        raise HTTPException(status_code=404, detail=str(exc)) from None
+    with _run_errors():
+        try:
+            return await _runs(request).start(body, user=caller_of(request))
+        except ConfigError as exc:  # unknown profile
+            raise HTTPException(status_code=404, detail=str(exc)) from None
 
 
 @contextmanager
 def _run_errors() -> Iterator[None]:
-    """``RunNotFoundError`` → 404, ``RunStateError`` (an illegal transition) → 409."""
+    """Run errors as HTTP statuses.
+
+    ``RunNotFoundError`` → 404, ``RunStateError`` (an illegal transition) → 409,
+    ``PermissionError`` → 403, ``RunEngineError`` (Temporal unreachable) → 503.
+    """
     try:
         yield
+    except RunEngineError as exc:
+        raise HTTPException(status_code=503, detail=str(exc)) from None
     except RunNotFoundError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
     except RunStateError as exc:
@@ -67,13 +74,13 @@ def _run_errors() -> Iterator[None]:
         raise HTTPException(status_code=403, detail=str(exc)) from None
 
 
-def _get(request: Request, run_id: str) -> ChatRun:
+async def _get(request: Request, run_id: str) -> ChatRun:
     """The run, if the caller may see it (its own, or any for an approver); else 404.
 
     Another user's run answers as an unknown one: its existence is not disclosed.
     """
     with _run_errors():
-        run = _runs(request).get(run_id)
+        run = await _runs(request).get(run_id)
         if not visible_to(caller_of(request), run.user, privileged=is_approver(request)):
             raise RunNotFoundError(f"no run {run_id!r}")
         return run
@@ -93,7 +100,7 @@ def _after(last_event_id: str, run_id: str | None = None) -> tuple[str | None, i
     return head or run_id, int(tail)
 
 
-async def _sse(runs: RunManager, run_id: str, after: int) -> AsyncIterable[ServerSentEvent]:
+async def _sse(runs: RunEngine, run_id: str, after: int) -> AsyncIterable[ServerSentEvent]:
     event: RunEvent
     async for event in runs.events(run_id, after):
         yield ServerSentEvent(
@@ -117,7 +124,8 @@ async def chat(body: ChatRequest, request: Request, response: Response) -> ChatR
     confirm it with ``POST /api/runs/{id}/confirm``, then read ``GET /api/runs/{id}``.
     """
     run = await _start(request, body)
-    run = await _runs(request).wait(run.run_id)
+    with _run_errors():
+        run = await _runs(request).wait(run.run_id)
     if run.state == "waiting_input":
         response.status_code = 202
     return run
@@ -135,7 +143,7 @@ async def _stream_target(
     run_id, after = _after(last_event_id)
     if run_id is None:
         return (await _start(request, body)).run_id, 0
-    _get(request, run_id)
+    await _get(request, run_id)
     return run_id, after
 
 
@@ -146,7 +154,7 @@ async def _replay_target(
     last_event_id: LastEventId = "",
 ) -> tuple[str, int]:
     """(run id, seq to stream after) of ``GET /api/runs/{id}/events``."""
-    _get(request, run_id)
+    await _get(request, run_id)
     _, seq = _after(last_event_id, run_id)
     return run_id, max(seq, after)
 
@@ -178,13 +186,14 @@ async def list_runs(
     This process's runs, and with the audit database on, all.
     """
     user = None if is_approver(request) else (caller_of(request) or "anonymous")
-    return _runs(request).recent(limit, user=user)
+    with _run_errors():
+        return await _runs(request).recent(limit, user=user)
 
 
 @router.get("/api/runs/{run_id}", response_model=ChatRun, responses=_ERRORS, summary="A run")
 async def get_run(run_id: str, request: Request) -> ChatRun:
     """The run's state, answer or pending confirmation."""
-    return _get(request, run_id)
+    return await _get(request, run_id)
 
 
 @router.get(
@@ -212,7 +221,7 @@ async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> Ch
 
     Only the run's own user, or an approver in ``[approvals] approvers``, decides it.
     """
-    _get(request, run_id)
+    await _get(request, run_id)
     with _run_errors():
         return await _runs(request).confirm(
             run_id, body, user=caller_of(request), privileged=is_approver(request)
@@ -224,6 +233,6 @@ async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> Ch
 )
 async def cancel_run(run_id: str, request: Request) -> ChatRun:
     """Cancel a run of the caller's that has not finished (409 once it has)."""
-    _get(request, run_id)
+    await _get(request, run_id)
     with _run_errors():
         return await _runs(request).cancel(run_id, by=caller_of(request))

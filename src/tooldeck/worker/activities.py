@@ -1,0 +1,240 @@
+"""``RunActivities``: a Temporal run's turns and tool calls, on a worker's runtime.
+
+Both activities take and return JSON (the workflow imports nothing of tooldeck):
+
+- ``run_turn({start, journal})`` runs the agent from the question with the journal
+  replayed (``worker.journal``). It returns ``{"calls": [...]}`` with the calls the
+  agent needs next (each with its ``budget_s``: what the tool's policy may take, its
+  retries included), or ``{"answer": ChatAnswer, "chunks": [...]}`` once the agent
+  answered and the grounding validator decided, or ``{"error": ...}`` when the model
+  endpoint failed. New model responses come back as ``"model"`` entries.
+- ``tool_call({start, call, decision})`` runs one call through the profile's provider
+  stack (policies, confirmation, receipts, audit) under the idempotency key
+  ``run:<run_id>:<call_id>``, so a retry after a worker died answers from the receipt
+  instead of running the call twice. A call that needs confirmation comes back as
+  ``{"confirmation": PendingConfirmation}``; the workflow asks, then calls again with
+  the ``decision``, which is recorded in the approval store before the call, so the
+  confirming provider consumes it as any other decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from temporalio import activity
+
+from tooldeck.agent.answering import answer_chunks, grounded_answer
+from tooldeck.agent.calls import RunTools, shown_arguments
+from tooldeck.agent.contracts import PendingConfirmation
+from tooldeck.agent.factory import agent_factory
+from tooldeck.agent.model_agent import ModelError
+from tooldeck.core.confirmation import ConfirmationDecision
+from tooldeck.core.context import ToolContext
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.providers.approvals import Decider
+from tooldeck.worker.journal import Journal, JournalTools, NeedsCalls, ReplayingClient
+from tooldeck.worker.workflow import TOOL_CALL, TURN
+
+if TYPE_CHECKING:
+    from tooldeck.runtime import Runtime
+
+__all__ = ["RunActivities"]
+
+HEARTBEAT_EVERY_S = 5.0
+"""A tool call's activity reports it is alive this often (``workflow.HEARTBEAT``)."""
+
+
+def _channel(run_id: str) -> str:
+    return f"run:{run_id}"
+
+
+class RunActivities:
+    """The activities of ``RunWorkflow``, bound to one worker's runtime.
+
+    Args:
+        runtime: The worker's runtime (``build_runtime`` on the same configuration as
+            the servers): its views, approvals, receipts and audit serve every call.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        settings = runtime.settings
+        self._client = runtime.model_client
+        self._agent = agent_factory(settings.agent, runtime.answers, None)
+
+    def _context(self, start: dict[str, Any]) -> ToolContext:
+        return self.runtime.context(
+            run_id=start["run_id"],
+            session_id=start.get("session_id"),
+            user=start.get("user"),
+            channel=_channel(start["run_id"]),
+            profile=start.get("profile"),
+        )
+
+    @activity.defn(name=TURN)
+    async def run_turn(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One turn of the agent (see the module docstring)."""
+        start = request["start"]
+        view = self.runtime.view(start.get("profile"))
+        journal = Journal(request["journal"])
+        agent = (
+            agent_factory(
+                self.runtime.settings.agent,
+                self.runtime.answers,
+                ReplayingClient(self._client, journal),
+            )(view)
+            if self._client is not None
+            else self._agent(view)
+        )
+        tools = JournalTools(journal, self._context(start))
+        params = dict(start.get("params") or {})
+        if start.get("account"):
+            params["account"] = start["account"]
+        answers = self.runtime.answers
+        subjects = answers.subjects() if answers is not None else None
+        try:
+            draft = await agent.answer(start["question"], params, tools)
+            answer = await grounded_answer(agent, draft, tools, view, start["question"], subjects)
+        except NeedsCalls:
+            await asyncio.sleep(0)  # calls started beside it in a gather register theirs
+            budgets = await self._budgets(view, start.get("profile"))
+            calls = [
+                {
+                    **call,
+                    "shown": shown_arguments(call["arguments"]),
+                    "budget_s": budgets.get(call["name"], _DEFAULT_BUDGET_S),
+                }
+                for call in journal.asked
+            ]
+            return {"calls": calls, "model": journal.new_models}
+        except ModelError as exc:
+            return {"error": str(exc), "model": journal.new_models}
+        return {
+            "answer": answer.model_dump(mode="json"),
+            "chunks": answer_chunks(answer.answer_markdown),
+            "model": journal.new_models,
+        }
+
+    async def _budgets(self, view: Any, profile: str | None) -> dict[str, float]:
+        """Seconds each tool's policy may take for one call, retries and waits included."""
+        config = self.runtime.policy_config
+        budgets: dict[str, float] = {}
+        definition: ToolDefinition
+        for definition in await view.definitions():
+            policy = config.resolve(definition, profile)
+            attempt = policy.timeout_s or _DEFAULT_BUDGET_S
+            waits = sum(
+                policy.backoff_s(n) + policy.jitter_s for n in range(1, policy.max_attempts)
+            )
+            budget = attempt * policy.max_attempts + waits + _MARGIN_S
+            for name in (definition.name, *definition.aliases):
+                budgets[name] = budget
+        return budgets
+
+    @activity.defn(name=TOOL_CALL)
+    async def tool_call(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One tool call through the stack (see the module docstring)."""
+        start, call, decision = request["start"], request["call"], request.get("decision")
+        view = self.runtime.view(start.get("profile"))
+        ctx = self._context(start).derive(
+            request_id=call["call_id"], idempotency_key=f"run:{start['run_id']}:{call['call_id']}"
+        )
+        if decision is not None:
+            self._decide(call, decision, ctx)
+        tools = RunTools(view, ctx, _quiet)
+        began = time.perf_counter()
+        async with _heartbeats():
+            result = await tools.execute(call["name"], call["arguments"], call_id=call["call_id"])
+        error = result.error
+        if decision is None and error is not None and error.type == "confirmation_required":
+            details = error.details or {}
+            described = {d.name: d.description for d in await view.definitions()}
+            pending = PendingConfirmation(
+                approval_id=details["approval_id"],
+                tool=details["tool"],
+                arguments=details["arguments"],
+                arguments_hash=details["arguments_hash"],
+                description=_described(details, described.get(details["tool"], "")),
+                expires_at=details["expires_at"],
+            )
+            return {"confirmation": pending.model_dump(mode="json")}
+        record = tools.records[0]
+        duration_ms = round((time.perf_counter() - began) * 1000, 3)
+        return {
+            "record": record.model_dump(mode="json"),
+            "entry": {
+                "name": call["name"],
+                "arguments": call["arguments"],
+                "result": result.model_dump(mode="json"),
+                "duration_ms": duration_ms,
+            },
+        }
+
+    def _decide(self, call: dict[str, Any], decision: dict[str, Any], ctx: ToolContext) -> None:
+        """Record the workflow's decision in this worker's approval store, for the stack.
+
+        The approval asked by an earlier attempt may be in another worker's store, or
+        have expired while the run waited: then the call is asked again here and
+        decided at once. A decision already recorded (a retried attempt) stands.
+        """
+        approvals = self.runtime.approvals
+        by = (
+            Decider(
+                principal=decision.get("by") or "anonymous",
+                channel=ctx.channel or _channel(ctx.run_id or ""),
+                privileged=bool(decision.get("privileged")),
+            )
+            if "by" in decision
+            else None  # the workflow's own time-out
+        )
+        answer = ConfirmationDecision(
+            approved=bool(decision.get("approve")),
+            arguments=decision.get("arguments"),
+            message=decision.get("message"),
+            approver=decision.get("by"),
+        )
+        approval_id = decision["approval_id"]
+        with contextlib.suppress(ValueError):  # decided by an earlier attempt
+            try:
+                approvals.decide(approval_id, answer, by)
+            except KeyError:
+                arguments = shown_arguments(call["arguments"])
+                if not isinstance(arguments, dict):
+                    return
+                asked = approvals.request(approvals.new_request(call["name"], arguments, ctx))
+                approvals.decide(asked.request.approval_id, answer, by)
+
+
+_DEFAULT_BUDGET_S = 300.0
+"""A call of a tool no view lists (it fails at once) or without a timeout: 5 minutes."""
+_MARGIN_S = 30.0
+"""Added to a tool's budget for the stack around it (confirmation, receipts, audit)."""
+
+
+async def _quiet(type: str, data: dict[str, Any]) -> None:
+    """The workflow sends a call's events, not the activity."""
+
+
+def _described(details: dict[str, Any], description: str) -> str:
+    reason = details.get("reason")
+    return f"{reason}\n\n{description}" if reason else description
+
+
+@contextlib.asynccontextmanager
+async def _heartbeats() -> AsyncIterator[None]:
+    """Heartbeat while the block runs, so a worker that died is noticed in seconds."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
