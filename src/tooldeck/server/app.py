@@ -109,12 +109,16 @@ def create_app(
             remote,
         )
         watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
+        worker = await _start_worker(runtime)
         try:
             async with mcp_manager.run(), runtime.serving():
                 yield
         finally:
-            if watcher is not None:
-                watcher.cancel()
+            for task in (watcher, worker):
+                if task is not None:
+                    task.cancel()
+            if worker is not None:
+                await asyncio.gather(worker, return_exceptions=True)
             await runtime.aclose()
 
     # /docs and /redoc from assets in the package (fastapi-offline): they work with no network
@@ -187,3 +191,27 @@ async def _method_not_allowed(request: Request, exc: Exception) -> Response:
     return JSONResponse(
         {"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": ", ".join(allowed)}
     )
+
+
+async def _start_worker(runtime: Runtime) -> asyncio.Task[None] | None:
+    """A Temporal worker inside the server (``[runs] worker_in_server``), once it polls.
+
+    A worker that cannot start (Temporal down) is logged; the server serves anyway, and
+    runs wait for a worker.
+    """
+    config = runtime.settings.runs
+    if config.engine != "temporal" or not config.worker_in_server:
+        return None
+    from tooldeck.worker.runner import run_worker
+
+    ready = asyncio.Event()
+    worker = asyncio.create_task(run_worker(runtime, ready=ready.set))
+    waiting = asyncio.create_task(ready.wait())
+    await asyncio.wait({worker, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if worker.done() and not worker.cancelled() and worker.exception() is not None:
+        logging.getLogger("uvicorn.error").error(
+            "tooldeck: the Temporal worker did not start: %s", worker.exception()
+        )
+        return None
+    return worker
