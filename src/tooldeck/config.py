@@ -243,10 +243,14 @@ class RunSettings(BaseModel):
     ``temporal``: durable runs on a Temporal service (``pip install temporalio``)."""
     address: str = Field("127.0.0.1:7233", pattern=r"^[A-Za-z0-9.\-\[\]:]+:\d+$")
     """The Temporal frontend, ``host:port``."""
-    namespace: str = Field("default", min_length=1)
+    namespace: str = Field("default", pattern=r"^[A-Za-z0-9._-]{1,200}$")
     """The Temporal namespace of the runs."""
-    task_queue: str = Field("tooldeck", min_length=1)
+    task_queue: str = Field("tooldeck", pattern=r"^[A-Za-z0-9._-]{1,200}$")
     """The task queue the workers poll; one per deployment of the same tools."""
+    heartbeat_s: float = Field(15.0, ge=1)
+    """A worker running a tool call reports it is alive every third of this; silent
+    this long, it counts as dead and the call moves to another worker (where its
+    receipt answers instead of running a tool with side effects twice)."""
     worker_in_server: bool = False
     """``tooldeck serve`` also runs a worker (one process for a small setup); false:
     start ``tooldeck worker`` processes."""

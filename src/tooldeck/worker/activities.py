@@ -44,9 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RunActivities"]
 
-HEARTBEAT_EVERY_S = 5.0
-"""A tool call's activity reports it is alive this often (``workflow.HEARTBEAT``)."""
-
 
 def _channel(run_id: str) -> str:
     return f"run:{run_id}"
@@ -147,7 +144,7 @@ class RunActivities:
             self._decide(call, decision, ctx)
         tools = RunTools(view, ctx, _quiet)
         began = time.perf_counter()
-        async with _heartbeats():
+        async with _heartbeats(start["heartbeat_s"] / 3):
             result = await tools.execute(call["name"], call["arguments"], call_id=call["call_id"])
         error = result.error
         if decision is None and error is not None and error.type == "confirmation_required":
@@ -225,13 +222,13 @@ def _described(details: dict[str, Any], description: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _heartbeats() -> AsyncIterator[None]:
-    """Heartbeat while the block runs, so a worker that died is noticed in seconds."""
+async def _heartbeats(every_s: float) -> AsyncIterator[None]:
+    """Heartbeat every ``every_s`` while the block runs ([runs] heartbeat_s / 3)."""
 
     async def beat() -> None:
         while True:
             activity.heartbeat()
-            await asyncio.sleep(HEARTBEAT_EVERY_S)
+            await asyncio.sleep(every_s)
 
     task = asyncio.create_task(beat())
     try:

@@ -15,6 +15,7 @@ or no worker answers.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -44,8 +45,10 @@ from tooldeck.worker.workflow import RUN_WORKFLOW, record_of
 
 __all__ = ["TemporalRuns", "connect"]
 
-QUERY_TIMEOUT = timedelta(seconds=10)
-"""How long a query waits for a worker to answer before the run engine counts as down."""
+log = logging.getLogger("tooldeck.runs")
+
+QUERY_TIMEOUT = timedelta(seconds=5)
+"""How long a query of a live run's events waits for a worker (then tried again)."""
 POLL_S = (0.02, 0.5)
 """First and longest pause between two reads of a live run (``wait``, ``events``)."""
 
@@ -121,6 +124,7 @@ class TemporalRuns:
             "account": request.account,
             "created_at": _now(),
             "confirm_timeout_s": self.confirm_timeout_s,
+            "heartbeat_s": self.config.heartbeat_s,
         }
         client = await self.client()
         try:
@@ -135,8 +139,14 @@ class TemporalRuns:
             raise RunEngineError(f"Temporal refused to start the run: {exc}") from None
         return ChatRun.model_validate({**record_of(start), "last_seq": 1})
 
-    async def _snapshot(self, run_id: str, after: int) -> dict[str, Any]:
-        """``{"record", "events"}`` of the run: its result when finished, else a query."""
+    async def _snapshot(self, run_id: str, after: int | None) -> dict[str, Any]:
+        """``{"record", "events"}`` of the run (``after=None``: the record only).
+
+        A finished run's come from its result; a live run's record from its memo (no
+        worker needed), its events from the query ``snapshot``. When no worker answers
+        the query (all stopped, or one just died and Temporal has not noticed yet), the
+        events are ``[]`` for now and ``"stale": True`` says so.
+        """
         handle = await self._handle(run_id)
         try:
             described = await handle.describe()
@@ -147,7 +157,12 @@ class TemporalRuns:
         if described.workflow_type != RUN_WORKFLOW:
             raise RunNotFoundError(f"no run {run_id!r}")
         if described.status != WorkflowExecutionStatus.RUNNING:
-            return await self._finished(handle, described.status, after)
+            return await self._finished(handle, described.status, after or 0)
+        record = await described.memo_value("record", None)
+        if record is None:  # not started by a worker yet: as TemporalRuns.start made it
+            record = {**await self._started(handle), "last_seq": 1}
+        if after is None or after >= record["last_seq"]:
+            return {"record": record, "events": []}
         try:
             snapshot: dict[str, Any] = await handle.query(
                 "snapshot", after, rpc_timeout=QUERY_TIMEOUT
@@ -155,15 +170,24 @@ class TemporalRuns:
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:  # finished meanwhile
                 return await self._snapshot(run_id, after)
-            raise RunEngineError(
-                f"no tooldeck worker answered for run {run_id} on task queue "
-                f"{self.config.task_queue!r} ({exc}); start `tooldeck worker`"
-            ) from None
+            log.warning("runs: no worker answered for %s: %s", run_id, exc)
+            return {"record": record, "events": [], "stale": True}
         return snapshot
+
+    async def _started(self, handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
+        """The ``queued`` record of a run no worker has picked up, from its input."""
+        async for event in handle.fetch_history_events():
+            attributes = event.workflow_execution_started_event_attributes
+            payloads = attributes.input.payloads
+            converter = (await self.client()).data_converter
+            (start,) = await converter.decode(payloads, [dict])
+            return record_of(start)
+        raise RunNotFoundError(f"no run {handle.id!r}")
 
     async def _finished(
         self, handle: WorkflowHandle[Any, Any], status: Any, after: int
     ) -> dict[str, Any]:
+        """A finished run's record and events after ``after``, from its result."""
         try:
             result: dict[str, Any] = await handle.result(follow_runs=False)
         except WorkflowFailureError as exc:  # terminated, timed out, or a bug
@@ -190,10 +214,10 @@ class TemporalRuns:
             RunNotFoundError: no run has this id.
             RunEngineError: Temporal or the workers cannot be reached.
         """
-        return ChatRun.model_validate((await self._snapshot(run_id, 1 << 30))["record"])
+        return ChatRun.model_validate((await self._snapshot(run_id, None))["record"])
 
     async def recent(self, limit: int = 50, *, user: str | None = None) -> list[ChatRun]:
-        """The newest runs first (Temporal's visibility list).
+        """The newest runs of this task queue first (Temporal's visibility list).
 
         Args:
             limit: At most this many.
@@ -202,7 +226,8 @@ class TemporalRuns:
         """
         client = await self.client()
         found: list[str] = []
-        query = f"WorkflowType = '{RUN_WORKFLOW}'"
+        queue = self.config.task_queue  # the deployment's runs only (a plain name)
+        query = f"WorkflowType = '{RUN_WORKFLOW}' AND TaskQueue = '{queue}'"
         async for execution in client.list_workflows(query, limit=max(limit * 20, 200)):
             owner = (await execution.memo_value("user", "")) or None
             if user is None or visible_to(user, owner):

@@ -57,6 +57,9 @@ async def run_worker(runtime: Runtime, *, ready: Callable[[], None] | None = Non
         workflow_runner=runner,
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         graceful_shutdown_timeout=_GRACE,
+        # a worker killed with SIGKILL keeps its runs' queries on its own queue until
+        # this passes; then another worker answers them
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=2),
     )
     async with worker:
         if ready is not None:

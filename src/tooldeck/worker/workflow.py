@@ -8,7 +8,8 @@ A call that needs confirmation moves the run to ``waiting_input`` until the upda
 ``confirm`` (or the approval time-out, which denies); a durable timer, so the wait
 survives restarts of every process. The update ``cancel`` (or cancelling the
 workflow) ends the run ``cancelled``. Events and the record are read with the queries
-``events`` and ``record``; the workflow's result is both, for finished runs.
+``snapshot`` (record and events), and the record from the workflow's memo, which a
+server reads with no worker running; the workflow's result is both, once finished.
 
 Everything crossing the workflow boundary is JSON (dicts), so this module imports
 nothing of tooldeck and stays replay-safe; the shapes are the run contract's
@@ -38,10 +39,6 @@ MAX_TURNS = 64
 """Turns of the agent at most (each asks for one batch of tool calls)."""
 TURN_TIMEOUT = timedelta(minutes=10)
 """One turn: the agent's model requests and the grounding check."""
-HEARTBEAT = timedelta(seconds=15)
-"""A tool call's worker that stays silent this long is taken as dead (it heartbeats
-every few seconds while the tool runs), and the call is retried on another worker,
-where its receipt answers instead of running it twice."""
 RETRIES = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
 """Retries of an activity whose worker died or timed out. Tool failures are results,
 not activity failures: the tool's own policy retried them already."""
@@ -140,7 +137,7 @@ class RunWorkflow:
             TOOL_CALL,
             {"start": start, "call": call, "decision": decision},
             start_to_close_timeout=timedelta(seconds=call["budget_s"]),
-            heartbeat_timeout=HEARTBEAT,
+            heartbeat_timeout=timedelta(seconds=start["heartbeat_s"]),
             retry_policy=RETRIES,
         )
         return result
@@ -226,6 +223,11 @@ class RunWorkflow:
             }
         )
         self.record = {**self.record, "last_seq": seq, "updated_at": now}
+        self._publish()
+
+    def _publish(self) -> None:
+        """Put the record in the workflow's memo: servers read it with no worker running."""
+        workflow.upsert_memo({"record": self.record})
 
     def _move(
         self,
@@ -237,6 +239,8 @@ class RunWorkflow:
         self.record = {**self.record, "state": state, "updated_at": _now(), **fields}
         if event is not None:
             self._event(event, data)
+        else:
+            self._publish()
 
     def _finish(self, state: str, data: dict[str, Any], **fields: Any) -> None:
         if self.record["state"] not in _FINAL:
