@@ -229,3 +229,52 @@ def test_three_parallel_approvals_survive_a_restart_of_every_process(
     calls = {c["arguments"]["to"]: c for c in run["answer"]["tool_calls"]}
     assert calls["ana"]["status"] == calls["bob"]["status"] == "success"
     assert (calls["mallory"]["status"], calls["mallory"]["error_type"]) == ("error", "denied")
+
+
+@pytest.mark.integration
+def test_a_run_resumes_after_the_temporal_service_restarts(tmp_path: Path) -> None:
+    """The service stops while a run waits for a confirmation; on the same database it
+    starts again, the same worker reconnects by itself, and the run completes."""
+    from integration.temporal import free_port, temporal_server
+
+    database, port = tmp_path / "temporal.db", free_port()
+    with ScriptedModel([reply]).serve() as url:
+        with temporal_server(database, port) as address:
+            deployment = Deployment(tmp_path / "project", address, url)
+            deployment.start_worker()
+            with deployment.client() as client:
+                run = client.post("/api/chat", json={"question": "pay everyone"}).json()
+                assert run["state"] == "waiting_input", run
+        try:
+            with temporal_server(database, port), deployment.client() as client:
+                while run["state"] == "waiting_input":
+                    response = client.post(
+                        f"/api/runs/{run['run_id']}/confirm",
+                        json={"approve": run["pending"]["arguments"]["to"] != "mallory"},
+                    )
+                    assert response.status_code == 200, response.text
+                    run = response.json()
+                assert run["state"] == "completed", run
+        finally:
+            deployment.stop()
+    assert sorted(deployment.effects) == ["pay ana 100", "pay bob 200"]
+
+
+@pytest.mark.integration
+def test_the_worker_command_says_what_is_missing(tmp_path: Path) -> None:
+    embedded = tmp_path / "embedded.toml"
+    embedded.write_text("")
+    unreachable = tmp_path / "unreachable.toml"
+    unreachable.write_text('[runs]\nengine = "temporal"\naddress = "127.0.0.1:1"\n')
+    for config, says in [
+        (embedded, '[runs] engine is "embedded"'),
+        (unreachable, "Temporal at 127.0.0.1:1 (namespace 'default') cannot be reached"),
+    ]:
+        done = subprocess.run(
+            [str(BIN / "tooldeck"), "worker", "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2
+        assert says in " ".join(done.stderr.split()), done.stderr

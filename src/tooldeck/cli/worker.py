@@ -28,16 +28,20 @@ def worker(config: ConfigOption = None, own_tools: ToolsOption = None) -> None:
     runtime = runtime_for(config, own_tools)
     runs = runtime.settings.runs
     if runs.engine != "temporal":
-        err.print(
-            '[red]error:[/red] [runs] engine is "embedded": runs execute inside tooldeck '
-            'serve. Set [runs] engine = "temporal" (and address) to use workers'
+        why = (
+            '[runs] engine is "embedded": runs execute inside tooldeck serve. Set [runs] '
+            'engine = "temporal" (and address) to use workers'
         )
+        err.print(f"[red]error:[/red] {escape(why)}")
         runtime.close()
         raise SystemExit(2)
     try:
         from tooldeck.worker.runner import run_worker
     except ImportError:
-        err.print("[red]error:[/red] the worker needs temporalio: pip install 'tooldeck[temporal]'")
+        err.print(
+            "[red]error:[/red] the worker needs temporalio: "
+            + escape("pip install 'tooldeck[temporal]'")
+        )
         runtime.close()
         raise SystemExit(2) from None
 
