@@ -27,6 +27,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -49,8 +50,15 @@ log = logging.getLogger("tooldeck.runs")
 
 QUERY_TIMEOUT = timedelta(seconds=5)
 """How long a query of a live run's events waits for a worker (then tried again)."""
-POLL_S = (0.02, 0.5)
-"""First and longest pause between two reads of a live run (``wait``, ``events``)."""
+FOLLOW_TIMEOUT = timedelta(seconds=60)
+"""How long one long poll of a live run (``wait``, ``events``) lasts before it is
+asked again."""
+POLL_S = (0.05,)
+"""Pause before reading a run again after a long poll that could not be answered."""
+_RETRY_READ = frozenset(
+    {RPCStatusCode.NOT_FOUND, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED}
+)
+"""Long-poll failures that mean: read the run again (finished, or no worker yet)."""
 
 
 async def connect(config: RunSettings) -> Client:
@@ -238,14 +246,34 @@ class TemporalRuns:
         return sorted(runs, key=lambda r: r.created_at, reverse=True)
 
     async def wait(self, run_id: str) -> ChatRun:
-        """Wait until the run is final or ``waiting_input``; return its record."""
-        pause = POLL_S[0]
-        while True:
-            run = await self.get(run_id)
-            if run.state in FINAL_STATES or run.state == "waiting_input":
-                return run
-            await asyncio.sleep(pause)
-            pause = min(pause * 1.5, POLL_S[1])
+        """Wait until the run is final or ``waiting_input``; return its record.
+
+        A long poll (the update ``settled``): answered the moment the run gets there.
+        """
+        run = await self.get(run_id)
+        while run.state not in FINAL_STATES and run.state != "waiting_input":
+            record = await self._follow(run_id, "settled")
+            run = await self.get(run_id) if record is None else ChatRun.model_validate(record)
+        return run
+
+    async def _follow(self, run_id: str, update: str, *args: Any) -> Any:
+        """The long-poll update's answer, or None (the caller reads the run again).
+
+        None when the run finished meanwhile or no worker took the update in time.
+        """
+        handle = await self._handle(run_id)
+        try:
+            return await handle.execute_update(update, args=args, rpc_timeout=FOLLOW_TIMEOUT)
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # the caller left (a closed stream)
+                raise asyncio.CancelledError from None
+            return None  # no worker took it within FOLLOW_TIMEOUT
+        except (WorkflowUpdateFailedError, RPCError) as exc:
+            if isinstance(exc, RPCError) and exc.status not in _RETRY_READ:
+                raise RunEngineError(f"Temporal: {exc}") from None
+            await asyncio.sleep(POLL_S[0])
+            return None
 
     async def confirm(
         self, run_id: str, body: ConfirmRequest, *, user: str | None, privileged: bool = False
@@ -284,7 +312,16 @@ class TemporalRuns:
     ) -> Any:
         handle = await self._handle(run_id)
         try:
-            return await handle.execute_update(name, argument)
+            return await handle.execute_update(name, argument, rpc_timeout=FOLLOW_TIMEOUT)
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError from None
+            raise RunEngineError(
+                f"no tooldeck worker took the {name} of run {run_id} within "
+                f"{FOLLOW_TIMEOUT.total_seconds():g} s (task queue {self.config.task_queue!r}); "
+                "start `tooldeck worker`"
+            ) from None
         except WorkflowUpdateFailedError as exc:
             kind = getattr(exc.cause, "type", None)
             if kind == "PermissionError":
@@ -298,20 +335,23 @@ class TemporalRuns:
             raise RunEngineError(f"Temporal: {exc}") from None
 
     async def events(self, run_id: str, after: int = 0) -> AsyncIterator[RunEvent]:
-        """The run's events with ``seq > after``, then live ones until the run ends."""
+        """The run's events with ``seq > after``, then live ones until the run ends.
+
+        Live events come by long poll (the update ``follow``), each as soon as the
+        workflow has it.
+        """
         sent = after
-        pause = POLL_S[0]
+        snapshot: dict[str, Any] | None = await self._snapshot(run_id, sent)
         while True:
-            snapshot = await self._snapshot(run_id, sent)
+            if snapshot is None:
+                snapshot = await self._snapshot(run_id, sent)
             for event in snapshot["events"]:
                 sent = event["seq"]
-                pause = POLL_S[0]
                 yield RunEvent.model_validate(event)
             record = snapshot["record"]
             if record["state"] in FINAL_STATES and sent >= record.get("last_seq", 0):
                 return
-            await asyncio.sleep(pause)
-            pause = min(pause * 1.5, POLL_S[1])
+            snapshot = await self._follow(run_id, "follow", sent)
 
     async def aclose(self) -> None:
         """Nothing to stop: runs go on in Temporal when this process ends."""

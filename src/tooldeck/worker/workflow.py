@@ -92,6 +92,7 @@ class RunWorkflow:
             self._finish("cancelled", {"reason": reason}, error=reason)
         except ActivityError as exc:  # a worker failed every attempt of an activity
             self._finish("failed", {"error": _why(exc)}, error=_why(exc))
+        await workflow.wait_condition(workflow.all_handlers_finished)  # followers answered
         return {"record": self.record, "events": self.events}
 
     async def _answer(self, start: dict[str, Any]) -> None:
@@ -193,7 +194,7 @@ class RunWorkflow:
         self.cancel_reason = f"cancelled by {by}" if by else "cancelled"
         if self._work is not None:
             self._work.cancel()
-        await workflow.wait_condition(lambda: self.record["state"] == "cancelled")
+        await workflow.wait_condition(lambda: self.record.get("state") == "cancelled")
         return self.record
 
     @cancel.validator
@@ -202,6 +203,26 @@ class RunWorkflow:
             raise ApplicationError(
                 f"run is {self.record.get('state')}", type="RunStateError", non_retryable=True
             )
+
+    @workflow.update
+    async def follow(self, after: int) -> dict[str, Any]:
+        """Wait for events after ``after`` (or the end); then ``snapshot(after)``.
+
+        What ``TemporalRuns.events`` long-polls with: a new event reaches a stream at
+        once, with no polling between.
+        """
+        await workflow.wait_condition(
+            lambda: len(self.events) > after or self.record.get("state") in _FINAL
+        )
+        return self.snapshot(after)
+
+    @workflow.update
+    async def settled(self) -> dict[str, Any]:
+        """Wait until the run is final or waits for input; its record then."""
+        await workflow.wait_condition(
+            lambda: self.record.get("state") in (*_FINAL, "waiting_input") and self.decision is None
+        )
+        return self.record
 
     @workflow.query(name="snapshot")
     def snapshot(self, after: int) -> dict[str, Any]:
