@@ -53,7 +53,7 @@ QUERY_TIMEOUT = timedelta(seconds=5)
 FOLLOW_TIMEOUT = timedelta(seconds=60)
 """How long one long poll of a live run (``wait``, ``events``) lasts before it is
 asked again."""
-POLL_S = (0.05,)
+RETRY_PAUSE_S = 0.05
 """Pause before reading a run again after a long poll that could not be answered."""
 _RETRY_READ = frozenset(
     {RPCStatusCode.NOT_FOUND, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED}
@@ -272,7 +272,7 @@ class TemporalRuns:
         except (WorkflowUpdateFailedError, RPCError) as exc:
             if isinstance(exc, RPCError) and exc.status not in _RETRY_READ:
                 raise RunEngineError(f"Temporal: {exc}") from None
-            await asyncio.sleep(POLL_S[0])
+            await asyncio.sleep(RETRY_PAUSE_S)
             return None
 
     async def confirm(
