@@ -332,3 +332,14 @@ async def test_a_permanently_unavailable_tool_does_not_open_its_breaker() -> Non
         assert result.error is not None and result.error.type == "unavailable"
     malformed = await stack.execute("unconfigured", {"prompt": 3})
     assert malformed.error is not None and malformed.error.type == "validation"
+
+
+def test_longest_s_bounds_every_attempt_and_every_wait() -> None:
+    from tooldeck.providers.policy import ToolPolicy
+
+    policy = ToolPolicy(timeout_s=5, max_attempts=3, initial_backoff_s=0.5, jitter_s=0.25)
+    # 3 attempts of 5 s, waits of at most 0.5 + 0.25 and 1 + 0.25 s between them
+    assert policy.longest_s() == 17.0
+    assert all(policy.backoff_s(1) <= 0.75 for _ in range(200))
+    assert ToolPolicy(timeout_s=None).longest_s() is None
+    assert ToolPolicy(timeout_s=2, max_attempts=1).longest_s() == 2.0

@@ -18,10 +18,19 @@ from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments, ToolExecutor
 
-__all__ = ["Emit", "RunTools", "shown_arguments"]
+__all__ = ["Emit", "RunTools", "run_channel", "shown_arguments"]
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Emits a run event: ``await emit("tool_call.started", {...})``."""
+
+
+def run_channel(run_id: str) -> str:
+    """The channel of a run's calls: ``run:<run_id>``.
+
+    A run's confirmations are decided through the run's own route only, whichever
+    engine runs it.
+    """
+    return f"run:{run_id}"
 
 
 def shown_arguments(arguments: Arguments) -> Any:

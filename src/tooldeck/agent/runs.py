@@ -29,7 +29,7 @@ from typing import Any
 
 from tooldeck.agent.answering import answer_chunks, grounded_answer
 from tooldeck.agent.base import Agent
-from tooldeck.agent.calls import RunTools
+from tooldeck.agent.calls import RunTools, run_channel
 from tooldeck.agent.contracts import (
     FINAL_STATES,
     TRANSITIONS,
@@ -316,7 +316,9 @@ class RunManager:
         live = self._live.get(run_id)
         if live is None or run.state != "waiting_input" or run.pending is None:
             raise RunStateError(run_id, run.state, "confirm", ["waiting_input"])
-        by = Decider(principal=user or "anonymous", channel=_channel(run_id), privileged=privileged)
+        by = Decider(
+            principal=user or "anonymous", channel=run_channel(run_id), privileged=privileged
+        )
         decision = ConfirmationDecision(
             approved=body.approve, arguments=body.arguments, message=body.message, approver=user
         )
@@ -388,7 +390,7 @@ class RunManager:
             run_id=run.run_id,
             session_id=request.session_id,
             user=run.user,
-            channel=_channel(run.run_id),
+            channel=run_channel(run.run_id),
             profile=run.profile,
             confirm=lambda req: self._ask(live, req),
         )
@@ -496,8 +498,3 @@ class RunManager:
             )
         await self._move(live, "running", pending=None)
         return decision
-
-
-def _channel(run_id: str) -> str:
-    """The channel of a run's calls: its confirmations are decided through its route only."""
-    return f"run:{run_id}"

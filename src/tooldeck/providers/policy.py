@@ -91,8 +91,20 @@ class ToolPolicy(BaseModel):
 
     def backoff_s(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        base = min(self.max_backoff_s, self.initial_backoff_s * 2 ** (attempt - 1))
-        return float(base + random.uniform(0, self.jitter_s))
+        return float(self._base_backoff_s(attempt) + random.uniform(0, self.jitter_s))
+
+    def longest_s(self) -> float | None:
+        """Seconds one call may take at most under this policy; None without a timeout.
+
+        Every attempt times out, with the longest wait (jitter included) between them.
+        """
+        if self.timeout_s is None:
+            return None
+        waits = sum(self._base_backoff_s(n) + self.jitter_s for n in range(1, self.max_attempts))
+        return self.timeout_s * self.max_attempts + waits
+
+    def _base_backoff_s(self, attempt: int) -> float:
+        return float(min(self.max_backoff_s, self.initial_backoff_s * 2 ** (attempt - 1)))
 
 
 class CallPolicyOverride(BaseModel):

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
 from tooldeck.agent.answering import answer_chunks, grounded_answer
-from tooldeck.agent.calls import RunTools, shown_arguments
+from tooldeck.agent.calls import RunTools, run_channel, shown_arguments
 from tooldeck.agent.contracts import PendingConfirmation
 from tooldeck.agent.factory import agent_factory
 from tooldeck.agent.model_agent import ModelError
@@ -45,10 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["RunActivities"]
 
 
-def _channel(run_id: str) -> str:
-    return f"run:{run_id}"
-
-
 class RunActivities:
     """The activities of ``RunWorkflow``, bound to one worker's runtime.
 
@@ -59,16 +54,13 @@ class RunActivities:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        settings = runtime.settings
-        self._client = runtime.model_client
-        self._agent = agent_factory(settings.agent, runtime.answers, None)
 
     def _context(self, start: dict[str, Any]) -> ToolContext:
         return self.runtime.context(
             run_id=start["run_id"],
             session_id=start.get("session_id"),
             user=start.get("user"),
-            channel=_channel(start["run_id"]),
+            channel=run_channel(start["run_id"]),
             profile=start.get("profile"),
         )
 
@@ -78,27 +70,22 @@ class RunActivities:
         start = request["start"]
         view = self.runtime.view(start.get("profile"))
         journal = Journal(request["journal"])
-        agent = (
-            agent_factory(
-                self.runtime.settings.agent,
-                self.runtime.answers,
-                ReplayingClient(self._client, journal),
-            )(view)
-            if self._client is not None
-            else self._agent(view)
-        )
+        client = self.runtime.model_client
+        answers = self.runtime.answers
+        replaying = ReplayingClient(client, journal) if client is not None else None
+        agent = agent_factory(self.runtime.settings.agent, answers, replaying)(view)
         tools = JournalTools(journal, self._context(start))
         params = dict(start.get("params") or {})
         if start.get("account"):
             params["account"] = start["account"]
-        answers = self.runtime.answers
         subjects = answers.subjects() if answers is not None else None
         try:
             draft = await agent.answer(start["question"], params, tools)
             answer = await grounded_answer(agent, draft, tools, view, start["question"], subjects)
         except NeedsCalls:
             await asyncio.sleep(0)  # calls started beside it in a gather register theirs
-            budgets = await self._budgets(view, start.get("profile"))
+            asked = {call["name"] for call in journal.asked}
+            budgets = await self._budgets(view, start.get("profile"), asked)
             calls = [
                 {
                     **call,
@@ -116,20 +103,21 @@ class RunActivities:
             "model": journal.new_models,
         }
 
-    async def _budgets(self, view: Any, profile: str | None) -> dict[str, float]:
-        """Seconds each tool's policy may take for one call, retries and waits included."""
+    async def _budgets(self, view: Any, profile: str | None, names: set[str]) -> dict[str, float]:
+        """Seconds a call of each of ``names`` may take (an activity's timeout).
+
+        Its policy's ``longest_s`` (``_DEFAULT_BUDGET_S`` without a timeout) plus
+        ``_MARGIN_S``.
+        """
         config = self.runtime.policy_config
         budgets: dict[str, float] = {}
         definition: ToolDefinition
         for definition in await view.definitions():
-            policy = config.resolve(definition, profile)
-            attempt = policy.timeout_s or _DEFAULT_BUDGET_S
-            waits = sum(
-                policy.backoff_s(n) + policy.jitter_s for n in range(1, policy.max_attempts)
-            )
-            budget = attempt * policy.max_attempts + waits + _MARGIN_S
-            for name in (definition.name, *definition.aliases):
-                budgets[name] = budget
+            called = names.intersection((definition.name, *definition.aliases))
+            if called:
+                longest = config.resolve(definition, profile).longest_s()
+                budget = (longest or _DEFAULT_BUDGET_S) + _MARGIN_S
+                budgets.update(dict.fromkeys(called, budget))
         return budgets
 
     @activity.defn(name=TOOL_CALL)
@@ -137,13 +125,10 @@ class RunActivities:
         """One tool call through the stack (see the module docstring)."""
         start, call, decision = request["start"], request["call"], request.get("decision")
         view = self.runtime.view(start.get("profile"))
-        ctx = self._context(start).derive(
-            request_id=call["call_id"], idempotency_key=f"run:{start['run_id']}:{call['call_id']}"
-        )
+        ctx = self._context(start)
         if decision is not None:
             self._decide(call, decision, ctx)
-        tools = RunTools(view, ctx, _quiet)
-        began = time.perf_counter()
+        tools = RunTools(view, ctx, _quiet)  # key run:<run_id>:<call_id>, as in process
         async with _heartbeats(start["heartbeat_s"] / 3):
             result = await tools.execute(call["name"], call["arguments"], call_id=call["call_id"])
         error = result.error
@@ -159,15 +144,14 @@ class RunActivities:
                 expires_at=details["expires_at"],
             )
             return {"confirmation": pending.model_dump(mode="json")}
-        record = tools.records[0]
-        duration_ms = round((time.perf_counter() - began) * 1000, 3)
+        (record,) = tools.records
         return {
             "record": record.model_dump(mode="json"),
             "entry": {
                 "name": call["name"],
                 "arguments": call["arguments"],
                 "result": result.model_dump(mode="json"),
-                "duration_ms": duration_ms,
+                "duration_ms": record.duration_ms,
             },
         }
 
@@ -182,7 +166,7 @@ class RunActivities:
         by = (
             Decider(
                 principal=decision.get("by") or "anonymous",
-                channel=ctx.channel or _channel(ctx.run_id or ""),
+                channel=run_channel(ctx.run_id or ""),
                 privileged=bool(decision.get("privileged")),
             )
             if "by" in decision
@@ -207,7 +191,7 @@ class RunActivities:
 
 
 _DEFAULT_BUDGET_S = 300.0
-"""A call of a tool no view lists (it fails at once) or without a timeout: 5 minutes."""
+"""A call of a tool no view lists (it fails at once), or of one without a timeout."""
 _MARGIN_S = 30.0
 """Added to a tool's budget for the stack around it (confirmation, receipts, audit)."""
 
