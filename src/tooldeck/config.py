@@ -197,10 +197,31 @@ class ApprovalSettings(BaseModel):
     """Where a person opens the console to decide an approval, for MCP clients that
     can open a page for their user (URL-mode elicitation); default
     ``http://127.0.0.1:<server.port>`` (a ``tooldeck serve`` of this project)."""
+    url: str | None = Field(None, pattern=r"^postgres(ql)?://")
+    """A PostgreSQL URL shared by every replica (an approval given on one executes on
+    another); default ``[store] url``, else ``<data_dir>/approvals.db``."""
     approvers: list[str] = Field(default_factory=list)
     """Principals (``X-User`` behind an authenticating proxy) who may decide any
     pending approval through ``/api/approvals``; everyone else decides only their own
     calls' approvals, on the channel the call came through."""
+
+
+class StoreSettings(BaseModel):
+    """Where state shared by every replica lives (docs/deploy.md).
+
+    Unset, each store is a SQLite file in the data dir, shared by this machine's
+    processes. Set, the audit, approvals, receipts and schedules all live in one
+    PostgreSQL database (tooldeck's own tables in its schema ``tooldeck``, the audit's
+    in the URL's default schema), so N ``tooldeck serve`` replicas and ``tooldeck
+    worker`` processes see the same history, approvals and schedules. A store's own
+    ``url`` (``[audit] url``, ``[receipts] url``, ``[approvals] url``) wins over this one.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(None, pattern=r"^postgres(ql)?://")
+    """A ``postgresql://user@host:port/db`` URL (``TOOLDECK_STORE__URL``); tables are
+    created and migrated at start-up (Alembic, under an advisory lock)."""
 
 
 class ReceiptSettings(BaseModel):
@@ -329,6 +350,7 @@ class Settings(BaseSettings):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     receipts: ReceiptSettings = Field(default_factory=ReceiptSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     credentials: CredentialSettings = Field(default_factory=CredentialSettings)
     flow: FlowConfig = Field(default_factory=FlowConfig)
     """Data-flow labels: a run that read private data asks before it sends data out
@@ -441,8 +463,22 @@ class Settings(BaseSettings):
 
     @property
     def audit_url(self) -> str:
-        """The audit store's SQLAlchemy URL."""
-        return self.audit.url or f"sqlite:///{self.data_dir / 'audit.db'}"
+        """The audit store's SQLAlchemy URL: ``[audit] url``, ``[store] url`` or the data dir's."""
+        if self.audit.url:
+            return self.audit.url
+        if self.store.url:
+            return "postgresql+psycopg://" + self.store.url.split("://", 1)[1]
+        return f"sqlite:///{self.data_dir / 'audit.db'}"
+
+    @property
+    def receipts_url(self) -> str | None:
+        """The receipts' PostgreSQL URL (``[receipts] url`` or ``[store] url``); None: SQLite."""
+        return self.receipts.url or self.store.url
+
+    @property
+    def approvals_url(self) -> str | None:
+        """The approvals' PostgreSQL URL (``[approvals] url`` or ``[store] url``); None: SQLite."""
+        return self.approvals.url or self.store.url
 
 
 def find_config(start: Path | None = None) -> Path | None:

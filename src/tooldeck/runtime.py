@@ -472,7 +472,9 @@ def build_runtime(
     services = ServiceContainer()
     services.register(Settings, settings)
     base_dir = settings.config_file.parent if settings.config_file else None
-    services.register(PackEnvironment, PackEnvironment(settings.data_dir, base_dir))
+    services.register(
+        PackEnvironment, PackEnvironment(settings.data_dir, base_dir, settings.store.url)
+    )
     services.register(Extensions, Extensions())
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
     services.register_factory(CredentialStore, partial(open_credentials, settings))  # type: ignore[type-abstract]
@@ -518,6 +520,7 @@ def build_runtime(
     approvals = ApprovalStore(
         settings.approvals.ttl_s,
         path=settings.data_dir / "approvals.db" if settings.approvals.persist else None,
+        url=settings.approvals_url,
     )
     flow = FlowRules(settings.flow) if settings.flow.enabled else None
     flow_tracker = FlowTracker()
@@ -618,10 +621,10 @@ def _receipt_store(settings: Settings) -> ReceiptStore | None:
     config = settings.receipts
     if not config.enabled:
         return None
-    if config.url is not None:
+    if settings.receipts_url is not None:
         from tooldeck.providers.receipt_postgres import PostgresReceipts
 
-        return PostgresReceipts(config.url, keep_s=config.keep_s)
+        return PostgresReceipts(settings.receipts_url, keep_s=config.keep_s)
     return ReceiptFile(settings.data_dir / "receipts.db", keep_s=config.keep_s)
 
 

@@ -214,6 +214,29 @@ async def test_two_schedulers_on_one_file_run_each_fire_once(tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
+@pytest.mark.integration
+async def test_two_replicas_on_one_postgresql_run_each_fire_once(
+    tmp_path: Path, postgres_db: str
+) -> None:
+    shared = {"store": {"url": postgres_db}}  # two machines: two data dirs, one database
+    first, second = start(tmp_path / "a", **shared), start(tmp_path / "b", **shared)
+    try:
+        made = await schedule(first, name="n", tool="remind", arguments={"text": "x"}, every="1h")
+        assert [s.name for s in second.services.get(ScheduleStore).owned_by()] == ["n"]
+        due = datetime.fromisoformat(made["next_run_at"]).timestamp()
+        for hour in range(20):
+            clock = Clock(due + hour * 3600 + 1)
+            await asyncio.gather(
+                scheduler(first, clock).run_due(), scheduler(second, clock).run_due()
+            )
+        assert SENT == ["x"] * 20
+        assert not (tmp_path / "a" / "schedules.db").exists()
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+@pytest.mark.anyio
 async def test_a_fire_whose_process_died_runs_once_later(tmp_path: Path) -> None:
     runtime = start(tmp_path)
     try:

@@ -166,7 +166,11 @@ def _open(config: Path | None, data_dir: Path | None) -> ApprovalStore:
                 "(the console's Approvals page, /api/approvals)"
             )
             raise typer.Exit(2)
-        store = ApprovalStore(settings.approvals.ttl_s, path=settings.data_dir / "approvals.db")
+        store = ApprovalStore(
+            settings.approvals.ttl_s,
+            path=settings.data_dir / "approvals.db",
+            url=settings.approvals_url,
+        )
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None

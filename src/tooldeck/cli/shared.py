@@ -134,7 +134,7 @@ def pack_settings(config: Path | None, pack: str) -> tuple[Any, PackEnvironment]
         raise typer.Exit(2) from None
     table = settings.pack_table(pack)
     folder = settings.config_file.parent if settings.config_file else None
-    return table, PackEnvironment(settings.data_dir, folder)
+    return table, PackEnvironment(settings.data_dir, folder, settings.store.url)
 
 
 def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:

@@ -36,6 +36,9 @@ class PackEnvironment:
     """The folder of the configuration file, None without one: a pack's relative paths
     and folder defaults are taken from it, not from wherever the process started (a
     desktop client starts servers in ``/``)."""
+    store_url: str | None = None
+    """``[store] url``: the PostgreSQL every replica shares, for a pack's state that
+    replicas must see alike (schedules); None: keep it in ``data_dir``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,9 +57,23 @@ def create_schema_once(engine: Engine, attempts: int = 6) -> None:
     COLUMN``, or ``CREATE INDEX``) fails because the other's landed first. Creation is
     idempotent, so it is tried again and then finds everything there.
 
+    On PostgreSQL (replicas starting together on a new database) the race surfaces as
+    a unique violation in the catalogue instead, so there the creation runs under the
+    advisory lock that ``core.migrations`` takes: one replica creates, the others wait
+    and then find the tables.
+
     Raises:
         OperationalError: a failure that is not that race, or the race every time.
     """
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as lock:
+            lock.exec_driver_sql("select pg_advisory_lock(hashtext('tooldeck.migrate'))")
+            try:
+                _create_schema(engine)
+            finally:
+                lock.exec_driver_sql("select pg_advisory_unlock(hashtext('tooldeck.migrate'))")
+                lock.commit()
+        return
     for attempt in range(attempts):
         try:
             _create_schema(engine)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
 from tooldeck.core.context import ToolContext, principal_of
-from tooldeck.providers.approval_file import ApprovalFile, ApprovalMemory, Rows, call_key
+from tooldeck.providers.approval_table import ApprovalMemory, ApprovalTable, Rows, call_key
 
 __all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider", "visible_to"]
 
@@ -111,18 +111,21 @@ class ApprovalStore:
         (tool, arguments hash, principal) so one approval runs one call. Expired
         approvals are never taken. Times are Unix seconds.
 
-        With ``path``, the approvals live in that SQLite file (``approval_file``), so
+        With ``path``, the approvals live in that SQLite file (``approval_table``), so
         every process of one data dir sees the same ones: a call a stdio MCP session
         asked for is approved from a terminal (``tooldeck approvals``), and pending
-        approvals outlive a restart. Each operation is one transaction.
+        approvals outlive a restart. Each operation is one transaction. With ``url``,
+        they live in PostgreSQL, shared by every replica the same way.
 
     Args:
         ttl_s: How long a request and its approval stay valid, in seconds.
         clock: Unix-time source (tests pass a fake).
-        path: The SQLite file; None keeps the approvals in this process.
+        path: The SQLite file; None (and no ``url``) keeps the approvals in this process.
+        url: A ``postgresql://`` URL (``[store] url``); wins over ``path``.
 
     Raises:
         ConfigError: ``path`` is not private to this user, or not a SQLite file.
+        ConfigError: ``url``'s server cannot be reached (5 s).
     """
 
     def __init__(
@@ -130,10 +133,17 @@ class ApprovalStore:
         ttl_s: float = 600.0,
         clock: Callable[[], float] = time.time,
         path: Path | None = None,
+        url: str | None = None,
     ) -> None:
         self.ttl_s = ttl_s
         self.clock = clock
-        self._state = ApprovalFile(path) if path is not None else ApprovalMemory()
+        self._state: ApprovalMemory | ApprovalTable
+        if url is not None:
+            self._state = ApprovalTable.postgres(url)
+        elif path is not None:
+            self._state = ApprovalTable.file(path)
+        else:
+            self._state = ApprovalMemory()
         self._listeners: list[DecisionListener] = []
         self._waiters: dict[str, list[asyncio.Future[Approval]]] = {}
 

@@ -19,17 +19,19 @@ class SchedulesPack:
     config_model = SchedulesConfig
 
     def setup(self, config: SchedulesConfig, services: ServiceContainer) -> PackParts:
-        """The store (``<data_dir>/schedules.db``), the tools, and the scheduler's loop.
+        """The store (``<data_dir>/schedules.db`` or ``[store] url``), the tools, the scheduler.
 
         Nothing when ``enabled`` is false. The store and the ``Scheduler`` are services
         (the REST routes and the CLI use them).
 
         Raises:
-            ConfigError: the store's file or folder is not private, or not SQLite.
+            ConfigError: the store's file or folder is not private, or not SQLite; the
+                PostgreSQL of ``[store] url`` cannot be reached.
         """
         if not config.enabled:
             return PackParts()
-        store = ScheduleStore(services.get(PackEnvironment).data_dir / "schedules.db")
+        environment = services.get(PackEnvironment)
+        store = ScheduleStore(environment.data_dir / "schedules.db", environment.store_url)
         scheduler = Scheduler(store, services, poll_s=config.poll_s, grace_s=config.grace_s)
         services.register(ScheduleStore, store)
         services.register(Scheduler, scheduler)

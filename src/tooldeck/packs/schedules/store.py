@@ -1,6 +1,7 @@
 """Schedules and their fires in one SQLite file (``<data_dir>/schedules.db``, ``0600``).
 
-Every process of a data dir shares the file: the server, ``tooldeck mcp`` and the CLI.
+Every process of a data dir shares the file: the server, ``tooldeck mcp`` and the CLI;
+with ``[store] url``, every replica shares the tables in PostgreSQL (``SharedDb``).
 A fire is **claimed** in one transaction that also moves the schedule's next fire, so
 of two processes running schedulers exactly one runs each fire. A claimed fire that
 its process never finished (killed) is claimed again after ``stale_s``; its call then
@@ -12,14 +13,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
-import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from tooldeck.core.local_db import immediate, open_private_db
+from tooldeck.core.shared_db import SharedDb
 from tooldeck.packs.schedules.triggers import Trigger
 
 __all__ = ["Fire", "Misfire", "Schedule", "ScheduleStore"]
@@ -105,22 +104,25 @@ class Fire:
 
 
 class ScheduleStore:
-    """Schedules in a SQLite file shared by the processes of one data dir.
+    """Schedules in a SQLite file shared by the processes of one data dir, or in PostgreSQL.
 
     Args:
         path: The database file, created ``0600`` in a ``0700`` folder.
+        url: A ``postgresql://`` URL shared by every replica (``[store] url``); wins
+            over ``path``.
 
     Raises:
         ConfigError: the file or its folder is another user's or writable by others,
-            or not a SQLite database.
+            or not a SQLite database; ``url``'s server cannot be reached.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, url: str | None = None) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db = open_private_db(
-            path, "the schedule store", "whoever can write it can make calls run", _SCHEMA
-        )
+        if url is not None:
+            self._db = SharedDb.postgres(url, "schedules", Path(__file__).with_name("migrations"))
+        else:
+            risk = "whoever can write it can make calls run"
+            self._db = SharedDb.sqlite(path, "the schedule store", risk, _SCHEMA)
 
     def add(self, schedule: Schedule) -> Schedule:
         """Store a new schedule (its ``id`` made here); returns it as stored.
@@ -130,38 +132,34 @@ class ScheduleStore:
                 replace it).
         """
         stored = replace(schedule, id=secrets.token_hex(8))
-        with self._lock:
-            try:
-                self._db.execute(_INSERT, _row(stored))
-            except sqlite3.IntegrityError:
-                raise ValueError(
-                    f"a schedule named {schedule.name!r} exists; remove it first or choose "
-                    "another name"
-                ) from None
+        try:
+            self._db.execute(_INSERT, _row(stored))
+        except self._db.IntegrityError:
+            raise ValueError(
+                f"a schedule named {schedule.name!r} exists; remove it first or choose another name"
+            ) from None
         return stored
 
     def owned_by(self, owner: str | None = None) -> list[Schedule]:
         """Schedules of ``owner`` (None: everyone's), by name."""
-        with self._lock:
-            if owner is None:
-                rows = self._db.execute(f"SELECT {_COLUMNS} FROM schedules ORDER BY owner, name")
-            else:
-                rows = self._db.execute(
-                    f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? ORDER BY name", (owner,)
-                )
-            return [_schedule(r) for r in rows.fetchall()]
+        if owner is None:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM schedules ORDER BY owner, name")
+        else:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? ORDER BY name", (owner,)
+            )
+        return [_schedule(r) for r in rows]
 
     def get(self, owner: str, name: str) -> Schedule | None:
         """The schedule ``name`` of ``owner``, or None."""
-        with self._lock:
-            row = self._db.execute(
-                f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? AND name = ?", (owner, name)
-            ).fetchone()
-        return None if row is None else _schedule(row)
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? AND name = ?", (owner, name)
+        )
+        return _schedule(rows[0]) if rows else None
 
     def set_paused(self, owner: str, name: str, paused: bool, now: float) -> Schedule | None:
         """Pause or resume; resuming moves the next fire to the first one after ``now``."""
-        with self._lock, immediate(self._db) as db:
+        with self._db.transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM schedules WHERE owner = ? AND name = ?",
                 (owner, name),
@@ -180,23 +178,20 @@ class ScheduleStore:
 
     def remove(self, owner: str, name: str) -> bool:
         """Delete the schedule and its fires; False when there was none."""
-        with self._lock:
-            schedule = self._db.execute(
+        with self._db.transaction() as db:
+            schedule = db.execute(
                 "SELECT id FROM schedules WHERE owner = ? AND name = ?", (owner, name)
             ).fetchone()
             if schedule is None:
                 return False
-            self._db.execute("DELETE FROM fires WHERE schedule_id = ?", schedule)
-            self._db.execute("DELETE FROM schedules WHERE id = ?", schedule)
+            db.execute("DELETE FROM fires WHERE schedule_id = ?", schedule)
+            db.execute("DELETE FROM schedules WHERE id = ?", schedule)
         return True
 
     def next_due(self) -> float | None:
         """The earliest next fire of any active schedule (Unix s), or None."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT min(next_run_at) FROM schedules WHERE paused = 0"
-            ).fetchone()
-        return None if row is None or row[0] is None else float(row[0])
+        rows = self._db.execute("SELECT min(next_run_at) FROM schedules WHERE paused = 0")
+        return None if not rows or rows[0][0] is None else float(rows[0][0])
 
     def claim_due(
         self, now: float, *, grace_s: float, stale_s: float, cap: int = 100
@@ -209,7 +204,7 @@ class ScheduleStore:
         ago and never finished (their process ended) are claimed again.
         """
         fires: list[Fire] = []
-        with self._lock, immediate(self._db) as db:
+        with self._db.transaction() as db:
             due = db.execute(
                 f"SELECT {_COLUMNS} FROM schedules "
                 "WHERE paused = 0 AND next_run_at IS NOT NULL AND next_run_at <= ?",
@@ -224,8 +219,8 @@ class ScheduleStore:
                 )
                 for at in times:
                     db.execute(
-                        "INSERT OR IGNORE INTO fires (schedule_id, fire_at, claimed_at, status)"
-                        " VALUES (?, ?, ?, 'claimed')",
+                        "INSERT INTO fires (schedule_id, fire_at, claimed_at, status)"
+                        " VALUES (?, ?, ?, 'claimed') ON CONFLICT DO NOTHING",
                         (schedule.id, at, now),
                     )
                     fires.append(Fire(schedule, at))
@@ -246,7 +241,7 @@ class ScheduleStore:
 
     def finish(self, fire: Fire, status: str, request_id: str, now: float) -> None:
         """Record a fire's outcome (``success`` or an error type) on it and its schedule."""
-        with self._lock, immediate(self._db) as db:
+        with self._db.transaction() as db:
             db.execute(
                 "UPDATE fires SET status = ?, request_id = ? WHERE schedule_id = ? AND fire_at = ?",
                 (status, request_id, fire.schedule.id, fire.at),
@@ -259,8 +254,7 @@ class ScheduleStore:
 
     def close(self) -> None:
         """Close the database connection."""
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     async def aclose(self) -> None:
         """``close`` (the runtime closes services that have ``aclose``)."""
@@ -336,9 +330,9 @@ CREATE TABLE IF NOT EXISTS schedules (
     paused INTEGER NOT NULL DEFAULT 0,
     approved_hash TEXT,
     approved_by TEXT,
-    created_at REAL NOT NULL,
-    next_run_at REAL,
-    last_run_at REAL,
+    created_at DOUBLE PRECISION NOT NULL,
+    next_run_at DOUBLE PRECISION,
+    last_run_at DOUBLE PRECISION,
     last_status TEXT,
     last_request_id TEXT,
     runs INTEGER NOT NULL DEFAULT 0,
@@ -348,8 +342,8 @@ CREATE TABLE IF NOT EXISTS schedules (
 CREATE INDEX IF NOT EXISTS schedules_next ON schedules (next_run_at);
 CREATE TABLE IF NOT EXISTS fires (
     schedule_id TEXT NOT NULL,
-    fire_at REAL NOT NULL,
-    claimed_at REAL NOT NULL,
+    fire_at DOUBLE PRECISION NOT NULL,
+    claimed_at DOUBLE PRECISION NOT NULL,
     status TEXT NOT NULL,
     request_id TEXT,
     PRIMARY KEY (schedule_id, fire_at)

@@ -1,12 +1,14 @@
-"""Where an ``ApprovalStore`` keeps its approvals: in memory, or in one SQLite file.
+"""Where an ``ApprovalStore`` keeps its approvals: in memory, a SQLite file or PostgreSQL.
 
 The file (``<data_dir>/approvals.db``) is what lets a person approve, from a terminal
 (``tooldeck approvals``) or another server process, a call that a stdio MCP session
-asked for; and what keeps pending approvals over a restart. Every operation is one
-``BEGIN IMMEDIATE`` transaction that expires what is due (in SQL), reads the rows the
-operation is about (one id, one call, or the pending ones: indexed columns), and
-writes back the rows it changed; so two processes never decide the same approval
-twice, and the cost does not grow with the approvals decided earlier.
+asked for; and what keeps pending approvals over a restart. PostgreSQL (``[store]
+url``) does the same for every replica: an approval given on one executes on another.
+Every operation is one serialised transaction (``SharedDb.transaction``) that
+expires what is due (in SQL), reads the rows the operation is about (one id, one
+call, or the pending ones: indexed columns), and writes back the rows it changed; so
+two processes never decide the same approval twice, and the cost does not grow with
+the approvals decided earlier.
 
 Whoever can write the file can approve anything, so it is created ``0600`` in a
 ``0700`` folder, and a file or folder that another user owns or may write is refused.
@@ -23,12 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
-from tooldeck.core.local_db import immediate, open_private_db
+from tooldeck.core.shared_db import SharedDb
 
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
 
-__all__ = ["ApprovalFile", "ApprovalMemory", "Rows", "call_key"]
+__all__ = ["ApprovalMemory", "ApprovalTable", "Rows", "call_key"]
 
 Rows = tuple[Literal["id", "call", "pending"], str | None]
 """Which approvals an operation reads: ``("id", approval_id)``, ``("call", call_key)``
@@ -61,27 +63,38 @@ class ApprovalMemory:
         """Nothing to close."""
 
 
-class ApprovalFile:
-    """Approvals in a SQLite file shared by every process of one data dir.
+class ApprovalTable:
+    """Approvals in a table shared by every process of a data dir, or every replica.
 
-    Args:
-        path: The database file; its folder is created ``0700`` when missing.
-
-    Raises:
-        ConfigError: the file or its folder is owned by another user or writable by
-            group or others (anyone who can write it could approve calls), or the file
-            is not a SQLite database.
+    Build it with ``ApprovalTable.file`` (SQLite) or ``ApprovalTable.postgres``.
     """
 
     shared = True
     """Whether another process may change the approvals (then waiters poll)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = open_private_db(
-            path, "the approval store", "whoever can write it can approve calls", _SCHEMA
-        )
+    def __init__(self, db: SharedDb) -> None:
+        self._db = db
+
+    @classmethod
+    def file(cls, path: Path) -> ApprovalTable:
+        """Approvals in the SQLite file ``path`` (its folder made ``0700`` when missing).
+
+        Raises:
+            ConfigError: the file or its folder is owned by another user or writable
+                by group or others (anyone who can write it could approve calls), or
+                the file is not a SQLite database.
+        """
+        risk = "whoever can write it can approve calls"
+        return cls(SharedDb.sqlite(path, "the approval store", risk, _SCHEMA))
+
+    @classmethod
+    def postgres(cls, url: str) -> ApprovalTable:
+        """Approvals in the PostgreSQL at ``url`` (table ``tooldeck.approval_requests``).
+
+        Raises:
+            ConfigError: the server cannot be reached (5 s) or refused the migration.
+        """
+        return cls(SharedDb.postgres(url, "approvals", Path(__file__).with_name("migrations")))
 
     @contextlib.contextmanager
     def transaction(self, rows: Rows, now: float, keep_s: float) -> Iterator[dict[str, Approval]]:
@@ -91,7 +104,7 @@ class ApprovalFile:
         more than ``keep_s`` ago deleted. A row that cannot be read (written by a newer
         version, or damaged) is left as it is and not shown.
         """
-        with self._lock, immediate(self._db) as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM approval_requests WHERE expires_at < ?", (now - keep_s,))
             db.execute(_EXPIRE, (now,))
             kind, value = rows
@@ -118,8 +131,7 @@ class ApprovalFile:
 
     def close(self) -> None:
         """Close the database connection."""
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
 
 def expire(items: dict[str, Approval], now: float, keep_s: float) -> None:
@@ -139,7 +151,7 @@ CREATE TABLE IF NOT EXISTS approval_requests (
     id TEXT PRIMARY KEY,
     status TEXT NOT NULL,
     call_key TEXT NOT NULL,
-    expires_at REAL NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS approval_requests_call ON approval_requests (call_key);
@@ -155,8 +167,9 @@ _SELECT = {
     "pending": "SELECT id, status, body FROM approval_requests WHERE status = 'pending'",
 }
 _UPSERT = (
-    "INSERT OR REPLACE INTO approval_requests (id, status, call_key, expires_at, body) "
-    "VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO approval_requests (id, status, call_key, expires_at, body) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
+    "call_key = excluded.call_key, expires_at = excluded.expires_at, body = excluded.body"
 )
 
 

@@ -1,0 +1,18 @@
+"""Alembic's environment for every tooldeck store (``core.migrations.upgrade`` runs it).
+
+The connection (in a transaction holding the migrations' advisory lock, its
+``search_path`` the schema ``tooldeck``) and the store's version table come from
+``config.attributes``; the revisions from the
+store's own folder (``version_locations``).
+"""
+
+from alembic import context
+
+config = context.config
+context.configure(
+    connection=config.attributes["connection"],
+    version_table=config.attributes["version_table"],
+    transactional_ddl=True,
+)
+with context.begin_transaction():
+    context.run_migrations()

@@ -1,0 +1,74 @@
+"""Schema migrations of the stores kept in PostgreSQL: Alembic, under an advisory lock.
+
+Each store (approvals and receipts, schedules...) owns a folder of Alembic revisions
+and a version table of its own (``tooldeck.alembic_<store>``), so a pack's tables
+migrate with the pack and no store depends on another's history. ``upgrade`` runs
+when a store opens: it takes a transaction-level advisory lock first, so when two
+replicas start at once one migrates and the other then finds the schema current.
+SQLite files need none of this: their schema is ``CREATE ... IF NOT EXISTS`` (the
+embedded default does not import Alembic).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from tooldeck.exceptions import ConfigError
+
+__all__ = ["sqlalchemy_url", "upgrade"]
+
+_done: set[tuple[str, str]] = set()
+_lock = threading.Lock()
+
+
+def sqlalchemy_url(url: str) -> str:
+    """``postgresql://...`` as SQLAlchemy's URL for the psycopg 3 driver."""
+    return "postgresql+psycopg://" + url.split("://", 1)[1]
+
+
+def upgrade(url: str, versions: Path, store: str) -> None:
+    """Apply ``versions``' Alembic revisions to the PostgreSQL at ``url`` (once per process).
+
+    Args:
+        url: A ``postgresql://`` URL.
+        versions: The folder of the store's revisions.
+        store: The store's name (its version table is ``tooldeck.alembic_<store>``).
+
+    Raises:
+        ConfigError: the server cannot be reached (5 s) or refused us, or the database
+            holds a revision this version of tooldeck does not know (a newer tooldeck
+            migrated it); the message names the URL without its password.
+    """
+    with _lock:
+        if (url, store) in _done:
+            return
+        from alembic import command
+        from alembic.config import Config
+        from alembic.util import CommandError
+        from sqlalchemy import create_engine, make_url
+        from sqlalchemy.exc import DBAPIError
+        from sqlalchemy.pool import NullPool
+
+        config = Config()
+        config.set_main_option("script_location", str(Path(__file__).with_name("alembic")))
+        config.set_main_option("version_locations", str(versions))
+        config.set_main_option("path_separator", "os")
+        engine = create_engine(
+            sqlalchemy_url(url), poolclass=NullPool, connect_args={"connect_timeout": 5}
+        )
+        try:
+            with engine.begin() as conn:
+                conn.exec_driver_sql("select pg_advisory_xact_lock(hashtext('tooldeck.migrate'))")
+                conn.exec_driver_sql("create schema if not exists tooldeck")
+                conn.exec_driver_sql("set local search_path to tooldeck")
+                config.attributes["connection"] = conn
+                config.attributes["version_table"] = f"alembic_{store}"
+                command.upgrade(config, "head")
+        except (DBAPIError, CommandError) as exc:
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            where = make_url(url).render_as_string(hide_password=True)
+            raise ConfigError(f"cannot open the {store} store in {where}: {reason}") from None
+        finally:
+            engine.dispose()
+        _done.add((url, store))

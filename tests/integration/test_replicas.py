@@ -1,0 +1,147 @@
+"""Replicas on one PostgreSQL (issue 31, part 1): real ``tooldeck serve`` processes.
+
+Two servers with their own data dirs (two machines, as far as they know) share
+``[store] url``: a call asked on one is approved on the other and runs where it is
+repeated, once; each one's history shows the other's calls; a schedule made on one is
+listed by the other. Replicas started at the same moment on a new database migrate it
+once, without an error, and a server that cannot reach the database says so and stops.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from processes import Server, confirming_project, env_for, free_port, tooldeck
+
+pytestmark = pytest.mark.integration
+
+EFFECT = '''
+
+@tool(requires_confirmation=True)
+def pay(to: str, cents: int) -> dict:
+    """Pay someone (one line in paid.txt).
+
+    Args:
+        to: Who.
+        cents: How much, in cents.
+    """
+    from pathlib import Path
+
+    with (Path(__file__).parent / "paid.txt").open("a") as out:
+        out.write(f"{to} {cents}\\n")
+    return {"paid": to, "cents": cents}
+'''
+
+
+def project(folder: Path, url: str) -> Path:
+    """A project serving ``pay`` (needs approval) with ``[store] url``."""
+    config = confirming_project(folder, f'[store]\nurl = "{url}"\n')
+    with (folder / "tools.py").open("a") as tools:
+        tools.write(EFFECT)
+    return config
+
+
+def test_an_approval_given_on_one_replica_runs_on_the_other(
+    tmp_path: Path, postgres_db: str
+) -> None:
+    config = project(tmp_path / "app", postgres_db)
+    a = Server(tmp_path / "a", free_port(), ["--config", str(config), "--with", "schedules"])
+    try:
+        b = Server(tmp_path / "b", free_port(), ["--config", str(config), "--with", "schedules"])
+        try:
+            with (
+                httpx.Client(base_url=a.url, timeout=30) as on_a,
+                httpx.Client(base_url=b.url, timeout=30) as on_b,
+            ):
+                for to, asked, approver, runner in (
+                    ("ana", on_a, on_b, on_b),  # asked on A, approved on B, runs on B
+                    ("bob", on_b, on_a, on_b),  # asked on B, approved on A, runs on B
+                ):
+                    args = {"to": to, "cents": 100}
+                    key = {"Idempotency-Key": f"pay-{to}"}
+                    first = asked.post("/api/tools/execute/pay", json=args, headers=key).json()
+                    assert first["error"]["type"] == "confirmation_required", first
+                    waiting = [w["approval_id"] for w in approver.get("/api/approvals").json()]
+                    assert waiting == [first["error"]["details"]["approval_id"]]
+                    decided = approver.post(f"/api/approvals/{waiting[0]}/approve", json={})
+                    assert decided.status_code == 200, decided.text
+                    for _ in range(3):  # a client retrying: the receipt answers
+                        done = runner.post("/api/tools/execute/pay", json=args, headers=key)
+                        assert done.json()["data"] == {"paid": to, "cents": 100}
+                assert (tmp_path / "app" / "paid.txt").read_text() == "ana 100\nbob 100\n"
+                histories = [  # one history: each replica shows both replicas' calls
+                    s.get("/api/audit", params={"tool": "pay"}).json()["records"]
+                    for s in (on_a, on_b)
+                ]
+                assert histories[0] == histories[1]
+                statuses = sorted(r["status"] for r in histories[0])
+                assert statuses == ["error"] * 2 + ["success"] * 6  # 2 asked, 2 ran, 4 retries
+                made = on_a.post(
+                    "/api/schedules",
+                    json={"name": "nightly", "tool": "delete_note",
+                          "arguments": {"name": "tmp"}, "cron": "0 3 * * *"},
+                )  # fmt: skip
+                assert "error" in made.json(), made.text
+                approval = made.json()["error"]["details"]["approval_id"]
+                assert on_b.post(f"/api/approvals/{approval}/approve", json={}).status_code == 200
+                again = on_a.post(
+                    "/api/schedules",
+                    json={"name": "nightly", "tool": "delete_note",
+                          "arguments": {"name": "tmp"}, "cron": "0 3 * * *"},
+                )  # fmt: skip
+                assert again.status_code == 200, again.text
+                assert [s["name"] for s in on_b.get("/api/schedules").json()] == ["nightly"]
+        finally:
+            assert b.stop() == 0
+    finally:
+        assert a.stop() == 0
+
+
+def test_replicas_starting_at_once_migrate_a_new_database_once(
+    tmp_path: Path, postgres_db: str
+) -> None:
+    opener = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from tooldeck.providers.approvals import ApprovalStore\n"
+        "from tooldeck.packs.schedules.store import ScheduleStore\n"
+        "from tooldeck.core.migrations import sqlalchemy_url\n"
+        "from tooldeck.observability import AuditStore\n"
+        "AuditStore(sqlalchemy_url(sys.argv[1])).close()\n"
+        "ApprovalStore(url=sys.argv[1]).close()\n"
+        "ScheduleStore(Path('unused'), sys.argv[1]).close()\n"
+    )
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", opener, postgres_db],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env_for(tmp_path / f"d{i}"),
+        )
+        for i in range(6)
+    ]
+    errors = [p.communicate(timeout=120)[1] for p in starts]
+    assert [p.returncode for p in starts] == [0] * 6, errors
+    with psycopg.connect(postgres_db) as conn:
+        versions = conn.execute(
+            "select 'approvals', version_num from tooldeck.alembic_approvals union all "
+            "select 'schedules', version_num from tooldeck.alembic_schedules order by 1"
+        ).fetchall()
+    assert versions == [("approvals", "approvals_0001"), ("schedules", "schedules_0001")]
+
+
+def test_a_replica_that_cannot_reach_the_database_says_so(tmp_path: Path) -> None:
+    closed = f"postgresql://tooldeck:secret@127.0.0.1:{free_port()}/tooldeck"
+    config = project(tmp_path / "app", closed)
+    done = tooldeck(
+        "serve", "--config", str(config), "--port", str(free_port()),
+        cwd=tmp_path, env=env_for(tmp_path / "data"),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "cannot open the" in done.stderr and "127.0.0.1" in done.stderr
+    assert "secret" not in done.stderr + done.stdout  # the password is not printed
