@@ -272,6 +272,10 @@ class RunSettings(BaseModel):
     """A worker running a tool call reports it is alive every third of this; silent
     this long, it counts as dead and the call moves to another worker (where its
     receipt answers instead of running a tool with side effects twice)."""
+    lease_s: float = Field(30.0, ge=1)
+    """Embedded engine: a process renews the lease of each run it runs every third of
+    this; a run whose lease is older (its process was killed) is failed by any process
+    sharing the store. Replicas on ``[store] url`` serve each other's runs."""
     worker_in_server: bool = False
     """``tooldeck serve`` also runs a worker (one process for a small setup); false:
     start ``tooldeck worker`` processes."""

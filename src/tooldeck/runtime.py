@@ -608,6 +608,7 @@ def build_runtime(
             approvals=approvals,
             confirm_timeout_s=settings.approvals.ttl_s,
             keep=settings.agent.max_runs_in_memory,
+            lease_s=settings.runs.lease_s,
             tracer=tracer.tracer if tracer is not None else None,
             subjects=answers.subjects if answers is not None else None,
         )

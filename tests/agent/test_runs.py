@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -163,15 +164,19 @@ async def test_runs_and_events_survive_the_process(tmp_path: Path) -> None:
     first = build_runtime(settings())
     run = await ask(first, "What's my cash balance?")
     waiting = await ask(first, "What's the price of MSFT?", profile="careful")
-    # the process dies with a run waiting: simulate by closing without cancelling it
+    # the process dies with a run waiting: its task stops, nothing more is written...
+    task = first.runs._live[waiting.run_id].task
+    assert task is not None
+    first.runs._live.clear()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
     assert first.audit is not None
     with first.audit.engine.begin() as conn:
-        conn.execute(
+        conn.execute(  # ... a minute ago: its lease has run out
             update(runs_table)
-            .values(state="waiting_input")
+            .values(state="waiting_input", updated_at=datetime.now(UTC) - timedelta(minutes=1))
             .where(runs_table.c.id == waiting.run_id)
         )
-    first.runs._live.clear()
     await first.aclose()
 
     second = build_runtime(settings())
@@ -180,6 +185,7 @@ async def test_runs_and_events_survive_the_process(tmp_path: Path) -> None:
         assert stored == run  # the whole record, last_seq counting run.completed included
         assert await types(second, run.run_id, after=5) == ["message.delta", "run.completed"]
         await ask(second, "What's my cash balance?")  # first start: recovers stale runs
+        assert (await types(second, waiting.run_id, after=0))[-1] == "run.failed"  # followed
         assert (await second.runs.get(waiting.run_id)).state == "failed"
         assert "interrupted" in ((await second.runs.get(waiting.run_id)).error or "")
         assert [r.run_id for r in await second.runs.recent(3)][1:] == [waiting.run_id, run.run_id]

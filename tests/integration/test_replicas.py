@@ -3,7 +3,8 @@
 Two servers with their own data dirs (two machines, as far as they know) share
 ``[store] url``: a call asked on one is approved on the other and runs where it is
 repeated, once; each one's history shows the other's calls; a schedule made on one is
-listed by the other. Replicas started at the same moment on a new database migrate it
+listed by the other; a chat run started on one is streamed, confirmed and cancelled
+on the other, and failed by it when the first is killed. Replicas started at the same moment on a new database migrate it
 once, without an error, and a server that cannot reach the database says so and stops.
 """
 
@@ -11,12 +12,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
 import pytest
 from processes import Server, confirming_project, env_for, free_port, tooldeck
+from scripted_openai import ScriptedModel, text, tool_calls
 
 pytestmark = pytest.mark.integration
 
@@ -145,3 +149,72 @@ def test_a_replica_that_cannot_reach_the_database_says_so(tmp_path: Path) -> Non
     assert done.returncode == 2, done.stderr
     assert "cannot open the" in done.stderr and "127.0.0.1" in done.stderr
     assert "secret" not in done.stderr + done.stdout  # the password is not printed
+
+
+def reply(body: dict[str, Any]) -> dict[str, Any]:
+    """The scripted model: ``pay NAME`` pays NAME 100 cents; after the result, done."""
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return text("Done.")
+    to = messages[-1]["content"].removeprefix("pay ")
+    return tool_calls(("call_1", "pay", {"to": to, "cents": 100}))
+
+
+def sse_types(client: httpx.Client, run_id: str) -> list[str]:
+    """The event types of a run's stream, read until the server ends it."""
+    with client.stream("GET", f"/api/runs/{run_id}/events", timeout=60) as stream:
+        return [
+            line.removeprefix("event:").strip()
+            for line in stream.iter_lines()
+            if line.startswith("event:")
+        ]
+
+
+def test_a_run_started_on_one_replica_is_served_by_the_other(
+    tmp_path: Path, postgres_db: str
+) -> None:
+    with ScriptedModel([reply]).serve() as model_url:
+        config = project(tmp_path / "app", postgres_db)
+        with config.open("a") as out:
+            out.write(
+                f'[agent]\nmodel = "scripted"\nbase_url = "{model_url}"\napi_key = "x"\n'
+                "[runs]\nlease_s = 2\n"
+            )
+        a = Server(tmp_path / "a", free_port(), ["--config", str(config)])
+        b = Server(tmp_path / "b", free_port(), ["--config", str(config)])
+        try:
+            with (
+                httpx.Client(base_url=a.url, timeout=60) as on_a,
+                httpx.Client(base_url=b.url, timeout=60) as on_b,
+            ):
+                asked = on_a.post("/api/chat", json={"question": "pay ana"})
+                assert asked.status_code == 202, asked.text
+                run_id = asked.json()["run_id"]
+                assert on_b.get(f"/api/runs/{run_id}").json()["state"] == "waiting_input"
+                with ThreadPoolExecutor(1) as pool:
+                    followed = pool.submit(sse_types, on_b, run_id)  # from B, while A runs it
+                    confirmed = on_b.post(f"/api/runs/{run_id}/confirm", json={"approve": True})
+                    assert confirmed.status_code == 200, confirmed.text
+                    assert confirmed.json()["state"] == "completed"
+                    assert followed.result(timeout=60)[-3:] == [
+                        "tool_call.completed", "message.delta", "run.completed",
+                    ]  # fmt: skip
+                assert on_a.get(f"/api/runs/{run_id}").json()["state"] == "completed"
+
+                second = on_a.post("/api/chat", json={"question": "pay bob"}).json()["run_id"]
+                cancelled = on_b.post(f"/api/runs/{second}/cancel")
+                assert cancelled.status_code == 200, cancelled.text
+                assert cancelled.json()["state"] == "cancelled"
+                assert on_a.get(f"/api/runs/{second}").json()["state"] == "cancelled"
+                again = on_b.post(f"/api/runs/{second}/cancel")
+                assert again.status_code == 409
+
+                third = on_a.post("/api/chat", json={"question": "pay eve"}).json()["run_id"]
+                a.proc.kill()  # SIGKILL with a run waiting: B fails it once its lease runs out
+                a.proc.wait()
+                assert sse_types(on_b, third)[-1] == "run.failed"
+                assert "interrupted" in on_b.get(f"/api/runs/{third}").json()["error"]
+            assert (tmp_path / "app" / "paid.txt").read_text() == "ana 100\n"
+        finally:
+            a.stop()
+            assert b.stop() == 0

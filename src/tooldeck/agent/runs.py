@@ -12,7 +12,9 @@ needs confirmation moves the run to ``waiting_input`` until ``confirm`` (or the
 approval TTL, which denies); ``cancel`` stops it. Every change is an event (run_id,
 seq 1, 2, ..., timestamp) kept in memory for live runs and, with the audit database on,
 stored with the run's record, so a client that reconnects gets what it missed, even from
-another process. Runs a stopped process left unfinished are marked ``failed`` at start.
+another process. Another process sharing the store (a replica on ``[store] url``) also
+follows, confirms and cancels it (``stored_runs``); runs whose process stopped are
+marked ``failed`` once their lease (``lease_s``) runs out.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from tooldeck.agent.contracts import (
     RunEvent,
 )
 from tooldeck.agent.model_agent import ModelError
+from tooldeck.agent.stored_runs import StoredRuns
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
 from tooldeck.exceptions import RunNotFoundError, RunStateError
@@ -85,6 +88,8 @@ class RunManager:
         confirm_timeout_s: How long a run waits for a confirmation before the call
             is denied.
         keep: Finished runs kept in memory (older ones are read from ``store``).
+        lease_s: With a store, this process renews the lease of each run it runs every
+            third of this; a run whose lease is older is failed by any process.
         tracer: An OpenTelemetry tracer for the run's ``invoke_agent`` span, or None.
         subjects: Display names of subjects for the grounding validator
             (``IntentPack.subjects``), or None.
@@ -100,6 +105,7 @@ class RunManager:
         store: RunStore | None = None,
         confirm_timeout_s: float = 600.0,
         keep: int = 256,
+        lease_s: float = 30.0,
         tracer: Any = None,
         subjects: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
     ) -> None:
@@ -113,39 +119,34 @@ class RunManager:
         self.keep = keep
         self.tracer = tracer
         self._live: OrderedDict[str, _Live] = OrderedDict()
-        self._recovered = False
+        self._stored = None if store is None else StoredRuns(store, approvals, lease_s=lease_s)
+        self._keeper: asyncio.Task[None] | None = None
 
     # -- persistence ----------------------------------------------------------------
 
-    async def _persist(self, call: Callable[..., None], *args: Any) -> None:
+    async def _persist(self, call: Callable[..., object], *args: Any) -> None:
         try:
             await asyncio.to_thread(call, *args)
         except Exception:  # the run goes on in memory; the log says what was not stored
             log.exception("runs: could not store %s", getattr(call, "__name__", call))
 
-    async def _recover(self) -> None:
-        """Mark runs that a stopped process left unfinished as failed (once)."""
-        if self._recovered or self.store is None:
-            return
-        self._recovered = True
-        try:
-            stale = await asyncio.to_thread(self.store.unfinished)
-        except Exception:
-            log.exception("runs: could not read unfinished runs")
-            return
-        for record in stale:
-            if record["run_id"] in self._live:
-                continue
-            run = ChatRun.model_validate(record)
-            run = run.model_copy(
-                update={
-                    "state": "failed",
-                    "pending": None,
-                    "error": "interrupted: the process running it stopped",
-                    "updated_at": _now(),
-                }
-            )
-            await self._persist(self.store.save, run.model_dump(mode="json"))
+    def _watch(self) -> StoredRuns | None:
+        """The stored runs, with (once started) their ``keep`` loop.
+
+        The loop renews this process's leases, reads cancel requests and fails the runs
+        of processes that stopped.
+        """
+        if self._stored is not None and self._keeper is None:
+            self._keeper = asyncio.create_task(self._stored.keep(self._running, self._cancel_asked))
+        return self._stored
+
+    def _running(self) -> list[str]:
+        return [k for k, v in self._live.items() if v.run.state not in FINAL_STATES]
+
+    async def _cancel_asked(self, run_id: str, reason: str) -> None:
+        live = self._live.get(run_id)
+        if live is not None and live.run.state not in FINAL_STATES:
+            await self._cancel(live, reason)
 
     # -- events and state -----------------------------------------------------------
 
@@ -223,7 +224,7 @@ class RunManager:
         Raises:
             ConfigError: ``request.profile`` is not a configured profile.
         """
-        await self._recover()
+        self._watch()
         view = self.view(request.profile)
         now = _now()
         run = ChatRun(
@@ -255,10 +256,10 @@ class RunManager:
         live = self._live.get(run_id)
         if live is not None:
             return live.run
-        record = self.store.get(run_id) if self.store is not None else None
-        if record is None:
+        stored = self._watch()
+        if stored is None:
             raise RunNotFoundError(f"no run {run_id!r}")
-        return ChatRun.model_validate(record)
+        return await stored.get(run_id)
 
     async def recent(self, limit: int = 50, *, user: str | None = None) -> list[ChatRun]:
         """The newest runs first: those in memory, and the store's.
@@ -286,7 +287,8 @@ class RunManager:
         """
         live = self._live.get(run_id)
         if live is None:
-            return await self.get(run_id)
+            stored = self._watch()
+            return await self.get(run_id) if stored is None else await stored.wait(run_id)
         while live.run.state not in FINAL_STATES and live.run.state != "waiting_input":
             await live.changed.wait()
         return live.run
@@ -314,6 +316,8 @@ class RunManager:
         """
         run = await self.get(run_id)
         live = self._live.get(run_id)
+        if live is None and self._stored is not None and self.approvals.shared:
+            return await self._stored.confirm(run, body, user=user, privileged=privileged)
         if live is None or run.state != "waiting_input" or run.pending is None:
             raise RunStateError(run_id, run.state, "confirm", ["waiting_input"])
         by = Decider(
@@ -339,10 +343,15 @@ class RunManager:
         """
         run = await self.get(run_id)
         live = self._live.get(run_id)
+        reason = f"cancelled by {by}" if by else "cancelled"
+        if live is None and self._stored is not None and run.state not in FINAL_STATES:
+            return await self._stored.cancel(run, reason)
         if live is None or run.state in FINAL_STATES:
             allowed = [s for s, nxt in TRANSITIONS.items() if "cancelled" in nxt]
             raise RunStateError(run_id, run.state, "cancel", allowed)
-        reason = f"cancelled by {by}" if by else "cancelled"
+        return await self._cancel(live, reason)
+
+    async def _cancel(self, live: _Live, reason: str) -> ChatRun:
         await self._move(
             live, "cancelled", "run.cancelled", {"reason": reason}, pending=None, error=reason
         )
@@ -358,10 +367,11 @@ class RunManager:
         """
         live = self._live.get(run_id)
         if live is None:
-            await self.get(run_id)  # raises when unknown
-            stored = self.store.events(run_id, after) if self.store is not None else []
-            for record in stored:
-                yield RunEvent.model_validate(record)
+            stored = self._watch()
+            if stored is None:
+                raise RunNotFoundError(f"no run {run_id!r}")
+            async for event in stored.events(run_id, after):  # followed until it ends
+                yield event
             return
         sent = after
         while True:
@@ -381,6 +391,9 @@ class RunManager:
                     await self.cancel(live.run.run_id, by="shutdown")
         tasks = [live.task for live in self._live.values() if live.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.gather(self._keeper, return_exceptions=True)
 
     # -- the run itself ---------------------------------------------------------------
 

@@ -3,6 +3,12 @@
 The store keeps JSON records and knows nothing of their shape beyond id, state,
 sequence number and type; ``tooldeck.agent.runs`` owns the models and the state machine.
 Calls are synchronous and short; the run manager makes them from a worker thread.
+
+With the audit database shared by replicas (``[store] url``), the store is also how
+they see each other's runs: the process running a run ``touch``es it while it runs
+(its lease), any process fails runs whose lease ran out (``stale``, ``save(...,
+stale_before=)``), and a process asks the one running a run to cancel it
+(``request_cancel``, read back with ``cancel_requests``).
 """
 
 from __future__ import annotations
@@ -32,11 +38,19 @@ class RunStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def save(self, record: Mapping[str, Any], event: Mapping[str, Any] | None = None) -> None:
+    def save(
+        self,
+        record: Mapping[str, Any],
+        event: Mapping[str, Any] | None = None,
+        *,
+        stale_before: datetime | None = None,
+    ) -> bool:
         """Insert or update the run ``record`` (needs ``run_id``, ``state``, ``question``).
 
         With ``event``, store it in the same transaction (a state change and the event
-        announcing it are written together or not at all).
+        announcing it are written together or not at all). With ``stale_before``, only
+        update a stored run last touched before then (its process died; a live one
+        touched it since): False when nothing was written.
         """
         now = datetime.now(UTC)
         values = {
@@ -44,8 +58,13 @@ class RunStore:
             "state": record["state"],
             "record": json.dumps(redact(dict(record)), default=str),
         }
+        where = [runs.c.id == record["run_id"]]
+        if stale_before is not None:
+            where += [runs.c.updated_at < stale_before, runs.c.state.in_(_UNFINISHED)]
         with self.engine.begin() as conn:
-            done = conn.execute(update(runs).where(runs.c.id == record["run_id"]).values(**values))
+            done = conn.execute(update(runs).where(*where).values(**values))
+            if done.rowcount == 0 and stale_before is not None:
+                return False
             if done.rowcount == 0:
                 conn.execute(
                     insert(runs).values(
@@ -59,6 +78,31 @@ class RunStore:
                 )
             if event is not None:
                 conn.execute(_event_insert(event))
+        return True
+
+    def touch(self, run_ids: list[str]) -> None:
+        """Renew the lease of runs this process runs (their ``updated_at`` is now)."""
+        stmt = update(runs).where(runs.c.id.in_(run_ids)).values(updated_at=datetime.now(UTC))
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+
+    def request_cancel(self, run_id: str, reason: str) -> bool:
+        """Ask the process running ``run_id`` to cancel it; False when it has finished."""
+        stmt = (
+            update(runs)
+            .where(runs.c.id == run_id, runs.c.state.in_(_UNFINISHED))
+            .values(cancel_requested=reason[:200])
+        )
+        with self.engine.begin() as conn:
+            return bool(conn.execute(stmt).rowcount)
+
+    def cancel_requests(self, run_ids: list[str]) -> dict[str, str]:
+        """The cancels asked of these runs, by run id: the reason."""
+        stmt = select(runs.c.id, runs.c.cancel_requested).where(
+            runs.c.id.in_(run_ids), runs.c.cancel_requested.is_not(None)
+        )
+        with self.engine.connect() as conn:
+            return {run_id: reason for run_id, reason in conn.execute(stmt)}
 
     def add_event(self, event: Mapping[str, Any]) -> None:
         """Store one event (needs ``run_id``, ``seq``, ``type``)."""
@@ -95,11 +139,16 @@ class RunStore:
         with self.engine.connect() as conn:
             return [json.loads(text) for text in conn.execute(stmt).scalars()]
 
-    def unfinished(self) -> list[dict[str, Any]]:
-        """Records of runs not in a final state (a process stopped while they ran)."""
-        stmt = select(runs.c.record).where(runs.c.state.in_(("queued", "running", "waiting_input")))
+    def stale(self, before: datetime) -> list[dict[str, Any]]:
+        """Records of runs not final and last touched before ``before`` (their process died)."""
+        stmt = select(runs.c.record).where(
+            runs.c.state.in_(_UNFINISHED), runs.c.updated_at < before
+        )
         with self.engine.connect() as conn:
             return [json.loads(text) for text in conn.execute(stmt).scalars()]
+
+
+_UNFINISHED = ("queued", "running", "waiting_input")
 
 
 def _event_insert(event: Mapping[str, Any]) -> Any:

@@ -13,7 +13,13 @@ from sqlalchemy import bindparam, insert, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
-from tooldeck.observability.tables import metadata, tool_call_hours, tool_call_totals, tool_calls
+from tooldeck.observability.tables import (
+    metadata,
+    runs,
+    tool_call_hours,
+    tool_call_totals,
+    tool_calls,
+)
 from tooldeck.observability.totals import backfill_totals
 
 __all__ = ["COLUMNS", "compiled_insert", "create_schema_once", "sqlite_pragmas"]
@@ -96,14 +102,20 @@ def _create_schema(engine: Engine) -> None:
         if inspector.has_table(tool_calls.name)
         else set()
     )
+    had_runs = (
+        {c["name"] for c in inspector.get_columns(runs.name)}
+        if inspector.has_table(runs.name)
+        else set()
+    )
     metadata.create_all(engine)
     with engine.begin() as conn:
-        for column in tool_calls.columns:
-            if had and column.name not in had:  # a database from before the column
-                kind = column.type.compile(dialect=engine.dialect)
-                conn.exec_driver_sql(
-                    f"ALTER TABLE {tool_calls.name} ADD COLUMN {column.name} {kind}"
-                )
+        for table, columns in ((tool_calls, had), (runs, had_runs)):
+            for column in table.columns:
+                if columns and column.name not in columns:  # a database from before it
+                    kind = column.type.compile(dialect=engine.dialect)
+                    conn.exec_driver_sql(
+                        f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"
+                    )
         for index in tool_calls.indexes:
             index.create(conn, checkfirst=True)
         if not had_totals:

@@ -148,6 +148,7 @@ runs = Table(
     Column("profile", String(64)),
     Column("user", String(128)),
     Column("record", Text, nullable=False),  # JSON text: the whole ChatRun
+    Column("cancel_requested", String(200)),  # asked of the process running it: the reason
 )
 
 run_events = Table(

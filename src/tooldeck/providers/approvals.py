@@ -147,6 +147,11 @@ class ApprovalStore:
         self._listeners: list[DecisionListener] = []
         self._waiters: dict[str, list[asyncio.Future[Approval]]] = {}
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes see these approvals (a file or PostgreSQL, not memory)."""
+        return self._state.shared
+
     def on_decision(self, listener: DecisionListener) -> None:
         """Call ``listener(approval)`` after each decision (approve, deny, callback answer)."""
         self._listeners.append(listener)
@@ -234,7 +239,7 @@ class ApprovalStore:
         waiter: asyncio.Future[Approval] = loop.create_future()
         self._waiters.setdefault(approval_id, []).append(waiter)
         deadline = None if timeout_s is None else loop.time() + timeout_s
-        poll = 1.0 if self._state.shared else None  # another process may decide it
+        poll = 1.0 if self.shared else None  # another process may decide it
         try:
             while True:
                 left = None if deadline is None else max(0.0, deadline - loop.time())

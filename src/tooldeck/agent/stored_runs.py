@@ -1,0 +1,217 @@
+"""Runs that another process runs, seen through the shared run store.
+
+With the audit database shared by replicas (``[store] url``), a run lives in the
+process that started it, but any replica can serve it: read it, stream its events,
+confirm its pending call and cancel it. ``StoredRuns`` does that through the store:
+
+- **read and follow**: the record and events are stored as they happen; a follower
+  polls for new ones every ``poll_s`` until the run is final.
+- **confirm**: the decision goes into the approval store, which replicas share; the
+  process running the run sees it within a second (``ApprovalStore.decided``) and
+  resumes; the follower waits for the stored state to move on.
+- **cancel**: a request stored on the run (``RunStore.request_cancel``); the running
+  process's ``keep`` loop reads it within ``poll_s`` and cancels the run itself.
+- **a process that died**: the running process renews each run's lease (``touch``)
+  every third of ``lease_s``; ``keep`` in any process fails runs whose lease ran out,
+  with a ``run.failed`` event, so nothing waits for them forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tooldeck.agent.calls import run_channel
+from tooldeck.agent.contracts import FINAL_STATES, ChatRun, ConfirmRequest, RunEvent
+from tooldeck.core.confirmation import ConfirmationDecision
+from tooldeck.exceptions import RunEngineError, RunNotFoundError, RunStateError
+from tooldeck.observability.runs import RunStore
+from tooldeck.providers.approvals import ApprovalStore, Decider
+
+__all__ = ["StoredRuns", "interrupted"]
+
+log = logging.getLogger("tooldeck.runs")
+
+INTERRUPTED = "interrupted: the process running it stopped"
+
+
+def interrupted(record: dict[str, Any], last_seq: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A stored run whose process died, as failed: (record, its ``run.failed`` event).
+
+    ``last_seq`` is the run's last stored event (events without a state change are
+    stored without a new record, so the record's own ``last_seq`` may be behind).
+    """
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
+    seq = last_seq + 1
+    event = RunEvent(
+        run_id=record["run_id"], seq=seq, type="run.failed", timestamp=now,
+        data={"error": INTERRUPTED},
+    )  # fmt: skip
+    run = ChatRun.model_validate(record).model_copy(
+        update={
+            "state": "failed", "pending": None, "error": INTERRUPTED, "updated_at": now,
+            "last_seq": seq,
+        }
+    )  # fmt: skip
+    return run.model_dump(mode="json"), event.model_dump(mode="json")
+
+
+class StoredRuns:
+    """The run API for runs of other processes, over the shared store (module docstring).
+
+    Args:
+        store: The run store replicas share.
+        approvals: The approval store replicas share.
+        lease_s: A running process renews its runs' lease every third of this; a run
+            whose lease is older counts as its process having died.
+        poll_s: Seconds between two reads when following a run.
+    """
+
+    def __init__(
+        self, store: RunStore, approvals: ApprovalStore, *, lease_s: float, poll_s: float = 0.25
+    ) -> None:
+        self.store = store
+        self.approvals = approvals
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+
+    async def get(self, run_id: str) -> ChatRun:
+        """The stored record.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+        """
+        record = await asyncio.to_thread(self.store.get, run_id)
+        if record is None:
+            raise RunNotFoundError(f"no run {run_id!r}")
+        return ChatRun.model_validate(record)
+
+    async def wait(self, run_id: str, *, moved_from: ChatRun | None = None) -> ChatRun:
+        """Poll until the run is final or ``waiting_input``.
+
+        With ``moved_from``, waiting on another call than that record's pending one.
+        """
+        while True:
+            run = await self.get(run_id)
+            if run.state in FINAL_STATES:
+                return run
+            if run.state == "waiting_input" and (
+                moved_from is None or run.pending != moved_from.pending
+            ):
+                return run
+            await asyncio.sleep(self.poll_s)
+
+    async def events(self, run_id: str, after: int = 0) -> AsyncIterator[RunEvent]:
+        """Stored events with ``seq > after``, then new ones as they are stored, until final.
+
+        Raises:
+            RunNotFoundError: no run has this id.
+        """
+        sent = after
+        while True:
+            run = await self.get(run_id)  # read first: events stored before it are complete
+            for record in await asyncio.to_thread(self.store.events, run_id, sent):
+                event = RunEvent.model_validate(record)
+                sent = event.seq
+                yield event
+            if run.state in FINAL_STATES and sent >= run.last_seq:
+                return
+            await asyncio.sleep(self.poll_s)
+
+    async def confirm(
+        self, run: ChatRun, body: ConfirmRequest, *, user: str | None, privileged: bool
+    ) -> ChatRun:
+        """Decide the pending call of ``run`` (``waiting_input``); wait until it moves on.
+
+        Raises:
+            RunStateError: the run waits for nothing, or the approval was just decided.
+            PermissionError: ``user`` may not decide it.
+        """
+        if run.state != "waiting_input" or run.pending is None:
+            raise RunStateError(run.run_id, run.state, "confirm", ["waiting_input"])
+        by = Decider(
+            principal=user or "anonymous", channel=run_channel(run.run_id), privileged=privileged
+        )
+        decision = ConfirmationDecision(
+            approved=body.approve, arguments=body.arguments, message=body.message, approver=user
+        )
+        try:
+            self.approvals.decide(run.pending.approval_id, decision, by)
+        except (KeyError, ValueError):  # expired, or decided a moment ago
+            raise RunStateError(run.run_id, run.state, "confirm", ["waiting_input"]) from None
+        return await self.wait(run.run_id, moved_from=run)
+
+    async def cancel(self, run: ChatRun, reason: str) -> ChatRun:
+        """Ask the process running ``run`` to cancel it; the run once final.
+
+        Raises:
+            RunStateError: the run has finished.
+            RunEngineError: it did not end within ``lease_s`` (its process is stuck;
+                once the lease runs out it is failed).
+        """
+        if not await asyncio.to_thread(self.store.request_cancel, run.run_id, reason):
+            current = await self.get(run.run_id)
+            raise RunStateError(run.run_id, current.state, "cancel", sorted(_CANCELLABLE))
+        try:
+            return await asyncio.wait_for(self._final(run.run_id), self.lease_s + 5.0)
+        except TimeoutError:
+            raise RunEngineError(
+                f"run {run.run_id}: the process running it did not cancel it within "
+                f"{self.lease_s + 5.0:g} s"
+            ) from None
+
+    async def _final(self, run_id: str) -> ChatRun:
+        while True:
+            run = await self.get(run_id)
+            if run.state in FINAL_STATES:
+                return run
+            await asyncio.sleep(self.poll_s)
+
+    async def keep(
+        self,
+        live: Callable[[], list[str]],
+        cancel: Callable[[str, str], Awaitable[object]],
+        *,
+        poll_s: float = 1.0,
+    ) -> None:
+        """Forever: cancel ``live`` runs asked to, renew their leases, fail dead processes' runs.
+
+        Args:
+            live: The ids of the runs this process runs that are not final.
+            cancel: Cancels one of them, given the reason.
+            poll_s: Seconds between two looks for cancel requests.
+        """
+        renew_at = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                ids = live()
+                if ids:
+                    asked = await asyncio.to_thread(self.store.cancel_requests, ids)
+                    for run_id, reason in asked.items():
+                        await cancel(run_id, reason)
+                if loop.time() >= renew_at:
+                    renew_at = loop.time() + self.lease_s / 3
+                    if ids:
+                        await asyncio.to_thread(self.store.touch, ids)
+                    await self._fail_dead(set(ids))
+            except Exception:  # the database is away: try again, the runs go on
+                log.exception("runs: could not renew leases or read cancel requests")
+            await asyncio.sleep(poll_s)
+
+    async def _fail_dead(self, ours: set[str]) -> None:
+        before = datetime.now(UTC) - timedelta(seconds=self.lease_s)
+        for record in await asyncio.to_thread(self.store.stale, before):
+            if record["run_id"] in ours:
+                continue
+            run_id, last = record["run_id"], int(record.get("last_seq") or 0)
+            later = await asyncio.to_thread(self.store.events, run_id, last)
+            failed, event = interrupted(record, max([last, *(e["seq"] for e in later)]))
+            if await asyncio.to_thread(self.store.save, failed, event, stale_before=before):
+                log.warning("runs: %s failed: its process stopped", record["run_id"])
+
+
+_CANCELLABLE = {"queued", "running", "waiting_input"}
