@@ -36,6 +36,7 @@ from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.extensions import Extensions
+from tooldeck.core.notify import Notifications
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
@@ -128,6 +129,8 @@ class Runtime:
     _views: dict[str, ToolsProvider] = field(default_factory=dict)
     _receipt_layers: list[ReceiptsProvider] = field(default_factory=list)
     _tracer_provider: TracerProvider | None = None
+    _notifications: Notifications | None = None
+    """``[store] url``'s ``LISTEN`` connection (approvals and runs of other replicas)."""
     _user_tools: list[str] = field(default_factory=list)
     """Registry names of the tools loaded from ``settings.tools`` (what a reload swaps)."""
     _pack_tools: dict[str, list[str]] = field(default_factory=dict)
@@ -362,6 +365,8 @@ class Runtime:
         if self.audit is not None:
             await asyncio.to_thread(self.audit.close)
         self.approvals.close()
+        if self._notifications is not None:
+            await asyncio.to_thread(self._notifications.close)
         if self.receipts is not None:
             self.receipts.close()
         if self._tracer_provider is not None:  # flush spans still in the batch
@@ -517,10 +522,12 @@ def build_runtime(
     providers = [registry, *shipped.providers, *user.providers, *mcp.values()]
     root = CompositeToolsProvider(providers, prefixes=prefixes)
     policy = PolicyProvider(root, policy_config)
+    notifications = Notifications(settings.store.url) if settings.store.url else None
     approvals = ApprovalStore(
         settings.approvals.ttl_s,
         path=settings.data_dir / "approvals.db" if settings.approvals.persist else None,
         url=settings.approvals_url,
+        notifications=notifications if settings.approvals.url is None else None,
     )
     flow = FlowRules(settings.flow) if settings.flow.enabled else None
     flow_tracker = FlowTracker()
@@ -563,6 +570,7 @@ def build_runtime(
         routes=packs.routes,
         console=packs.console,
         background=packs.background,
+        _notifications=notifications,
         _user_tools=user_tools,
         _pack_tools={
             name: [n for n in names if n in registry.names]
@@ -609,6 +617,7 @@ def build_runtime(
             confirm_timeout_s=settings.approvals.ttl_s,
             keep=settings.agent.max_runs_in_memory,
             lease_s=settings.runs.lease_s,
+            notifications=runtime._notifications if settings.audit.url is None else None,
             tracer=tracer.tracer if tracer is not None else None,
             subjects=answers.subjects if answers is not None else None,
         )

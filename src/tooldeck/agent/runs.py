@@ -46,6 +46,7 @@ from tooldeck.agent.model_agent import ModelError
 from tooldeck.agent.stored_runs import StoredRuns
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
+from tooldeck.core.notify import Notifications
 from tooldeck.exceptions import RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
 from tooldeck.providers.approvals import ApprovalStore, Decider, visible_to
@@ -90,6 +91,8 @@ class RunManager:
         keep: Finished runs kept in memory (older ones are read from ``store``).
         lease_s: With a store, this process renews the lease of each run it runs every
             third of this; a run whose lease is older is failed by any process.
+        notifications: The shared PostgreSQL's ``LISTEN`` connection (``[store] url``):
+            other replicas' runs are followed as they change, not by polling.
         tracer: An OpenTelemetry tracer for the run's ``invoke_agent`` span, or None.
         subjects: Display names of subjects for the grounding validator
             (``IntentPack.subjects``), or None.
@@ -106,6 +109,7 @@ class RunManager:
         confirm_timeout_s: float = 600.0,
         keep: int = 256,
         lease_s: float = 30.0,
+        notifications: Notifications | None = None,
         tracer: Any = None,
         subjects: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
     ) -> None:

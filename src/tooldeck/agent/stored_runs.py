@@ -5,12 +5,14 @@ process that started it, but any replica can serve it: read it, stream its event
 confirm its pending call and cancel it. ``StoredRuns`` does that through the store:
 
 - **read and follow**: the record and events are stored as they happen; a follower
-  polls for new ones every ``poll_s`` until the run is final.
+  reads new ones when the store notifies a change of the run (PostgreSQL ``NOTIFY``,
+  ``core.notify``), or every ``poll_s`` without notifications, until the run is final.
 - **confirm**: the decision goes into the approval store, which replicas share; the
   process running the run sees it within a second (``ApprovalStore.decided``) and
   resumes; the follower waits for the stored state to move on.
 - **cancel**: a request stored on the run (``RunStore.request_cancel``); the running
-  process's ``keep`` loop reads it within ``poll_s`` and cancels the run itself.
+  process's ``keep`` loop reads it when notified (else within a second) and cancels
+  the run itself.
 - **a process that died**: the running process renews each run's lease (``touch``)
   every third of ``lease_s``; ``keep`` in any process fails runs whose lease ran out,
   with a ``run.failed`` event, so nothing waits for them forever.
@@ -19,6 +21,7 @@ confirm its pending call and cancel it. ``StoredRuns`` does that through the sto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -27,6 +30,7 @@ from typing import Any
 from tooldeck.agent.calls import run_channel
 from tooldeck.agent.contracts import FINAL_STATES, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.core.confirmation import ConfirmationDecision
+from tooldeck.core.notify import Notifications
 from tooldeck.exceptions import RunEngineError, RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
 from tooldeck.providers.approvals import ApprovalStore, Decider
@@ -67,16 +71,57 @@ class StoredRuns:
         approvals: The approval store replicas share.
         lease_s: A running process renews its runs' lease every third of this; a run
             whose lease is older counts as its process having died.
-        poll_s: Seconds between two reads when following a run.
+        poll_s: Seconds between two reads when following a run without notifications
+            (with them: 5 s, in case one is lost).
+        notifications: The shared PostgreSQL's ``LISTEN`` connection, or None.
     """
 
     def __init__(
-        self, store: RunStore, approvals: ApprovalStore, *, lease_s: float, poll_s: float = 0.25
+        self,
+        store: RunStore,
+        approvals: ApprovalStore,
+        *,
+        lease_s: float,
+        poll_s: float = 0.25,
+        notifications: Notifications | None = None,
     ) -> None:
         self.store = store
         self.approvals = approvals
         self.lease_s = lease_s
         self.poll_s = poll_s
+        self.notifications = notifications
+        self._changed: dict[str, set[asyncio.Event]] = {}
+        self._cancel_asked: asyncio.Event | None = None
+
+    def _listen(self) -> None:
+        if self.notifications is not None and self._cancel_asked is None:
+            self._cancel_asked = asyncio.Event()
+            self.notifications.subscribe("tooldeck_runs", self._notified)
+
+    def _notified(self, payload: str) -> None:
+        if payload.startswith("cancel:"):
+            if self._cancel_asked is not None:
+                self._cancel_asked.set()
+            return
+        for changed in self._changed.get(payload, ()):
+            changed.set()
+
+    async def _pause(self, run_id: str) -> None:
+        """Until ``run_id`` changes (a notification) or the poll interval passes."""
+        self._listen()
+        notified = self.notifications is not None and self.notifications.connected
+        changed = asyncio.Event()
+        self._changed.setdefault(run_id, set()).add(changed)
+        try:
+            await asyncio.wait_for(changed.wait(), 5.0 if notified else self.poll_s)
+        except TimeoutError:
+            pass
+        finally:
+            waiting = self._changed.get(run_id)
+            if waiting is not None:
+                waiting.discard(changed)
+                if not waiting:
+                    del self._changed[run_id]
 
     async def get(self, run_id: str) -> ChatRun:
         """The stored record.
@@ -102,7 +147,7 @@ class StoredRuns:
                 moved_from is None or run.pending != moved_from.pending
             ):
                 return run
-            await asyncio.sleep(self.poll_s)
+            await self._pause(run_id)
 
     async def events(self, run_id: str, after: int = 0) -> AsyncIterator[RunEvent]:
         """Stored events with ``seq > after``, then new ones as they are stored, until final.
@@ -119,7 +164,7 @@ class StoredRuns:
                 yield event
             if run.state in FINAL_STATES and sent >= run.last_seq:
                 return
-            await asyncio.sleep(self.poll_s)
+            await self._pause(run_id)
 
     async def confirm(
         self, run: ChatRun, body: ConfirmRequest, *, user: str | None, privileged: bool
@@ -168,7 +213,7 @@ class StoredRuns:
             run = await self.get(run_id)
             if run.state in FINAL_STATES:
                 return run
-            await asyncio.sleep(self.poll_s)
+            await self._pause(run_id)
 
     async def keep(
         self,
@@ -186,6 +231,7 @@ class StoredRuns:
         """
         renew_at = 0.0
         loop = asyncio.get_running_loop()
+        self._listen()
         while True:
             try:
                 ids = live()
@@ -200,7 +246,13 @@ class StoredRuns:
                     await self._fail_dead(set(ids))
             except Exception:  # the database is away: try again, the runs go on
                 log.exception("runs: could not renew leases or read cancel requests")
-            await asyncio.sleep(poll_s)
+            asked_now = self._cancel_asked
+            if asked_now is None:
+                await asyncio.sleep(poll_s)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asked_now.wait(), poll_s)
+            asked_now.clear()
 
     async def _fail_dead(self, ours: set[str]) -> None:
         before = datetime.now(UTC) - timedelta(seconds=self.lease_s)

@@ -8,7 +8,9 @@ With the audit database shared by replicas (``[store] url``), the store is also 
 they see each other's runs: the process running a run ``touch``es it while it runs
 (its lease), any process fails runs whose lease ran out (``stale``, ``save(...,
 stale_before=)``), and a process asks the one running a run to cancel it
-(``request_cancel``, read back with ``cancel_requests``).
+(``request_cancel``, read back with ``cancel_requests``). On PostgreSQL each of these
+writes also notifies ``tooldeck_runs`` (``core.notify``) with the run id (``cancel:``
+and the id for a cancel request), so followers need not wait for their next poll.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, insert, select, text, update
 from sqlalchemy.engine import Engine
 
 from tooldeck.observability.redact import redact, redact_text
@@ -78,6 +80,7 @@ class RunStore:
                 )
             if event is not None:
                 conn.execute(_event_insert(event))
+            _notify(conn, record["run_id"])
         return True
 
     def touch(self, run_ids: list[str]) -> None:
@@ -94,7 +97,9 @@ class RunStore:
             .values(cancel_requested=reason[:200])
         )
         with self.engine.begin() as conn:
-            return bool(conn.execute(stmt).rowcount)
+            asked = bool(conn.execute(stmt).rowcount)
+            _notify(conn, f"cancel:{run_id}")
+            return asked
 
     def cancel_requests(self, run_ids: list[str]) -> dict[str, str]:
         """The cancels asked of these runs, by run id: the reason."""
@@ -108,6 +113,7 @@ class RunStore:
         """Store one event (needs ``run_id``, ``seq``, ``type``)."""
         with self.engine.begin() as conn:
             conn.execute(_event_insert(event))
+            _notify(conn, event["run_id"])
 
     def get(self, run_id: str) -> dict[str, Any] | None:
         """The record of ``run_id``, or None."""
@@ -149,6 +155,12 @@ class RunStore:
 
 
 _UNFINISHED = ("queued", "running", "waiting_input")
+
+
+def _notify(conn: Connection, payload: str) -> None:
+    """Tell the replicas listening on ``tooldeck_runs`` (delivered when the transaction commits)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("select pg_notify('tooldeck_runs', :payload)"), {"payload": payload})
 
 
 def _event_insert(event: Mapping[str, Any]) -> Any:

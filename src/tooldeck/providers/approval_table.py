@@ -118,6 +118,8 @@ class ApprovalTable:
             for approval_id, approval in items.items():
                 body = _dump(approval)
                 if before.get(approval_id) != (approval.status, body):
+                    if self._db.dialect == "postgresql":  # wakes replicas waiting on it
+                        db.execute("SELECT pg_notify('tooldeck_approvals', ?)", (approval_id,))
                     db.execute(
                         _UPSERT,
                         (

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest, arguments_hash
 from tooldeck.core.context import ToolContext, principal_of
+from tooldeck.core.notify import Notifications
 from tooldeck.providers.approval_table import ApprovalMemory, ApprovalTable, Rows, call_key
 
 __all__ = ["Approval", "ApprovalStatus", "ApprovalStore", "Decider", "visible_to"]
@@ -122,6 +123,8 @@ class ApprovalStore:
         clock: Unix-time source (tests pass a fake).
         path: The SQLite file; None (and no ``url``) keeps the approvals in this process.
         url: A ``postgresql://`` URL (``[store] url``); wins over ``path``.
+        notifications: ``url``'s ``LISTEN`` connection: a decision made on another
+            replica wakes this one's waiters at once instead of at their next poll.
 
     Raises:
         ConfigError: ``path`` is not private to this user, or not a SQLite file.
@@ -134,9 +137,12 @@ class ApprovalStore:
         clock: Callable[[], float] = time.time,
         path: Path | None = None,
         url: str | None = None,
+        notifications: Notifications | None = None,
     ) -> None:
         self.ttl_s = ttl_s
         self.clock = clock
+        self.notifications = notifications
+        self._subscribed = False
         self._state: ApprovalMemory | ApprovalTable
         if url is not None:
             self._state = ApprovalTable.postgres(url)
@@ -220,7 +226,8 @@ class ApprovalStore:
         """Wait until the approval ``approval_id`` is decided (by any channel); return it.
 
         A decision made in this process wakes the waiter at once; one made by another
-        process sharing the file is seen within a second.
+        process sharing the file is seen within a second, one made by a replica on
+        PostgreSQL at once (a notification; within 5 s if it is lost).
 
         Args:
             approval_id: A stored approval.
@@ -240,6 +247,12 @@ class ApprovalStore:
         self._waiters.setdefault(approval_id, []).append(waiter)
         deadline = None if timeout_s is None else loop.time() + timeout_s
         poll = 1.0 if self.shared else None  # another process may decide it
+        if self.notifications is not None:
+            if not self._subscribed:
+                self._subscribed = True
+                self.notifications.subscribe("tooldeck_approvals", self._changed_elsewhere)
+            if self.notifications.connected:
+                poll = 5.0
         try:
             while True:
                 left = None if deadline is None else max(0.0, deadline - loop.time())
@@ -259,6 +272,15 @@ class ApprovalStore:
                 waiters.remove(waiter)
                 if not waiters:
                     del self._waiters[approval_id]
+
+    def _changed_elsewhere(self, approval_id: str) -> None:
+        """A notification: wake the waiters of ``approval_id`` if it is decided now."""
+        if approval_id not in self._waiters:
+            return
+        current = self.get(approval_id)
+        if current is not None and current.status != "pending":
+            for waiter in self._waiters.pop(approval_id, ()):
+                _resolve(waiter, current)
 
     def decide(
         self, approval_id: str, decision: ConfirmationDecision, by: Decider | None = None
