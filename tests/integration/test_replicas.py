@@ -119,6 +119,8 @@ def test_replicas_starting_at_once_migrate_a_new_database_once(
         "AuditStore(sqlalchemy_url(sys.argv[1])).close()\n"
         "ApprovalStore(url=sys.argv[1]).close()\n"
         "ScheduleStore(Path('unused'), sys.argv[1]).close()\n"
+        "from tooldeck.providers.receipt_postgres import PostgresReceipts\n"
+        "PostgresReceipts(sys.argv[1]).get('k')\n"
     )
     starts = [
         subprocess.Popen(
@@ -134,9 +136,13 @@ def test_replicas_starting_at_once_migrate_a_new_database_once(
     with psycopg.connect(postgres_db) as conn:
         versions = conn.execute(
             "select 'approvals', version_num from tooldeck.alembic_approvals union all "
+            "select 'receipts', version_num from tooldeck.alembic_receipts union all "
             "select 'schedules', version_num from tooldeck.alembic_schedules order by 1"
         ).fetchall()
-    assert versions == [("approvals", "approvals_0001"), ("schedules", "schedules_0001")]
+    assert versions == [
+        ("approvals", "approvals_0001"), ("receipts", "receipts_0001"),
+        ("schedules", "schedules_0001"),
+    ]  # fmt: skip
 
 
 def test_a_replica_that_cannot_reach_the_database_says_so(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Schema migrations of the stores kept in PostgreSQL: Alembic, under an advisory lock.
 
-Each store (approvals and receipts, schedules...) owns a folder of Alembic revisions
+Each store (approvals, receipts, schedules...) owns a folder of Alembic revisions
 and a version table of its own (``tooldeck.alembic_<store>``), so a pack's tables
 migrate with the pack and no store depends on another's history. ``upgrade`` runs
 when a store opens: it takes a transaction-level advisory lock first, so when two

@@ -117,10 +117,12 @@ class SharedDb:
         return cls("postgresql", pool=pool, lock_name=f"tooldeck.{name}")
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[_Session]:
+    def transaction(self, *, serialised: bool = True) -> Iterator[_Session]:
         """One write transaction, the only one of this store at a time (module docstring).
 
-        Committed when the block ends, rolled back if it raises.
+        Committed when the block ends, rolled back if it raises. ``serialised=False``
+        skips PostgreSQL's advisory lock, for a store whose statements decide races
+        themselves (the receipts' ``INSERT ... ON CONFLICT``); SQLite serialises anyway.
         """
         if self._pool is None:
             assert self._sqlite is not None
@@ -128,7 +130,8 @@ class SharedDb:
                 yield db
             return
         with self._pool.connection() as conn, conn.transaction():
-            conn.execute("select pg_advisory_xact_lock(hashtext(%s))", (self._lock_name,))
+            if serialised:
+                conn.execute("select pg_advisory_xact_lock(hashtext(%s))", (self._lock_name,))
             yield _Postgres(conn)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:

@@ -94,7 +94,8 @@ class ApprovalTable:
         Raises:
             ConfigError: the server cannot be reached (5 s) or refused the migration.
         """
-        return cls(SharedDb.postgres(url, "approvals", Path(__file__).with_name("migrations")))
+        versions = Path(__file__).with_name("migrations") / "approvals"
+        return cls(SharedDb.postgres(url, "approvals", versions))
 
     @contextlib.contextmanager
     def transaction(self, rows: Rows, now: float, keep_s: float) -> Iterator[dict[str, Approval]]:

@@ -1,6 +1,7 @@
-"""Receipts in PostgreSQL, shared by every replica (``[receipts] url``).
+"""Receipts in PostgreSQL, shared by every replica (``[store] url`` or ``[receipts] url``).
 
-The same operations as ``ReceiptFile``, over a ``psycopg_pool`` pool (at most 4
+The same operations as ``ReceiptFile``, on the table ``tooldeck.receipts`` (made by the
+Alembic revisions in ``providers/migrations``) over a ``SharedDb`` pool (at most 4
 connections, opened on first use). ``begin`` is one ``INSERT ... ON CONFLICT DO
 NOTHING``: of two replicas beginning one key, exactly one owns it. Every operation is a
 network round trip, so each runs in a worker thread (``wait=False`` always answers
@@ -13,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from tooldeck.core.shared_db import SharedDb
 from tooldeck.providers.receipt_file import Receipt, StoreBusy, receipt_of
 
 __all__ = ["PostgresReceipts"]
@@ -31,7 +34,7 @@ class PostgresReceipts:
     def __init__(self, url: str, *, keep_s: float = 86_400.0) -> None:
         self.url = url
         self.keep_s = keep_s
-        self._pool: Any = None
+        self._db: SharedDb | None = None
         self._lock = threading.Lock()
         self._purged = 0.0
 
@@ -41,14 +44,14 @@ class PostgresReceipts:
         with self._connection() as conn:
             if receipt.started_at - self._purged > 60.0:
                 conn.execute(
-                    "delete from tooldeck_receipts where started_at < %s",
+                    "delete from receipts where started_at < ?",
                     (receipt.started_at - self.keep_s,),
                 )
                 self._purged = receipt.started_at
             for _ in range(3):  # a receipt deleted between the two statements: try again
                 inserted = conn.execute(
-                    "insert into tooldeck_receipts (key, tool, principal, request_id, status, "
-                    "started_at, lease_until) values (%s, %s, %s, %s, 'running', %s, %s) "
+                    "insert into receipts (key, tool, principal, request_id, status, "
+                    "started_at, lease_until) values (?, ?, ?, ?, 'running', ?, ?) "
                     "on conflict (key) do nothing returning key",
                     receipt.new_row(),
                 ).fetchone()
@@ -71,8 +74,7 @@ class PostgresReceipts:
         _thread_only(wait)
         with self._connection() as conn:
             conn.execute(
-                "update tooldeck_receipts set lease_until = %s "
-                "where key = %s and status = 'running'",
+                "update receipts set lease_until = ? where key = ? and status = 'running'",
                 (lease_until, key),
             )
 
@@ -81,7 +83,7 @@ class PostgresReceipts:
         _thread_only(wait)
         with self._connection() as conn:
             conn.execute(
-                "update tooldeck_receipts set status = 'done', result = %s where key = %s",
+                "update receipts set status = 'done', result = ? where key = ?",
                 (result, key),
             )
 
@@ -89,39 +91,25 @@ class PostgresReceipts:
         """Delete the receipt of a call that did not run."""
         _thread_only(wait)
         with self._connection() as conn:
-            conn.execute("delete from tooldeck_receipts where key = %s", (key,))
+            conn.execute("delete from receipts where key = ?", (key,))
 
     def close(self) -> None:
         """Close the pool (it reopens on next use)."""
         with self._lock:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
-        """A pooled connection in a transaction; the pool (and table) made on first use."""
-        with self._open().connection() as conn, conn.transaction():
-            yield conn
-
-    def _open(self) -> Any:
-        if self._pool is None:
+        """A pooled connection in a transaction (not serialised: keys decide who runs)."""
+        if self._db is None:
             with self._lock:
-                if self._pool is None:
-                    import psycopg
-                    from psycopg_pool import ConnectionPool
-
-                    # two replicas starting at once: the lock lets one make the table
-                    with psycopg.connect(self.url, connect_timeout=5) as conn, conn.transaction():
-                        conn.execute("select pg_advisory_xact_lock(hashtext('tooldeck.receipts'))")
-                        conn.execute(_SCHEMA)
-                    pool = ConnectionPool(
-                        self.url, min_size=1, max_size=4, open=False, timeout=10,
-                        kwargs={"connect_timeout": 5},
-                    )  # fmt: skip
-                    pool.open()
-                    self._pool = pool
-        return self._pool
+                if self._db is None:
+                    versions = Path(__file__).with_name("migrations") / "receipts"
+                    self._db = SharedDb.postgres(self.url, "receipts", versions)
+        with self._db.transaction(serialised=False) as conn:
+            yield conn
 
 
 def _thread_only(wait: bool) -> None:
@@ -129,20 +117,7 @@ def _thread_only(wait: bool) -> None:
         raise StoreBusy  # a network round trip: never on the event loop
 
 
-_SCHEMA = """
-create table if not exists tooldeck_receipts (
-    key text primary key,
-    tool text not null,
-    principal text not null,
-    request_id text not null,
-    status text not null,
-    started_at double precision not null,
-    lease_until double precision not null,
-    result text
-);
-create index if not exists tooldeck_receipts_started on tooldeck_receipts (started_at);
-"""
 _SELECT = (
     "select key, tool, principal, request_id, status, started_at, lease_until, result "
-    "from tooldeck_receipts where key = %s"
+    "from receipts where key = ?"
 )
