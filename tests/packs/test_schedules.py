@@ -197,29 +197,17 @@ async def test_an_approved_schedule_carries_its_approval_for_exactly_its_call(
 
 
 @pytest.mark.anyio
-async def test_two_schedulers_on_one_file_run_each_fire_once(tmp_path: Path) -> None:
-    first, second = start(tmp_path), start(tmp_path)
-    try:
-        made = await schedule(first, name="n", tool="remind", arguments={"text": "x"}, every="1h")
-        due = datetime.fromisoformat(made["next_run_at"]).timestamp()
-        for hour in range(20):
-            clock = Clock(due + hour * 3600 + 1)
-            await asyncio.gather(
-                scheduler(first, clock).run_due(), scheduler(second, clock).run_due()
-            )
-        assert SENT == ["x"] * 20
-    finally:
-        await first.aclose()
-        await second.aclose()
-
-
-@pytest.mark.anyio
-@pytest.mark.integration
-async def test_two_replicas_on_one_postgresql_run_each_fire_once(
-    tmp_path: Path, postgres_db: str
+@pytest.mark.parametrize(
+    "where", ["one file", pytest.param("one postgresql", marks=pytest.mark.integration)]
+)
+async def test_two_schedulers_run_each_fire_once(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    shared = {"store": {"url": postgres_db}}  # two machines: two data dirs, one database
-    first, second = start(tmp_path / "a", **shared), start(tmp_path / "b", **shared)
+    if where == "one file":  # two processes of one data dir
+        first, second = start(tmp_path), start(tmp_path)
+    else:  # two machines: two data dirs, one database
+        shared = {"store": {"url": request.getfixturevalue("postgres_db")}}
+        first, second = start(tmp_path / "a", **shared), start(tmp_path / "b", **shared)
     try:
         made = await schedule(first, name="n", tool="remind", arguments={"text": "x"}, every="1h")
         assert [s.name for s in second.services.get(ScheduleStore).owned_by()] == ["n"]
@@ -230,7 +218,7 @@ async def test_two_replicas_on_one_postgresql_run_each_fire_once(
                 scheduler(first, clock).run_due(), scheduler(second, clock).run_due()
             )
         assert SENT == ["x"] * 20
-        assert not (tmp_path / "a" / "schedules.db").exists()
+        assert (tmp_path / "schedules.db").exists() == (where == "one file")
     finally:
         await first.aclose()
         await second.aclose()
