@@ -53,7 +53,8 @@ def project(folder: Path, url: str) -> Path:
 def test_an_approval_given_on_one_replica_runs_on_the_other(
     tmp_path: Path, postgres_db: str
 ) -> None:
-    config = project(tmp_path / "app", postgres_db)
+    with_password = postgres_db.replace("postgres@", "postgres:hunter2@", 1)  # trust: any
+    config = project(tmp_path / "app", with_password)
     a = Server(tmp_path / "a", free_port(), ["--config", str(config), "--with", "schedules"])
     try:
         b = Server(tmp_path / "b", free_port(), ["--config", str(config), "--with", "schedules"])
@@ -104,6 +105,9 @@ def test_an_approval_given_on_one_replica_runs_on_the_other(
             assert b.stop() == 0
     finally:
         assert a.stop() == 0
+    banner = Path(a.log.name).read_text()  # the password is not in the log
+    assert "audit: postgresql+psycopg://postgres:***@127.0.0.1" in banner
+    assert "hunter2" not in banner
 
 
 def test_replicas_starting_at_once_migrate_a_new_database_once(

@@ -35,14 +35,14 @@ from tooldeck.exceptions import RunEngineError, RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
 from tooldeck.providers.approvals import ApprovalStore, Decider
 
-__all__ = ["StoredRuns", "interrupted"]
+__all__ = ["StoredRuns"]
 
 log = logging.getLogger("tooldeck.runs")
 
 INTERRUPTED = "interrupted: the process running it stopped"
 
 
-def interrupted(record: dict[str, Any], last_seq: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def _interrupted(record: dict[str, Any], last_seq: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """A stored run whose process died, as failed: (record, its ``run.failed`` event).
 
     ``last_seq`` is the run's last stored event (events without a state change are
@@ -261,7 +261,7 @@ class StoredRuns:
                 continue
             run_id, last = record["run_id"], int(record.get("last_seq") or 0)
             later = await asyncio.to_thread(self.store.events, run_id, last)
-            failed, event = interrupted(record, max([last, *(e["seq"] for e in later)]))
+            failed, event = _interrupted(record, max([last, *(e["seq"] for e in later)]))
             if await asyncio.to_thread(self.store.save, failed, event, stale_before=before):
                 log.warning("runs: %s failed: its process stopped", record["run_id"])
 

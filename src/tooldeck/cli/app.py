@@ -543,7 +543,7 @@ def serve(
             f"tooldeck: config {s.config_file or 'none (defaults)'}; data {s.data_dir}\n"
             f"tools: {len(names)} local"
             + (f" + MCP servers {', '.join(runtime.mcp)} (listed at start)" if runtime.mcp else "")
-            + f"; audit: {s.audit_url if runtime.audit else 'off'}\n"
+            + f"; audit: {runtime.audit.shown_url if runtime.audit else 'off'}\n"
             f"UI: {base}/tools   API docs: {base}/docs\n"
             f"try: curl -X POST -H 'content-type: application/json' "
             f"{base}/api/tools/execute/{example}"

@@ -235,6 +235,11 @@ class AuditStore:
         self._writer.start()
         atexit.register(self.close)
 
+    @property
+    def shown_url(self) -> str:
+        """The database's URL without its password (for logs and banners)."""
+        return self.engine.url.render_as_string(hide_password=True)
+
     @classmethod
     def sqlite(cls, path: Path | str, **kwargs: Any) -> AuditStore:
         """An ``AuditStore`` on the SQLite file ``path`` (created with its directory)."""
