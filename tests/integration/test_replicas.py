@@ -228,3 +228,18 @@ def test_a_run_started_on_one_replica_is_served_by_the_other(
         finally:
             a.stop()
             assert b.stop() == 0
+
+
+@pytest.mark.anyio
+async def test_runs_and_approvals_listen_on_the_store(tmp_path: Path, postgres_db: str) -> None:
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    runtime = build_runtime(load_settings(data_dir=tmp_path, store={"url": postgres_db}))
+    try:
+        listening = runtime.approvals.notifications
+        assert listening is not None and listening.url == postgres_db
+        assert runtime.runs._stored is not None  # type: ignore[attr-defined]
+        assert runtime.runs._stored.notifications is listening  # type: ignore[attr-defined]
+    finally:
+        await runtime.aclose()

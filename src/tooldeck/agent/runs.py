@@ -123,7 +123,11 @@ class RunManager:
         self.keep = keep
         self.tracer = tracer
         self._live: OrderedDict[str, _Live] = OrderedDict()
-        self._stored = None if store is None else StoredRuns(store, approvals, lease_s=lease_s)
+        self._stored = (
+            None
+            if store is None
+            else StoredRuns(store, approvals, lease_s=lease_s, notifications=notifications)
+        )
         self._keeper: asyncio.Task[None] | None = None
 
     # -- persistence ----------------------------------------------------------------
