@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -106,22 +106,31 @@ class StoredRuns:
         for changed in self._changed.get(payload, ()):
             changed.set()
 
-    async def _pause(self, run_id: str) -> None:
-        """Until ``run_id`` changes (a notification) or the poll interval passes."""
+    @contextlib.contextmanager
+    def _watching(self, run_id: str) -> Iterator[asyncio.Event]:
+        """An event set by each notification of a change of ``run_id`` while the block runs.
+
+        Registered before the first read, and cleared before each: a change stored
+        between a read and the wait after it is not missed.
+        """
         self._listen()
-        notified = self.notifications is not None and self.notifications.connected
         changed = asyncio.Event()
         self._changed.setdefault(run_id, set()).add(changed)
         try:
-            await asyncio.wait_for(changed.wait(), 5.0 if notified else self.poll_s)
-        except TimeoutError:
-            pass
+            yield changed
         finally:
             waiting = self._changed.get(run_id)
             if waiting is not None:
                 waiting.discard(changed)
                 if not waiting:
                     del self._changed[run_id]
+
+    async def _pause(self, changed: asyncio.Event) -> None:
+        """Until ``changed`` is set (a notification) or the poll interval passes; cleared."""
+        notified = self.notifications is not None and self.notifications.connected
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), 5.0 if notified else self.poll_s)
+        changed.clear()
 
     async def get(self, run_id: str) -> ChatRun:
         """The stored record.
@@ -139,15 +148,16 @@ class StoredRuns:
 
         With ``moved_from``, waiting on another call than that record's pending one.
         """
-        while True:
-            run = await self.get(run_id)
-            if run.state in FINAL_STATES:
-                return run
-            if run.state == "waiting_input" and (
-                moved_from is None or run.pending != moved_from.pending
-            ):
-                return run
-            await self._pause(run_id)
+        with self._watching(run_id) as changed:
+            while True:
+                run = await self.get(run_id)
+                if run.state in FINAL_STATES:
+                    return run
+                if run.state == "waiting_input" and (
+                    moved_from is None or run.pending != moved_from.pending
+                ):
+                    return run
+                await self._pause(changed)
 
     async def events(self, run_id: str, after: int = 0) -> AsyncIterator[RunEvent]:
         """Stored events with ``seq > after``, then new ones as they are stored, until final.
@@ -156,15 +166,16 @@ class StoredRuns:
             RunNotFoundError: no run has this id.
         """
         sent = after
-        while True:
-            run = await self.get(run_id)  # read first: events stored before it are complete
-            for record in await asyncio.to_thread(self.store.events, run_id, sent):
-                event = RunEvent.model_validate(record)
-                sent = event.seq
-                yield event
-            if run.state in FINAL_STATES and sent >= run.last_seq:
-                return
-            await self._pause(run_id)
+        with self._watching(run_id) as changed:
+            while True:
+                run = await self.get(run_id)  # first: events stored before it are complete
+                for record in await asyncio.to_thread(self.store.events, run_id, sent):
+                    event = RunEvent.model_validate(record)
+                    sent = event.seq
+                    yield event
+                if run.state in FINAL_STATES and sent >= run.last_seq:
+                    return
+                await self._pause(changed)
 
     async def confirm(
         self, run: ChatRun, body: ConfirmRequest, *, user: str | None, privileged: bool
@@ -209,11 +220,12 @@ class StoredRuns:
             ) from None
 
     async def _final(self, run_id: str) -> ChatRun:
-        while True:
-            run = await self.get(run_id)
-            if run.state in FINAL_STATES:
-                return run
-            await self._pause(run_id)
+        with self._watching(run_id) as changed:
+            while True:
+                run = await self.get(run_id)
+                if run.state in FINAL_STATES:
+                    return run
+                await self._pause(changed)
 
     async def keep(
         self,
