@@ -43,13 +43,13 @@ from tooldeck.agent.contracts import (
     RunEvent,
 )
 from tooldeck.agent.model_agent import ModelError
-from tooldeck.agent.stored_runs import StoredRuns
+from tooldeck.agent.stored_runs import CANCELLABLE, StoredRuns, decide_pending
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext
 from tooldeck.core.notify import Notifications
 from tooldeck.exceptions import RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
-from tooldeck.providers.approvals import ApprovalStore, Decider, visible_to
+from tooldeck.providers.approvals import ApprovalStore, visible_to
 from tooldeck.providers.base import ToolsProvider
 
 __all__ = ["RunManager"]
@@ -326,18 +326,9 @@ class RunManager:
         live = self._live.get(run_id)
         if live is None and self._stored is not None and self.approvals.shared:
             return await self._stored.confirm(run, body, user=user, privileged=privileged)
-        if live is None or run.state != "waiting_input" or run.pending is None:
+        if live is None:
             raise RunStateError(run_id, run.state, "confirm", ["waiting_input"])
-        by = Decider(
-            principal=user or "anonymous", channel=run_channel(run_id), privileged=privileged
-        )
-        decision = ConfirmationDecision(
-            approved=body.approve, arguments=body.arguments, message=body.message, approver=user
-        )
-        try:
-            self.approvals.decide(run.pending.approval_id, decision, by)
-        except (KeyError, ValueError):  # expired, or decided a moment ago
-            raise RunStateError(run_id, run.state, "confirm", ["waiting_input"]) from None
+        decide_pending(self.approvals, run, body, user=user, privileged=privileged)
         while live.run.state == "waiting_input":
             await live.changed.wait()
         return await self.wait(run_id)
@@ -355,8 +346,7 @@ class RunManager:
         if live is None and self._stored is not None and run.state not in FINAL_STATES:
             return await self._stored.cancel(run, reason)
         if live is None or run.state in FINAL_STATES:
-            allowed = [s for s, nxt in TRANSITIONS.items() if "cancelled" in nxt]
-            raise RunStateError(run_id, run.state, "cancel", allowed)
+            raise RunStateError(run_id, run.state, "cancel", CANCELLABLE)
         return await self._cancel(live, reason)
 
     async def _cancel(self, live: _Live, reason: str) -> ChatRun:

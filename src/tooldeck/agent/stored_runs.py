@@ -28,18 +28,53 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tooldeck.agent.calls import run_channel
-from tooldeck.agent.contracts import FINAL_STATES, ChatRun, ConfirmRequest, RunEvent
+from tooldeck.agent.contracts import FINAL_STATES, TRANSITIONS, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.core.confirmation import ConfirmationDecision
 from tooldeck.core.notify import Notifications
 from tooldeck.exceptions import RunEngineError, RunNotFoundError, RunStateError
 from tooldeck.observability.runs import RunStore
 from tooldeck.providers.approvals import ApprovalStore, Decider
 
-__all__ = ["StoredRuns"]
+__all__ = ["CANCELLABLE", "StoredRuns", "decide_pending"]
 
 log = logging.getLogger("tooldeck.runs")
 
 INTERRUPTED = "interrupted: the process running it stopped"
+
+CANCELLABLE = sorted(state for state, after in TRANSITIONS.items() if "cancelled" in after)
+"""The states a run can be cancelled in."""
+
+
+def decide_pending(
+    approvals: ApprovalStore,
+    run: ChatRun,
+    body: ConfirmRequest,
+    *,
+    user: str | None,
+    privileged: bool,
+) -> None:
+    """Decide the pending call of ``run`` in ``approvals``, as its run's own channel.
+
+    Only the run's user (``anonymous`` for both when the entry point knows no
+    identity) or a ``privileged`` approver may (``ApprovalStore.decide``).
+
+    Raises:
+        RunStateError: the run waits for nothing, or the approval expired or was
+            decided a moment ago (HTTP 409).
+        PermissionError: ``user`` may not decide it (HTTP 403).
+    """
+    if run.state != "waiting_input" or run.pending is None:
+        raise RunStateError(run.run_id, run.state, "confirm", ["waiting_input"])
+    by = Decider(
+        principal=user or "anonymous", channel=run_channel(run.run_id), privileged=privileged
+    )
+    decision = ConfirmationDecision(
+        approved=body.approve, arguments=body.arguments, message=body.message, approver=user
+    )
+    try:
+        approvals.decide(run.pending.approval_id, decision, by)
+    except (KeyError, ValueError):  # expired, or decided a moment ago
+        raise RunStateError(run.run_id, run.state, "confirm", ["waiting_input"]) from None
 
 
 def _interrupted(record: dict[str, Any], last_seq: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -143,18 +178,23 @@ class StoredRuns:
             raise RunNotFoundError(f"no run {run_id!r}")
         return ChatRun.model_validate(record)
 
-    async def wait(self, run_id: str, *, moved_from: ChatRun | None = None) -> ChatRun:
-        """Poll until the run is final or ``waiting_input``.
+    async def wait(
+        self, run_id: str, *, moved_from: ChatRun | None = None, final: bool = False
+    ) -> ChatRun:
+        """Follow the run until it is final or ``waiting_input``.
 
-        With ``moved_from``, waiting on another call than that record's pending one.
+        With ``moved_from``, waiting on another call than that record's pending one;
+        with ``final``, until it is final.
         """
         with self._watching(run_id) as changed:
             while True:
                 run = await self.get(run_id)
                 if run.state in FINAL_STATES:
                     return run
-                if run.state == "waiting_input" and (
-                    moved_from is None or run.pending != moved_from.pending
+                if (
+                    not final
+                    and run.state == "waiting_input"
+                    and (moved_from is None or run.pending != moved_from.pending)
                 ):
                     return run
                 await self._pause(changed)
@@ -186,18 +226,7 @@ class StoredRuns:
             RunStateError: the run waits for nothing, or the approval was just decided.
             PermissionError: ``user`` may not decide it.
         """
-        if run.state != "waiting_input" or run.pending is None:
-            raise RunStateError(run.run_id, run.state, "confirm", ["waiting_input"])
-        by = Decider(
-            principal=user or "anonymous", channel=run_channel(run.run_id), privileged=privileged
-        )
-        decision = ConfirmationDecision(
-            approved=body.approve, arguments=body.arguments, message=body.message, approver=user
-        )
-        try:
-            self.approvals.decide(run.pending.approval_id, decision, by)
-        except (KeyError, ValueError):  # expired, or decided a moment ago
-            raise RunStateError(run.run_id, run.state, "confirm", ["waiting_input"]) from None
+        decide_pending(self.approvals, run, body, user=user, privileged=privileged)
         return await self.wait(run.run_id, moved_from=run)
 
     async def cancel(self, run: ChatRun, reason: str) -> ChatRun:
@@ -210,22 +239,14 @@ class StoredRuns:
         """
         if not await asyncio.to_thread(self.store.request_cancel, run.run_id, reason):
             current = await self.get(run.run_id)
-            raise RunStateError(run.run_id, current.state, "cancel", sorted(_CANCELLABLE))
+            raise RunStateError(run.run_id, current.state, "cancel", CANCELLABLE)
         try:
-            return await asyncio.wait_for(self._final(run.run_id), self.lease_s + 5.0)
+            return await asyncio.wait_for(self.wait(run.run_id, final=True), self.lease_s + 5.0)
         except TimeoutError:
             raise RunEngineError(
                 f"run {run.run_id}: the process running it did not cancel it within "
                 f"{self.lease_s + 5.0:g} s"
             ) from None
-
-    async def _final(self, run_id: str) -> ChatRun:
-        with self._watching(run_id) as changed:
-            while True:
-                run = await self.get(run_id)
-                if run.state in FINAL_STATES:
-                    return run
-                await self._pause(changed)
 
     async def keep(
         self,
@@ -276,6 +297,3 @@ class StoredRuns:
             failed, event = _interrupted(record, max([last, *(e["seq"] for e in later)]))
             if await asyncio.to_thread(self.store.save, failed, event, stale_before=before):
                 log.warning("runs: %s failed: its process stopped", record["run_id"])
-
-
-_CANCELLABLE = {"queued", "running", "waiting_input"}
