@@ -16,7 +16,11 @@ from pathlib import Path
 
 from tooldeck.exceptions import ConfigError
 
-__all__ = ["sqlalchemy_url", "upgrade"]
+__all__ = ["MIGRATION_LOCK", "sqlalchemy_url", "upgrade"]
+
+MIGRATION_LOCK = "select pg_advisory_xact_lock(hashtext('tooldeck.migrate'))"
+"""Taken by whatever creates or migrates tables in a shared PostgreSQL (also the audit's
+schema), so that replicas starting together do it one at a time."""
 
 _done: set[tuple[str, str]] = set()
 _lock = threading.Lock()
@@ -59,7 +63,7 @@ def upgrade(url: str, versions: Path, store: str) -> None:
         )
         try:
             with engine.begin() as conn:
-                conn.exec_driver_sql("select pg_advisory_xact_lock(hashtext('tooldeck.migrate'))")
+                conn.exec_driver_sql(MIGRATION_LOCK)
                 conn.exec_driver_sql("create schema if not exists tooldeck")
                 conn.exec_driver_sql("set local search_path to tooldeck")
                 config.attributes["connection"] = conn

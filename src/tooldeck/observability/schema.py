@@ -10,9 +10,10 @@ import time
 from typing import Any
 
 from sqlalchemy import bindparam, insert, inspect
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
+from tooldeck.core.migrations import MIGRATION_LOCK
 from tooldeck.observability.tables import (
     metadata,
     runs,
@@ -64,25 +65,22 @@ def create_schema_once(engine: Engine, attempts: int = 6) -> None:
     idempotent, so it is tried again and then finds everything there.
 
     On PostgreSQL (replicas starting together on a new database) the race surfaces as
-    a unique violation in the catalogue instead, so there the creation runs under the
-    advisory lock that ``core.migrations`` takes: one replica creates, the others wait
-    and then find the tables.
+    a unique violation in the catalogue instead, so there the creation runs in one
+    transaction under ``core.migrations.MIGRATION_LOCK``: one replica creates, the
+    others wait and then find the tables.
 
     Raises:
         OperationalError: a failure that is not that race, or the race every time.
     """
     if engine.dialect.name == "postgresql":
-        with engine.connect() as lock:
-            lock.exec_driver_sql("select pg_advisory_lock(hashtext('tooldeck.migrate'))")
-            try:
-                _create_schema(engine)
-            finally:
-                lock.exec_driver_sql("select pg_advisory_unlock(hashtext('tooldeck.migrate'))")
-                lock.commit()
+        with engine.begin() as conn:
+            conn.exec_driver_sql(MIGRATION_LOCK)
+            _create_schema(conn)
         return
     for attempt in range(attempts):
         try:
-            _create_schema(engine)
+            with engine.begin() as conn:
+                _create_schema(conn)
             return
         except OperationalError as exc:
             text = str(exc)
@@ -92,33 +90,25 @@ def create_schema_once(engine: Engine, attempts: int = 6) -> None:
             time.sleep(0.05 * (attempt + 1))
 
 
-def _create_schema(engine: Engine) -> None:
-    """Create missing tables and indexes; fill the totals of a database from before them."""
-    inspector = inspect(engine)
+def _create_schema(conn: Connection) -> None:
+    """Create missing tables, columns and indexes; fill the totals of a database from before them."""
+    inspector = inspect(conn)
     had_totals = inspector.has_table(tool_call_totals.name)
     had_hours = inspector.has_table(tool_call_hours.name)
-    had = (
-        {c["name"] for c in inspector.get_columns(tool_calls.name)}
-        if inspector.has_table(tool_calls.name)
-        else set()
-    )
-    had_runs = (
-        {c["name"] for c in inspector.get_columns(runs.name)}
-        if inspector.has_table(runs.name)
-        else set()
-    )
-    metadata.create_all(engine)
-    with engine.begin() as conn:
-        for table, columns in ((tool_calls, had), (runs, had_runs)):
-            for column in table.columns:
-                if columns and column.name not in columns:  # a database from before it
-                    kind = column.type.compile(dialect=engine.dialect)
-                    conn.exec_driver_sql(
-                        f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"
-                    )
-        for index in tool_calls.indexes:
-            index.create(conn, checkfirst=True)
-        if not had_totals:
-            backfill_totals(conn)
-        if not had_hours:
-            backfill_totals(conn, tool_call_hours)
+    had = {
+        table: {c["name"] for c in inspector.get_columns(table.name)}
+        for table in (tool_calls, runs)
+        if inspector.has_table(table.name)
+    }
+    metadata.create_all(conn)
+    for table, columns in had.items():
+        for column in table.columns:
+            if column.name not in columns:  # a database from before the column
+                kind = column.type.compile(dialect=conn.dialect)
+                conn.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}")
+    for index in tool_calls.indexes:
+        index.create(conn, checkfirst=True)
+    if not had_totals:
+        backfill_totals(conn)
+    if not had_hours:
+        backfill_totals(conn, tool_call_hours)
