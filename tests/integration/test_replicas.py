@@ -147,6 +147,15 @@ def test_replicas_starting_at_once_migrate_a_new_database_once(
         ("approvals", "approvals_0001"), ("receipts", "receipts_0001"),
         ("schedules", "schedules_0001"),
     ]  # fmt: skip
+    with psycopg.connect(postgres_db) as conn:  # as a newer tooldeck would leave it
+        conn.execute("update tooldeck.alembic_approvals set version_num = 'approvals_9999'")
+    newer = subprocess.run(
+        [sys.executable, "-c", opener, postgres_db], capture_output=True, text=True,
+        env=env_for(tmp_path / "late"), timeout=120,
+    )  # fmt: skip
+    assert newer.returncode == 1
+    assert "ConfigError: cannot open the approvals store" in newer.stderr
+    assert "approvals_9999" in newer.stderr
 
 
 def test_a_replica_that_cannot_reach_the_database_says_so(tmp_path: Path) -> None:

@@ -5,7 +5,9 @@ and a version table of its own (``tooldeck.alembic_<store>``), so a pack's table
 migrate with the pack and no store depends on another's history. ``upgrade`` runs
 when a store opens: it takes a transaction-level advisory lock first, so when two
 replicas start at once one migrates and the other then finds the schema current.
-SQLite files need none of this: their schema is ``CREATE ... IF NOT EXISTS`` (the
+A revision's id is its file's name, ``<store>_<NNNN>``, numbered in order: a database
+whose version table already holds the newest one is current, which one query tells
+without importing Alembic (≈375 ms of a process's start). SQLite files need none of this: their schema is ``CREATE ... IF NOT EXISTS`` (the
 embedded default does not import Alembic).
 """
 
@@ -47,10 +49,13 @@ def upgrade(url: str, versions: Path, store: str) -> None:
     with _lock:
         if (url, store) in _done:
             return
+        if _current(url, versions, store):
+            _done.add((url, store))
+            return
         from alembic import command
         from alembic.config import Config
         from alembic.util import CommandError
-        from sqlalchemy import create_engine, make_url
+        from sqlalchemy import create_engine
         from sqlalchemy.exc import DBAPIError
         from sqlalchemy.pool import NullPool
 
@@ -70,9 +75,35 @@ def upgrade(url: str, versions: Path, store: str) -> None:
                 config.attributes["version_table"] = f"alembic_{store}"
                 command.upgrade(config, "head")
         except (DBAPIError, CommandError) as exc:
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            where = make_url(url).render_as_string(hide_password=True)
-            raise ConfigError(f"cannot open the {store} store in {where}: {reason}") from None
+            raise _unavailable(url, store, getattr(exc, "orig", None) or exc) from None
         finally:
             engine.dispose()
         _done.add((url, store))
+
+
+def _current(url: str, versions: Path, store: str) -> bool:
+    """Whether the store's version table holds the newest revision in ``versions``.
+
+    Raises:
+        ConfigError: the server cannot be reached (5 s) or refused us.
+    """
+    import psycopg
+
+    newest = max(path.stem for path in versions.glob(f"{store}_*.py"))
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            row = conn.execute(f"select version_num from tooldeck.alembic_{store}").fetchone()
+    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
+        return False  # a new database: Alembic makes it
+    except psycopg.Error as exc:
+        raise _unavailable(url, store, exc) from None
+    return row is not None and row[0] == newest
+
+
+def _unavailable(url: str, store: str, exc: BaseException) -> ConfigError:
+    """The error for a store that cannot be opened: the URL without its password, the reason."""
+    from sqlalchemy import make_url
+
+    reason = str(exc).strip().splitlines()[0]
+    where = make_url(url).render_as_string(hide_password=True)
+    return ConfigError(f"cannot open the {store} store in {where}: {reason}")
