@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -133,7 +134,7 @@ def postgres_server() -> Iterator[str]:
         _wait(url, server, folder / "server.log")
         yield url
     finally:
-        server.terminate()  # SIGTERM: PostgreSQL's smart shutdown
+        server.send_signal(signal.SIGINT)  # fast shutdown: clients still connected are cut
         try:
             server.wait(20)
         except subprocess.TimeoutExpired:

@@ -252,3 +252,22 @@ async def test_runs_and_approvals_listen_on_the_store(tmp_path: Path, postgres_d
         assert runtime.runs._stored.notifications is listening  # type: ignore[attr-defined]
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_gated_call_when_the_database_goes_away_does_not_run(tmp_path: Path) -> None:
+    from integration.postgres import postgres_server
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    with postgres_server() as url:
+        config = project(tmp_path / "app", url)
+        runtime = build_runtime(load_settings(config, data_dir=tmp_path / "data"))
+    try:  # the server has stopped: the approvals cannot be read
+        ctx = runtime.context(channel="rest")
+        result = await runtime.provider.execute("pay", {"to": "eve", "cents": 1}, ctx)
+        assert result.error is not None and result.error.type == "unavailable"
+        assert "did not run" in result.error.message
+        assert not (tmp_path / "app" / "paid.txt").exists()
+    finally:
+        await runtime.aclose()

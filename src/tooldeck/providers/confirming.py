@@ -188,16 +188,24 @@ class ConfirmingToolsProvider(WrapperProvider):
         request = self.approvals.new_request(
             definition.name, parsed, ctx, definition.description, reason=reason
         )
-        approval = self.approvals.take(request)
-        if approval is None:
-            if ctx is None or ctx.confirm is None:
+        try:
+            approval = self.approvals.take(request)
+            if approval is None:
                 pending = self.approvals.request(request)
-                return self._required(pending.request, ctx)
-            pending = self.approvals.request(request)
-            try:
-                approval = await self._ask(ctx, pending.request)
-            except _NobodyAsked:
-                return self._required(pending.request, ctx)
+                if ctx is None or ctx.confirm is None:
+                    return self._required(pending.request, ctx)
+                try:
+                    approval = await self._ask(ctx, pending.request)
+                except _NobodyAsked:
+                    return self._required(pending.request, ctx)
+        except Exception as exc:  # the approval store is away: nothing runs unapproved
+            return error_result(
+                "unavailable",
+                f"The call to {definition.name} needs an approval, and the approvals cannot "
+                f"be read right now ({type(exc).__name__}); it did not run. Try again later.",
+                trusted_metadata(definition.name, None, _request_id(ctx), 0.0),
+                details={"tool": definition.name},
+            )
         decision = approval.decision if approval is not None else None
         if decision is None or not decision.approved:
             if decision is not None and decision.message:
