@@ -8,6 +8,7 @@ Two families, kept apart on purpose::
     ├── ConfigError               tooldeck.toml / environment cannot be used
     ├── DataPackError             a pack's data file is missing or malformed
     ├── ServiceNotFoundError      ServiceContainer.get() for a type never registered
+    ├── StoreUnavailableError     a store's database (PostgreSQL) cannot be reached (HTTP 503)
     └── RunError                  an agent run request that cannot be honoured
         ├── RunNotFoundError      no run has that id (HTTP 404)
         ├── RunStateError         the run's state does not allow it (HTTP 409)
@@ -38,6 +39,7 @@ __all__ = [
     "RunNotFoundError",
     "RunStateError",
     "ServiceNotFoundError",
+    "StoreUnavailableError",
     "ToolDeckError",
     "ToolDeniedError",
     "ToolFailure",
@@ -97,6 +99,17 @@ class RunStateError(RunError):
             f"cannot {action} run {run_id}: it is {state}; {action} is allowed only when "
             f"the run is {' or '.join(allowed_in)}"
         )
+
+
+class StoreUnavailableError(ToolDeckError):
+    """A store's database cannot be reached right now (PostgreSQL stopped, network cut).
+
+    Raised by a read or write of a shared store (``[store] url``): approvals,
+    schedules, receipts, the audit and its runs. Not a programmer error: the server
+    answers it with HTTP 503 and a ``detail`` naming the store, a tool call with an
+    ``unavailable`` error envelope, and the next request tries the database again, so
+    the service recovers by itself when the database is back.
+    """
 
 
 class RunEngineError(RunError):

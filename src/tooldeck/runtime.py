@@ -542,10 +542,13 @@ def build_runtime(
     audit = None
     if settings.audit.enabled:
         retention = settings.audit.retention_days
+        local = settings.audit_url.startswith("sqlite")  # else its journal is in the data dir
         audit = AuditStore(
             settings.audit_url,
             retention_s=None if retention is None else retention * 86_400,
             durability=settings.audit.durability,
+            fallback_path=None if local else settings.data_dir / "audit-fallback.jsonl",
+            journal_dir=None if local else settings.data_dir / "audit.journal",
         )
         services.register(AuditStore, audit)
         approvals.on_decision(lambda approval: audit.record_decision(approval.as_dict()))

@@ -2,7 +2,8 @@
 
 ``postgres_server()`` runs ``initdb`` in a fresh folder and starts ``postgres`` on
 127.0.0.1 (no Unix socket) on a free port, with durability off (tests only); it yields
-the URL and stops the server and deletes the folder when the block ends. PostgreSQL
+the URL and stops the server and deletes the folder when the block ends.
+``postgres_cluster()`` yields the ``PostgresServer`` itself, to stop and start again. PostgreSQL
 refuses to run as root: under root it runs as a system user ``tooldeck_pg``, made if
 missing, which owns the folder.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from deadlines import scaled
 
-__all__ = ["free_port", "postgres_server"]
+__all__ = ["PostgresServer", "free_port", "postgres_cluster", "postgres_server"]
 
 USER = "tooldeck_pg"
 
@@ -104,44 +105,77 @@ def _trusted(folder: Path, binaries: Path) -> bool:
     return info.st_uid == 0 and not info.st_mode & 0o022 and (binaries / "postgres").exists()
 
 
-@contextlib.contextmanager
-def postgres_server() -> Iterator[str]:
-    """A running server; yields ``postgresql://postgres@127.0.0.1:<port>/postgres``."""
-    user = _as_user()
-    binaries = _readable_bin(user)
-    folder = Path(tempfile.mkdtemp(prefix="tooldeck-pg-"))
-    data = folder / "data"
-    if user is not None:
-        shutil.chown(folder, user, user)
-    run_as = {"user": user} if user else {}
-    subprocess.run(
-        [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-         "--encoding=utf8", "--no-sync"],
-        check=True, capture_output=True, **run_as,
-    )  # fmt: skip
-    port = free_port()
-    log = (folder / "server.log").open("w")
-    if user is not None:
-        shutil.chown(folder / "server.log", user, user)
-    server = subprocess.Popen(
-        [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
-         "-k", "", "-c", "fsync=off", "-c", "synchronous_commit=off",
-         "-c", "full_page_writes=off"],
-        stdout=log, stderr=subprocess.STDOUT, **run_as,
-    )  # fmt: skip
-    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    try:
-        _wait(url, server, folder / "server.log")
-        yield url
-    finally:
-        server.send_signal(signal.SIGINT)  # fast shutdown: clients still connected are cut
+class PostgresServer:
+    """A PostgreSQL cluster in a fresh folder: ``start()``, ``stop()``, start again.
+
+    Stopped, its data stays: started again on the same port, clients that reconnect
+    find their tables (a server that went away and came back).
+    """
+
+    def __init__(self) -> None:
+        self._user = _as_user()
+        self._binaries = _readable_bin(self._user)
+        self.folder = Path(tempfile.mkdtemp(prefix="tooldeck-pg-"))
+        if self._user is not None:
+            shutil.chown(self.folder, self._user, self._user)
+        self._run_as = {"user": self._user} if self._user else {}
+        subprocess.run(
+            [str(self._binaries / "initdb"), "-D", str(self.folder / "data"), "-U", "postgres",
+             "--auth=trust", "--encoding=utf8", "--no-sync"],
+            check=True, capture_output=True, **self._run_as,
+        )  # fmt: skip
+        self.port = free_port()
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        self._server: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the server and wait until it answers (60 s, scaled)."""
+        log_path = self.folder / "server.log"
+        with log_path.open("a") as log:
+            if self._user is not None:
+                shutil.chown(log_path, self._user, self._user)
+            self._server = subprocess.Popen(
+                [str(self._binaries / "postgres"), "-D", str(self.folder / "data"),
+                 "-h", "127.0.0.1", "-p", str(self.port), "-k", "", "-c", "fsync=off",
+                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+                stdout=log, stderr=subprocess.STDOUT, **self._run_as,
+            )  # fmt: skip
+        _wait(self.url, self._server, log_path)
+
+    def stop(self) -> None:
+        """Fast shutdown (SIGINT): clients still connected are cut, as when a server goes."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.send_signal(signal.SIGINT)
         try:
             server.wait(20)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-        log.close()
-        shutil.rmtree(folder, ignore_errors=True)
+
+    def remove(self) -> None:
+        """Stop, then delete the folder."""
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[PostgresServer]:
+    """A started ``PostgresServer``, removed when the block ends."""
+    cluster = PostgresServer()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """A running server; yields ``postgresql://postgres@127.0.0.1:<port>/postgres``."""
+    with postgres_cluster() as cluster:
+        yield cluster.url
 
 
 def _wait(url: str, server: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:

@@ -22,6 +22,8 @@ import pytest
 from processes import Server, confirming_project, env_for, free_port, tooldeck
 from scripted_openai import ScriptedModel, text, tool_calls
 
+from deadlines import wait_until
+
 pytestmark = pytest.mark.integration
 
 EFFECT = '''
@@ -79,11 +81,16 @@ def test_an_approval_given_on_one_replica_runs_on_the_other(
                         done = runner.post("/api/tools/execute/pay", json=args, headers=key)
                         assert done.json()["data"] == {"paid": to, "cents": 100}
                 assert (tmp_path / "app" / "paid.txt").read_text() == "ana 100\nbob 100\n"
-                histories = [  # one history: each replica shows both replicas' calls
-                    s.get("/api/audit", params={"tool": "pay"}).json()["records"]
-                    for s in (on_a, on_b)
-                ]
-                assert histories[0] == histories[1]
+                histories: list[list[Any]] = []
+
+                def shared() -> bool:  # each replica's writer stores its batch (0.2 s)
+                    histories[:] = [
+                        s.get("/api/audit", params={"tool": "pay"}).json()["records"]
+                        for s in (on_a, on_b)
+                    ]
+                    return len(histories[0]) == 8 and histories[0] == histories[1]
+
+                wait_until(shared, "one history: each replica shows both replicas' calls", 10)
                 statuses = sorted(r["status"] for r in histories[0])
                 assert statuses == ["error"] * 2 + ["success"] * 6  # 2 asked, 2 ran, 4 retries
                 made = on_a.post(

@@ -169,6 +169,33 @@ def test_chat_returns_202_while_waiting_and_illegal_transitions_are_409(
     )
 
 
+def test_a_runs_call_is_decided_from_the_approvals_list(client: TestClient) -> None:
+    """The approvals page lists a run's call; deciding it there moves the run on, on
+    either engine (a Temporal workflow waits on its update, not on the store)."""
+    ana, bob = {"X-User": "ana"}, {"X-User": "bob"}
+    for approve, says in ((True, "$"), (False, "not now")):
+        body = {"question": "Quote for TSLA", "profile": "careful"}
+        run = client.post("/api/chat", json=body, headers=ana).json()
+        assert run["state"] == "waiting_input", run
+        approval_id = run["pending"]["approval_id"]
+        listed = client.get("/api/approvals", headers=ana).json()
+        assert approval_id in [a["approval_id"] for a in listed]
+        assert approval_id not in [a["approval_id"] for a in client.get(
+            "/api/approvals", headers=bob).json()]  # fmt: skip
+        action = "approve" if approve else "deny"
+        payload = {} if approve else {"message": "not now"}
+        other = client.post(f"/api/approvals/{approval_id}/{action}", json=payload, headers=bob)
+        assert other.status_code == 403, other.text  # not bob's run
+        decided = client.post(f"/api/approvals/{approval_id}/{action}", json=payload, headers=ana)
+        assert decided.status_code == 200, decided.text
+        assert decided.json()["approved"] is approve, decided.json()
+        done = client.get(f"/api/runs/{run['run_id']}", headers=ana).json()
+        assert done["state"] == "completed", done
+        assert says in done["answer"]["answer_markdown"], done["answer"]
+        again = client.post(f"/api/approvals/{approval_id}/{action}", json=payload, headers=ana)
+        assert again.status_code == 409, again.text  # the run has moved on
+
+
 def test_bad_requests_get_specific_errors(client: TestClient) -> None:
     assert client.get("/api/runs/run_nope").status_code == 404
     assert client.post("/api/runs/run_nope/cancel").status_code == 404

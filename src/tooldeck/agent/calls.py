@@ -18,7 +18,7 @@ from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments, ToolExecutor
 
-__all__ = ["Emit", "RunTools", "run_channel", "shown_arguments"]
+__all__ = ["Emit", "RunTools", "run_channel", "run_of_channel", "shown_arguments"]
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Emits a run event: ``await emit("tool_call.started", {...})``."""
@@ -31,6 +31,13 @@ def run_channel(run_id: str) -> str:
     engine runs it.
     """
     return f"run:{run_id}"
+
+
+def run_of_channel(channel: str | None) -> str | None:
+    """The run whose calls ``channel`` carries (``run:<run_id>``); None for another."""
+    if channel is None or not channel.startswith("run:"):
+        return None
+    return channel.removeprefix("run:") or None
 
 
 def shown_arguments(arguments: Arguments) -> Any:

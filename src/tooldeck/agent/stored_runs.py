@@ -31,7 +31,12 @@ from tooldeck.agent.calls import run_channel
 from tooldeck.agent.contracts import FINAL_STATES, TRANSITIONS, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.core.confirmation import ConfirmationDecision
 from tooldeck.core.notify import Notifications
-from tooldeck.exceptions import RunEngineError, RunNotFoundError, RunStateError
+from tooldeck.exceptions import (
+    RunEngineError,
+    RunNotFoundError,
+    RunStateError,
+    StoreUnavailableError,
+)
 from tooldeck.observability.runs import RunStore
 from tooldeck.providers.approvals import ApprovalStore, Decider
 
@@ -277,7 +282,9 @@ class StoredRuns:
                     if ids:
                         await asyncio.to_thread(self.store.touch, ids)
                     await self._fail_dead(set(ids))
-            except Exception:  # the database is away: try again, the runs go on
+            except StoreUnavailableError as exc:  # try again, the runs go on
+                log.warning("runs: cannot renew leases or read cancel requests: %s", exc)
+            except Exception:
                 log.exception("runs: could not renew leases or read cancel requests")
             asked_now = self._cancel_asked
             if asked_now is None:

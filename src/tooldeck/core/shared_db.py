@@ -11,7 +11,9 @@ and run it through a ``SharedDb``:
   live in the schema ``tooldeck`` and are made by the store's Alembic revisions
   (``core.migrations``) when the store opens. A write transaction first takes a
   transaction-level advisory lock named after the store, so replicas take turns as
-  processes do on SQLite, and every read-modify-write stays simple.
+  processes do on SQLite, and every read-modify-write stays simple. A server that
+  cannot be reached raises ``StoreUnavailableError`` (within the pool's 5 s wait);
+  the pool reconnects by itself when it is back.
 
 Example::
 
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tooldeck.core.local_db import immediate, open_private_db
+from tooldeck.exceptions import StoreUnavailableError
 
 __all__ = ["Cursor", "SharedDb"]
 
@@ -110,11 +113,26 @@ class SharedDb:
 
         upgrade(url, versions, name)
         pool = ConnectionPool(
-            url, min_size=1, max_size=4, open=False, timeout=10,
+            url, min_size=1, max_size=4, open=False, timeout=_WAIT_S,
             kwargs={"connect_timeout": 5, "options": "-c search_path=tooldeck"},
         )  # fmt: skip
         pool.open()
         return cls("postgresql", pool=pool, lock_name=f"tooldeck.{name}")
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection; a server that cannot be reached is ``StoreUnavailableError``."""
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.OperationalError as exc:  # refused, cut, or no connection in _WAIT_S
+            store = self._lock_name.removeprefix("tooldeck.")
+            reason = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+            raise StoreUnavailableError(
+                f"the {store} store's database cannot be reached ({reason}); try again later"
+            ) from exc
 
     @contextlib.contextmanager
     def transaction(self, *, serialised: bool = True) -> Iterator[_Session]:
@@ -123,25 +141,32 @@ class SharedDb:
         Committed when the block ends, rolled back if it raises. ``serialised=False``
         skips PostgreSQL's advisory lock, for a store whose statements decide races
         themselves (the receipts' ``INSERT ... ON CONFLICT``); SQLite serialises anyway.
+
+        Raises:
+            StoreUnavailableError: PostgreSQL cannot be reached (after up to 5 s).
         """
         if self._pool is None:
             assert self._sqlite is not None
             with self._lock, immediate(self._sqlite) as db:
                 yield db
             return
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             if serialised:
                 conn.execute("select pg_advisory_xact_lock(hashtext(%s))", (self._lock_name,))
             yield _Postgres(conn)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """One statement in a transaction of its own; its rows (none for a write)."""
+        """One statement in a transaction of its own; its rows (none for a write).
+
+        Raises:
+            StoreUnavailableError: PostgreSQL cannot be reached (after up to 5 s).
+        """
         if self._pool is None:
             assert self._sqlite is not None
             with self._lock:
                 cursor = self._sqlite.execute(sql, params)
                 return cursor.fetchall()
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             cursor = conn.execute(_postgres_sql(sql), params)
             return cursor.fetchall() if cursor.description is not None else []
 
@@ -152,6 +177,10 @@ class SharedDb:
                 self._sqlite.close()
             if self._pool is not None:
                 self._pool.close()
+
+
+_WAIT_S = 5.0
+"""Seconds a PostgreSQL store waits for a pooled connection before it is unavailable."""
 
 
 class _Postgres:

@@ -54,12 +54,14 @@ from sqlalchemy import (
     insert,
     select,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, ExceptionContext
+from sqlalchemy.exc import OperationalError
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.local_db import immediate
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
+from tooldeck.exceptions import StoreUnavailableError
 from tooldeck.observability.journal import Journal, Segment
 from tooldeck.observability.metering import CallStats, GroupBy, call_stats
 from tooldeck.observability.redact import redact, redact_text
@@ -94,6 +96,8 @@ log = logging.getLogger("tooldeck.audit")
 _MAINTAIN_EVERY_S = 3600.0
 """How often the writer prunes, stores journals that dead processes left and forgets
 old journal markers, in seconds."""
+_RETRY_S = 5.0
+"""How often the writer tries a database that stopped answering again, in seconds."""
 
 
 class AuditSink(Protocol):
@@ -171,13 +175,18 @@ class AuditStore:
         batch_size: Records that wake the writer before its interval.
         flush_interval_s: Longest time a record waits in memory, in seconds.
         fallback_path: JSONL file for rows the database refuses; default beside
-            a SQLite file, else ``./audit-fallback.jsonl``.
+            a SQLite file, else ``./audit-fallback.jsonl`` (the runtime gives one in
+            the data dir).
         retention_s: Records older than this many seconds are pruned by the writer
             thread, at start and then hourly; None keeps everything.
         durability: ``"ack"`` (the observed provider waits for ``record_acked``) or
             ``"batch"`` (see the module docstring).
         journal_dir: The folder of the journal (``journal.py``); default beside a
-            SQLite file (``audit.journal`` for ``audit.db``), none for other databases.
+            SQLite file (``audit.journal`` for ``audit.db``), none for other databases
+            (the runtime gives PostgreSQL one in the data dir). While a database
+            server cannot be reached, journalled rows stay in their segments and are
+            stored when it answers again (tried every ``_RETRY_S``); other rows go to
+            the fallback file.
     """
 
     def __init__(
@@ -195,7 +204,7 @@ class AuditStore:
         self.durability = durability
         self.healthy = True
         """False after a row could be written neither to the database nor the fallback."""
-        self.engine: Engine = create_engine(url)
+        self.engine: Engine = create_engine(url, **_engine_options(url))
         self._raw: sqlite3.Connection | None = None
         """The writes' own connection to a SQLite file (no SQLAlchemy on the write path)."""
         file = None
@@ -209,6 +218,7 @@ class AuditStore:
             default_fallback = Path(database or ".").with_suffix(".fallback.jsonl")
         else:
             default_fallback = Path("audit-fallback.jsonl")
+            event.listen(self.engine, "handle_error", _unavailable)
         self.fallback_path = fallback_path or default_fallback
         create_schema_once(self.engine)
         self._insert_sql, self._positional = compiled_insert(self.engine)
@@ -219,6 +229,10 @@ class AuditStore:
             sqlite_pragmas(self._raw, None)
             self._raw.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints
         self._since_checkpoint = 0
+        self._away_since: float | None = None
+        """``time.monotonic()`` when the database stopped answering; None: it answers."""
+        self._recover_due = False
+        """Segments kept while the database was away wait to be stored."""
         self._sqlite = self.engine.dialect.name == "sqlite"
         self.retention_s = retention_s
         self.batch_size = batch_size
@@ -385,9 +399,16 @@ class AuditStore:
             except Exception:  # a bug in serialising: say so, never sink the batch
                 log.exception("audit: cannot serialise a record of %s", item[1])
         name = segment.name if segment else None
+        keep = False  # the segment stays for a later attempt
         try:
             self._insert(rows, name)
             stored = [True] * len(rows)
+            self._back()
+        except StoreUnavailableError as exc:  # the server is away: no row-by-row retry
+            self._away(exc)
+            kept = len(journalled or ()) if segment is not None else 0
+            keep = kept > 0
+            stored = [True] * kept + [self._fallback_row(row) for row in rows[kept:]]
         except Exception:
             stored = [self._insert_alone(row) for row in rows]
             if name is not None and all(stored):
@@ -397,11 +418,24 @@ class AuditStore:
             _settle(done, ok)
         self.healthy = all(stored) if stored else self.healthy
         if segment is not None:
-            if all(stored):
+            if all(stored) and not keep:
                 segment.delete()
             else:
                 segment.release()
         return len(rows)
+
+    def _away(self, exc: StoreUnavailableError) -> None:
+        """Note that the database stopped answering (logged once, without a traceback)."""
+        if self._away_since is None:
+            self._away_since = time.monotonic()
+            log.warning("audit: %s; calls wait in the journal until it answers", exc)
+
+    def _back(self) -> None:
+        """Note that the database answers again; the writer stores what waited."""
+        if self._away_since is not None:
+            self._away_since = None
+            self._recover_due = True
+            log.warning("audit: the database answers again; storing the journalled calls")
 
     def _insert(self, rows: list[tuple[Any, ...]], segment: str | None = None) -> None:
         """Insert ``rows`` and their totals, and name ``segment`` as stored, in one commit."""
@@ -453,15 +487,20 @@ class AuditStore:
                 if done is not None:
                     segment.delete()
                     continue
-                for row in rows:
-                    if len(row) != len(COLUMNS):
-                        bad.append(dumps(row))
-                if bad:
-                    self._to_fallback([{"_journal_line": line} for line in bad])
+                bad += [dumps(row) for row in rows if len(row) != len(COLUMNS)]
                 good = [tuple(row) for row in rows if len(row) == len(COLUMNS)]
                 with self._write_lock:
                     self._write([], good, segment)
+                if self._away_since is not None:  # kept; tried again once it answers
+                    return
+                if bad:
+                    self._to_fallback([{"_journal_line": line} for line in bad])
                 log.info("audit: stored %d journalled calls from %s", len(good), segment.name)
+            except StoreUnavailableError as exc:  # tried again once it answers
+                self._away(exc)
+                with contextlib.suppress(OSError):
+                    segment.release()
+                return
             except Exception:
                 log.exception("audit: cannot store journal segment %s", segment.path)
                 with contextlib.suppress(OSError):
@@ -475,8 +514,12 @@ class AuditStore:
             return True
         except Exception:
             log.exception("audit: database write failed; the row goes to %s", self.fallback_path)
+        return self._fallback_row(safe)
+
+    def _fallback_row(self, row: tuple[Any, ...]) -> bool:
+        """Append ``row`` to the fallback file; False when that fails too."""
         try:
-            self._to_fallback([dict(zip(COLUMNS, safe, strict=True))])
+            self._to_fallback([dict(zip(COLUMNS, row, strict=True))])
             return True
         except Exception:
             log.exception("audit: the fallback file %s failed too", self.fallback_path)
@@ -495,11 +538,16 @@ class AuditStore:
             os.fsync(fh.fileno())
 
     def _run(self) -> None:
-        next_maintenance = time.monotonic()
+        next_maintenance = retry_at = time.monotonic()
         while not self._closed:
             if time.monotonic() >= next_maintenance:
                 next_maintenance = time.monotonic() + _MAINTAIN_EVERY_S
                 self._maintain()
+            elif self._recover_due or (
+                self._away_since is not None and time.monotonic() >= retry_at
+            ):
+                self._recover_due, retry_at = False, time.monotonic() + _RETRY_S
+                self._recover()
             self._wake.wait(self.flush_interval_s)
             self._wake.clear()
             try:
@@ -781,3 +829,24 @@ def _batch_totals(
             entry = hours[hour_key] = Totals()
         entry.add(duration)
     return totals, hours
+
+
+def _engine_options(url: str) -> dict[str, Any]:
+    """``create_engine`` options: a server that does not answer fails in 5 s, not never."""
+    if url.startswith("sqlite"):
+        return {}
+    return {"connect_args": {"connect_timeout": 5}}
+
+
+def _unavailable(context: ExceptionContext) -> None:
+    """A database that cannot be reached raises ``StoreUnavailableError`` (HTTP 503).
+
+    A SQLAlchemy ``handle_error`` hook: a lost or refused connection (a DBAPI
+    ``OperationalError``) is replaced; other errors pass. The pool drops connections
+    a disconnect invalidated, so a later call reconnects by itself.
+    """
+    if context.is_disconnect or isinstance(context.sqlalchemy_exception, OperationalError):
+        reason = (str(context.original_exception).strip() or "no answer").splitlines()[0]
+        raise StoreUnavailableError(
+            f"the audit database cannot be reached ({reason}); try again later"
+        ) from context.original_exception

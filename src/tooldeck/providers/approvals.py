@@ -56,6 +56,7 @@ class Approval:
             "status": self.status,
             "created_at": self.created_at,
             "decided_at": self.decided_at,
+            "approved": decision.approved if decision else None,
             "approver": decision.approver if decision else None,
             "message": decision.message if decision else None,
             "edited_arguments": (

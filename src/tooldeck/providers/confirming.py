@@ -13,7 +13,7 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ArgumentsEdit, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.core.validation import parse_arguments
-from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.exceptions import InvalidArgumentsError, StoreUnavailableError
 from tooldeck.providers.approvals import Approval, ApprovalStore
 from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.filtered import compile_globs
@@ -199,12 +199,14 @@ class ConfirmingToolsProvider(WrapperProvider):
                 except _NobodyAsked:
                     return self._required(pending.request, ctx)
         except Exception as exc:  # the approval store is away: nothing runs unapproved
+            why = str(exc) if isinstance(exc, StoreUnavailableError) else type(exc).__name__
             return error_result(
                 "unavailable",
                 f"The call to {definition.name} needs an approval, and the approvals cannot "
-                f"be read right now ({type(exc).__name__}); it did not run. Try again later.",
+                f"be read right now ({why}); it did not run. Try again later.",
                 trusted_metadata(definition.name, None, _request_id(ctx), 0.0),
                 details={"tool": definition.name},
+                retryable=True,
             )
         decision = approval.decision if approval is not None else None
         if decision is None or not decision.approved:

@@ -14,6 +14,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tooldeck.exceptions import StoreUnavailableError
 from tooldeck.runtime import Runtime, ToolsReload, build_runtime
 from tooldeck.server import ui
 from tooldeck.server.guard import GuardRules, RequestGuard
@@ -164,6 +165,7 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     app.add_exception_handler(405, _method_not_allowed)
+    app.add_exception_handler(StoreUnavailableError, _store_unavailable)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, Any]:
@@ -191,6 +193,14 @@ async def _method_not_allowed(request: Request, exc: Exception) -> Response:
     return JSONResponse(
         {"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": ", ".join(allowed)}
     )
+
+
+async def _store_unavailable(request: Request, exc: Exception) -> Response:
+    """503 with the store and the reason, for any route whose store is away.
+
+    ``Retry-After: 5``: the pool reconnects by itself once the database is back.
+    """
+    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
 
 
 async def _start_worker(runtime: Runtime) -> asyncio.Task[None] | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import HTTPException, Request, Response
@@ -15,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.result import ToolResult
-from tooldeck.exceptions import ConfigError
+from tooldeck.exceptions import ConfigError, RunEngineError, RunNotFoundError, RunStateError
 from tooldeck.observability.audit import AuditStore
 from tooldeck.observability.redact import redact, redact_text  # redact: for pack routes
 from tooldeck.providers.base import ToolsProvider
@@ -39,6 +41,7 @@ __all__ = [
     "problems",
     "redact",
     "result_response",
+    "run_errors",
     "runtime_of",
     "view_of",
 ]
@@ -293,3 +296,22 @@ class RedactedAccessLog(logging.Filter):
         if isinstance(record.args, tuple):
             record.args = tuple(redact_text(a) if isinstance(a, str) else a for a in record.args)
         return True
+
+
+@contextmanager
+def run_errors() -> Iterator[None]:
+    """Run errors as HTTP statuses (the ``/api/runs`` routes and a run's approvals).
+
+    ``RunNotFoundError`` → 404, ``RunStateError`` (an illegal transition) → 409,
+    ``PermissionError`` → 403, ``RunEngineError`` (Temporal unreachable) → 503.
+    """
+    try:
+        yield
+    except RunEngineError as exc:
+        raise HTTPException(status_code=503, detail=str(exc)) from None
+    except RunNotFoundError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    except RunStateError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+    except PermissionError as exc:
+        raise HTTPException(status_code=403, detail=str(exc)) from None

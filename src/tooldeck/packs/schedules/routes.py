@@ -44,7 +44,7 @@ def _store(request: Request) -> ScheduleStore:
 
 
 @router.get("", summary="List schedules", responses=problems(404))
-async def list_schedules(request: Request) -> list[ScheduleInfo]:
+def list_schedules(request: Request) -> list[ScheduleInfo]:
     """The caller's schedules (an approver's: everyone's), by owner and name."""
     owner = None if is_approver(request) else principal_of(call_context(request))
     return [ScheduleInfo(**redact(s.as_dict())) for s in _store(request).owned_by(owner)]
@@ -99,12 +99,12 @@ def _pause(request: Request, name: str, paused: bool) -> dict[str, Any]:
 
 
 @router.post("/{name}/pause", summary="Pause a schedule", responses=problems(404))
-async def pause_schedule(name: str, request: Request) -> dict[str, Any]:
+def pause_schedule(name: str, request: Request) -> dict[str, Any]:
     """Stop the caller's schedule ``name`` from firing until it is resumed."""
     return _pause(request, name, True)
 
 
 @router.post("/{name}/resume", summary="Resume a schedule", responses=problems(404))
-async def resume_schedule(name: str, request: Request) -> dict[str, Any]:
+def resume_schedule(name: str, request: Request) -> dict[str, Any]:
     """Let it fire again, from its next fire after now (missed fires are not made up)."""
     return _pause(request, name, False)

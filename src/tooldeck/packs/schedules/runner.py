@@ -19,7 +19,7 @@ from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ServiceContainer, ToolContext, new_request_id
 from tooldeck.core.result import ToolResult, trusted_metadata
 from tooldeck.core.tool import ToolViews, error_result
-from tooldeck.exceptions import ConfigError
+from tooldeck.exceptions import ConfigError, StoreUnavailableError
 from tooldeck.packs.schedules.store import Fire, Schedule, ScheduleStore
 
 __all__ = ["Scheduler"]
@@ -92,6 +92,9 @@ class Scheduler:
                     self._running.add(task)
                     task.add_done_callback(self._running.discard)
                 following = await asyncio.to_thread(self.store.next_due)
+            except StoreUnavailableError as exc:
+                log.warning("schedules: %s; trying again in %g s", exc, self.poll_s)
+                following = None
             except Exception:
                 log.exception("schedules: cannot read the schedule store; trying again")
                 following = None

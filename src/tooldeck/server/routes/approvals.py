@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
+from tooldeck.agent.calls import run_of_channel
+from tooldeck.agent.contracts import ConfirmRequest
 from tooldeck.observability.redact import redact
 from tooldeck.providers.approvals import Approval, Decider, visible_to
-from tooldeck.server.http import Problem, caller_of, is_approver, problems, runtime_of
+from tooldeck.server.http import (
+    Problem,
+    caller_of,
+    is_approver,
+    problems,
+    run_errors,
+    runtime_of,
+)
 
 __all__ = ["router"]
 
@@ -44,7 +56,7 @@ class DenyBody(BaseModel):
 
 
 @router.get("", summary="Pending approvals")
-async def pending(request: Request) -> list[dict[str, Any]]:
+def pending(request: Request) -> list[dict[str, Any]]:
     """The caller's calls waiting for a decision (an approver's: everyone's), oldest first.
 
     Arguments are redacted as in the audit log: a key in them is not shown in clear.
@@ -60,7 +72,7 @@ async def pending(request: Request) -> list[dict[str, Any]]:
     summary="One approval",
     responses={**problems(404)},
 )
-async def one(
+def one(
     approval_id: str,
     request: Request,
     token: Annotated[str | None, Header(alias="X-Approval-Token")] = None,
@@ -95,10 +107,11 @@ async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict
     """Approve; the caller then repeats the same call (same tool, arguments, user) to run it.
 
     Only the principal whose REST call asked for it, or an approver in
-    ``[approvals] approvers``, may decide it (403 otherwise).
+    ``[approvals] approvers``, may decide it (403 otherwise). A chat run's call is
+    decided through its run (as ``POST /api/runs/{id}/confirm``), which then goes on.
     """
-    store, by = runtime_of(request).approvals, _decider(request, body.token)
-    return _decided(lambda: store.approve(approval_id, body.arguments, _name(by, body), by))
+    confirm = ConfirmRequest(approve=True, arguments=body.arguments)
+    return await _decide(request, approval_id, body, confirm)
 
 
 @router.post(
@@ -111,8 +124,54 @@ async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict
 )
 async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, Any]:
     """Deny; the caller's repeated call answers ``denied`` with the message."""
-    store, by = runtime_of(request).approvals, _decider(request, body.token)
-    return _decided(lambda: store.deny(approval_id, body.message, _name(by, body), by))
+    confirm = ConfirmRequest(approve=False, message=body.message)
+    return await _decide(request, approval_id, body, confirm)
+
+
+async def _decide(
+    request: Request, approval_id: str, body: ApproveBody | DenyBody, confirm: ConfirmRequest
+) -> dict[str, Any]:
+    """Decide in the store, or, for a run's call, through the run's engine.
+
+    A run waits on its engine (the embedded run manager, or a Temporal workflow's
+    ``confirm`` update), not on the store: deciding only the stored approval would
+    leave a Temporal run waiting until its time-out. So a decision of a call whose
+    channel is ``run:<id>`` is the run's confirm, by the same rules (the run's user or
+    an approver), and the approval is returned once the store holds the decision.
+    """
+    runtime = runtime_of(request)
+    store, by = runtime.approvals, _decider(request, body.token)
+    approval = await asyncio.to_thread(store.get, approval_id)
+    run_id = None if approval is None else run_of_channel(approval.request.channel)
+    if run_id is None or body.token is not None:
+        if confirm.approve:
+            edited = confirm.arguments
+            decide = functools.partial(store.approve, approval_id, edited, _name(by, body), by)
+        else:
+            decide = functools.partial(
+                store.deny, approval_id, confirm.message, _name(by, body), by
+            )
+        return await asyncio.to_thread(_decided, decide)
+    with run_errors():
+        run = await runtime.runs.get(run_id)
+        pending = run.pending.approval_id if run.pending is not None else None
+        if pending != approval_id:
+            raise HTTPException(
+                status_code=409,
+                detail=f"run {run_id} is {run.state}"
+                + (f" and waits on approval {pending} first" if pending else "")
+                + f"; approval {approval_id} cannot be decided now",
+            )
+        await runtime.runs.confirm(
+            run_id, confirm, user=caller_of(request), privileged=is_approver(request)
+        )
+    with contextlib.suppress(TimeoutError):  # a worker records it as the run goes on
+        approval = await store.decided(approval_id, _RECORDED_S)
+    return redact(approval.as_dict())  # type: ignore[no-any-return,union-attr]
+
+
+_RECORDED_S = 10.0
+"""Seconds a run's decision may take to reach the approval store (a worker's activity)."""
 
 
 def _decider(request: Request, token: str | None = None) -> Decider:

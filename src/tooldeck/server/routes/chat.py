@@ -9,8 +9,7 @@ header resumes that run instead of starting a new one) and receives every later 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
@@ -18,9 +17,9 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from tooldeck.agent.contracts import ChatRequest, ChatRun, ConfirmRequest, RunEvent
 from tooldeck.agent.engine import RunEngine
-from tooldeck.exceptions import ConfigError, RunEngineError, RunNotFoundError, RunStateError
+from tooldeck.exceptions import ConfigError, RunNotFoundError
 from tooldeck.providers.approvals import visible_to
-from tooldeck.server.http import caller_of, is_approver, problems, runtime_of
+from tooldeck.server.http import caller_of, is_approver, problems, run_errors, runtime_of
 
 __all__ = ["router"]
 
@@ -48,30 +47,11 @@ def _runs(request: Request) -> RunEngine:
 
 
 async def _start(request: Request, body: ChatRequest) -> ChatRun:
-    with _run_errors():
+    with run_errors():
         try:
             return await _runs(request).start(body, user=caller_of(request))
         except ConfigError as exc:  # unknown profile
             raise HTTPException(status_code=404, detail=str(exc)) from None
-
-
-@contextmanager
-def _run_errors() -> Iterator[None]:
-    """Run errors as HTTP statuses.
-
-    ``RunNotFoundError`` → 404, ``RunStateError`` (an illegal transition) → 409,
-    ``PermissionError`` → 403, ``RunEngineError`` (Temporal unreachable) → 503.
-    """
-    try:
-        yield
-    except RunEngineError as exc:
-        raise HTTPException(status_code=503, detail=str(exc)) from None
-    except RunNotFoundError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from None
-    except RunStateError as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from None
-    except PermissionError as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from None
 
 
 async def _get(request: Request, run_id: str) -> ChatRun:
@@ -79,7 +59,7 @@ async def _get(request: Request, run_id: str) -> ChatRun:
 
     Another user's run answers as an unknown one: its existence is not disclosed.
     """
-    with _run_errors():
+    with run_errors():
         run = await _runs(request).get(run_id)
         if not visible_to(caller_of(request), run.user, privileged=is_approver(request)):
             raise RunNotFoundError(f"no run {run_id!r}")
@@ -124,7 +104,7 @@ async def chat(body: ChatRequest, request: Request, response: Response) -> ChatR
     confirm it with ``POST /api/runs/{id}/confirm``, then read ``GET /api/runs/{id}``.
     """
     run = await _start(request, body)
-    with _run_errors():
+    with run_errors():
         run = await _runs(request).wait(run.run_id)
     if run.state == "waiting_input":
         response.status_code = 202
@@ -186,7 +166,7 @@ async def list_runs(
     This process's runs, and with the audit database on, all.
     """
     user = None if is_approver(request) else (caller_of(request) or "anonymous")
-    with _run_errors():
+    with run_errors():
         return await _runs(request).recent(limit, user=user)
 
 
@@ -222,7 +202,7 @@ async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> Ch
     Only the run's own user, or an approver in ``[approvals] approvers``, decides it.
     """
     await _get(request, run_id)
-    with _run_errors():
+    with run_errors():
         return await _runs(request).confirm(
             run_id, body, user=caller_of(request), privileged=is_approver(request)
         )
@@ -234,5 +214,5 @@ async def confirm_run(run_id: str, body: ConfirmRequest, request: Request) -> Ch
 async def cancel_run(run_id: str, request: Request) -> ChatRun:
     """Cancel a run of the caller's that has not finished (409 once it has)."""
     await _get(request, run_id)
-    with _run_errors():
+    with run_errors():
         return await _runs(request).cancel(run_id, by=caller_of(request))
