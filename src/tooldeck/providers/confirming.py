@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ToolContext, new_request_id
@@ -21,6 +22,8 @@ from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.wrapper import WrapperProvider
 
 __all__ = ["ConfirmingToolsProvider"]
+
+_T = TypeVar("_T")
 
 
 class ConfirmingToolsProvider(WrapperProvider):
@@ -161,6 +164,17 @@ class ConfirmingToolsProvider(WrapperProvider):
             self._note_read(name, ctx)
         return self.wrapped.execute(name, arguments, ctx)
 
+    async def _stored(self, operation: Callable[[ConfirmationRequest], _T], request: Any) -> _T:
+        """``operation(request)`` on the approval store; in a thread unless in memory.
+
+        A PostgreSQL store answers over the network (up to its pool's 5 s wait when the
+        server is away), a file may wait for another process's lock: neither may hold
+        up every other call on the event loop. Memory answers inline.
+        """
+        if self.approvals.shared:
+            return await asyncio.to_thread(operation, request)
+        return operation(request)
+
     def _note_read(self, name: str, ctx: ToolContext | None) -> None:
         """Record in the tracker that the call's run reads what ``name``'s results are."""
         read = self._tracked.get(name)
@@ -189,9 +203,9 @@ class ConfirmingToolsProvider(WrapperProvider):
             definition.name, parsed, ctx, definition.description, reason=reason
         )
         try:
-            approval = self.approvals.take(request)
+            approval = await self._stored(self.approvals.take, request)
             if approval is None:
-                pending = self.approvals.request(request)
+                pending = await self._stored(self.approvals.request, request)
                 if ctx is None or ctx.confirm is None:
                     return self._required(pending.request, ctx)
                 try:
