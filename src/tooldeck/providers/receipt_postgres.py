@@ -5,8 +5,9 @@ Alembic revisions in ``providers/migrations``) over a ``SharedDb`` pool (at most
 connections, opened on first use). ``begin`` is one ``INSERT ... ON CONFLICT DO
 NOTHING``: of two replicas beginning one key, exactly one owns it. Every operation is a
 network round trip, so each runs in a worker thread (``wait=False`` always answers
-``StoreBusy``). A server that cannot be reached raises ``psycopg.Error``; the receipts
-layer then answers ``unavailable`` and runs nothing, and the pool reconnects by itself.
+``StoreBusy``). A server that cannot be reached raises ``StoreUnavailableError``; the
+receipts layer then answers ``unavailable`` and runs nothing, and the pool reconnects
+by itself.
 """
 
 from __future__ import annotations
