@@ -27,6 +27,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("temporal_runs.py", "ms added per call"),
         ("replicas.py", "| run event | NOTIFY |"),
         ("scale.py", "| 2 replicas, PostgreSQL | send |"),
+        ("faults.py", "| replica-kill | 3 | 24 | 24 | 0 |"),
     ],
 )
 def test_a_benchmark_runs_in_its_quick_form(script: str, prints: str, tmp_path: Path) -> None:
