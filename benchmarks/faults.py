@@ -46,7 +46,6 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -89,14 +88,17 @@ class Tally:
         self.lock = threading.Lock()
 
     def effects(self) -> list[str]:
+        """The effects so far, one key per line of ``effects.txt``."""
         path = self.folder / "effects.txt"
         return path.read_text().splitlines() if path.exists() else []
 
     def answered(self, outcome: str) -> None:
+        """Count how a key's retry was answered."""
         with self.lock:
             self.answers[outcome] += 1
 
     def row(self, name: str, rounds: int) -> str:
+        """The table row of fault ``name``, from the effects file."""
         counts = collections.Counter(self.effects())
         twice = sum(1 for key in self.keys if counts[key] > 1)
         answers = ", ".join(f"{k} {v}" for k, v in sorted(self.answers.items()))
@@ -227,9 +229,10 @@ def mcp_close(work: Path, rounds: int) -> Tally:
 def worker_kill(work: Path, rounds: int) -> Tally:
     import json
 
-    from integration.temporal import free_port, temporal_server
     from scripted_openai import ScriptedModel
     from test_temporal_runs import Deployment, finished, reply
+
+    from integration.temporal import free_port, temporal_server
 
     tally = Tally(work / "project")
     with (
