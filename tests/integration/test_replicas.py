@@ -147,11 +147,12 @@ def test_replicas_starting_at_once_migrate_a_new_database_once(
     with psycopg.connect(postgres_db) as conn:
         versions = conn.execute(
             "select 'approvals', version_num from tooldeck.alembic_approvals union all "
+            "select 'audit', version_num from tooldeck.alembic_audit union all "
             "select 'receipts', version_num from tooldeck.alembic_receipts union all "
             "select 'schedules', version_num from tooldeck.alembic_schedules order by 1"
         ).fetchall()
     assert versions == [
-        ("approvals", "approvals_0001"), ("receipts", "receipts_0001"),
+        ("approvals", "approvals_0001"), ("audit", "audit_0001"), ("receipts", "receipts_0001"),
         ("schedules", "schedules_0001"),
     ]  # fmt: skip
     with psycopg.connect(postgres_db) as conn:  # as a newer tooldeck would leave it

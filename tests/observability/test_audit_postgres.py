@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy
 
-from tooldeck.core import ToolContext, ToolError, ToolResult
+from tooldeck.core import ToolContext, ToolError, ToolResult, migrations
 from tooldeck.core.result import ResultMetadata
 from tooldeck.observability import AuditStore, metering
 
@@ -50,13 +50,15 @@ def test_calls_totals_and_long_windows_on_postgresql(
                 )
             )
             hours = conn.execute(sqlalchemy.text("select hour, calls from tool_call_hours")).all()
-            conn.execute(sqlalchemy.text("drop table tool_call_hours"))
+            conn.execute(sqlalchemy.text("drop table tool_call_hours"))  # a database from
+            conn.execute(sqlalchemy.text("drop table tooldeck.alembic_audit"))  # before both
+        monkeypatch.setattr(migrations, "_done", set())  # as a new process
         written = {h.astimezone(UTC) for h, _ in hours}  # with the rows, by their hour
         assert written <= {hour, hour - timedelta(hours=1)}  # (a run across o'clock)
         assert sum(n for _, n in hours) == 60
     finally:
         store.close()
-    store = AuditStore(url)  # reopened: the hourly totals are backfilled from the rows
+    store = AuditStore(url)  # reopened: migrated, the hourly totals backfilled from the rows
     try:
         since = datetime.now(UTC) - timedelta(hours=26)
         exact = store.stats(since=since, buckets=6)

@@ -1,6 +1,6 @@
 """Schema migrations of the stores kept in PostgreSQL: Alembic, under an advisory lock.
 
-Each store (approvals, receipts, schedules...) owns a folder of Alembic revisions
+Each store (the audit, approvals, receipts, schedules...) owns a folder of Alembic revisions
 and a version table of its own (``tooldeck.alembic_<store>``), so a pack's tables
 migrate with the pack and no store depends on another's history. ``upgrade`` runs
 when a store opens: it takes a transaction-level advisory lock first, so when two
@@ -18,11 +18,11 @@ from pathlib import Path
 
 from tooldeck.exceptions import ConfigError
 
-__all__ = ["MIGRATION_LOCK", "sqlalchemy_url", "upgrade"]
+__all__ = ["sqlalchemy_url", "upgrade"]
 
-MIGRATION_LOCK = "select pg_advisory_xact_lock(hashtext('tooldeck.migrate'))"
-"""Taken by whatever creates or migrates tables in a shared PostgreSQL (also the audit's
-schema), so that replicas starting together do it one at a time."""
+_MIGRATION_LOCK = "select pg_advisory_xact_lock(hashtext('tooldeck.migrate'))"
+"""Taken before any store migrates a shared PostgreSQL, so that replicas starting
+together do it one at a time."""
 
 _done: set[tuple[str, str]] = set()
 _lock = threading.Lock()
@@ -33,13 +33,15 @@ def sqlalchemy_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
-def upgrade(url: str, versions: Path, store: str) -> None:
+def upgrade(url: str, versions: Path, store: str, *, schema: str | None = "tooldeck") -> None:
     """Apply ``versions``' Alembic revisions to the PostgreSQL at ``url`` (once per process).
 
     Args:
         url: A ``postgresql://`` URL.
         versions: The folder of the store's revisions.
         store: The store's name (its version table is ``tooldeck.alembic_<store>``).
+        schema: The schema the revisions' unqualified names live in (made if missing);
+            None: the URL's own ``search_path`` (the audit's tables, from before).
 
     Raises:
         ConfigError: the server cannot be reached (5 s) or refused us, or the database
@@ -68,9 +70,11 @@ def upgrade(url: str, versions: Path, store: str) -> None:
         )
         try:
             with engine.begin() as conn:
-                conn.exec_driver_sql(MIGRATION_LOCK)
-                conn.exec_driver_sql("create schema if not exists tooldeck")
-                conn.exec_driver_sql("set local search_path to tooldeck")
+                conn.exec_driver_sql(_MIGRATION_LOCK)
+                conn.exec_driver_sql("create schema if not exists tooldeck")  # versions
+                if schema is not None:
+                    conn.exec_driver_sql(f"create schema if not exists {schema}")
+                    conn.exec_driver_sql(f"set local search_path to {schema}")
                 config.attributes["connection"] = conn
                 config.attributes["version_table"] = f"alembic_{store}"
                 command.upgrade(config, "head")

@@ -7,13 +7,13 @@ the compiled insert of a row.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import bindparam, insert, inspect
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
-from tooldeck.core.migrations import MIGRATION_LOCK
 from tooldeck.observability.tables import (
     metadata,
     runs,
@@ -23,7 +23,7 @@ from tooldeck.observability.tables import (
 )
 from tooldeck.observability.totals import backfill_totals
 
-__all__ = ["COLUMNS", "compiled_insert", "create_schema_once", "sqlite_pragmas"]
+__all__ = ["COLUMNS", "compiled_insert", "create_schema_once", "create_tables", "sqlite_pragmas"]
 
 COLUMNS = tuple(c.name for c in tool_calls.columns if c.name != "id")
 """A row's values, in this order (``id`` is the database's)."""
@@ -64,23 +64,25 @@ def create_schema_once(engine: Engine, attempts: int = 6) -> None:
     COLUMN``, or ``CREATE INDEX``) fails because the other's landed first. Creation is
     idempotent, so it is tried again and then finds everything there.
 
-    On PostgreSQL (replicas starting together on a new database) the race surfaces as
-    a unique violation in the catalogue instead, so there the creation runs in one
-    transaction under ``core.migrations.MIGRATION_LOCK``: one replica creates, the
-    others wait and then find the tables.
+    On PostgreSQL the tables are the audit store's Alembic revisions
+    (``observability/migrations/audit``, version table ``tooldeck.alembic_audit``),
+    applied by ``core.migrations.upgrade`` under its advisory lock: replicas starting
+    together on a new database migrate it once.
 
     Raises:
         OperationalError: a failure that is not that race, or the race every time.
+        ConfigError: PostgreSQL cannot be reached, or a newer tooldeck migrated it.
     """
     if engine.dialect.name == "postgresql":
-        with engine.begin() as conn:
-            conn.exec_driver_sql(MIGRATION_LOCK)
-            _create_schema(conn)
+        from tooldeck.core.migrations import upgrade  # Alembic only for PostgreSQL
+
+        url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        upgrade(url, Path(__file__).with_name("migrations") / "audit", "audit", schema=None)
         return
     for attempt in range(attempts):
         try:
             with engine.begin() as conn:
-                _create_schema(conn)
+                create_tables(conn)
             return
         except OperationalError as exc:
             text = str(exc)
@@ -90,7 +92,7 @@ def create_schema_once(engine: Engine, attempts: int = 6) -> None:
             time.sleep(0.05 * (attempt + 1))
 
 
-def _create_schema(conn: Connection) -> None:
+def create_tables(conn: Connection) -> None:
     """Create missing tables, columns and indexes; fill the totals of a database from before them."""
     inspector = inspect(conn)
     had_totals = inspector.has_table(tool_call_totals.name)
