@@ -46,6 +46,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -53,29 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-TOOL = '''
-import time
-from pathlib import Path
-
-from tooldeck import tool
-
-EFFECTS = Path(__file__).parent / "effects.txt"
-
-
-@tool
-def send_note(key: str, pause_s: float = 0.0) -> dict:
-    """Send a note (one line in effects.txt), then wait before answering.
-
-    Args:
-        key: Which note.
-        pause_s: Seconds to wait after sending.
-    """
-    with EFFECTS.open("a") as out:
-        out.write(key + "\\n")
-        out.flush()
-    time.sleep(pause_s)
-    return {"sent": key}
-'''
+from test_exactly_once import project  # noqa: E402  (its send_note tool, in a project)
 
 
 class Tally:
@@ -108,14 +87,6 @@ class Tally:
         )
 
 
-def project(folder: Path, extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tools.py").write_text(TOOL)
-    config = folder / "tooldeck.toml"
-    config.write_text('tools = ["./tools.py"]\n' + extra)
-    return config
-
-
 def outcome(reply: httpx.Response) -> str | None:
     """``replayed``/``success``/``in_doubt``, or None when the retry must wait (a lease)."""
     data = reply.json()
@@ -127,6 +98,16 @@ def outcome(reply: httpx.Response) -> str | None:
     if data["error"]["type"] == "unavailable":
         return None
     raise AssertionError(f"unexpected answer: {data}")
+
+
+def retried(url: str, body: dict[str, Any], key: str) -> str:
+    """Repeat the keyed call until it is answered (a receipt's lease may make it wait)."""
+    while True:
+        reply = httpx.post(url, json=body, headers={"Idempotency-Key": key}, timeout=30)
+        answer = outcome(reply)
+        if answer is not None:
+            return answer
+        time.sleep(0.1)
 
 
 def until(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
@@ -150,9 +131,7 @@ def rest_drop(work: Path, rounds: int) -> Tally:
             tally.keys.append(f"drop-{n}")
             with contextlib.suppress(httpx.ReadTimeout):
                 httpx.post(url, json=body, headers={"Idempotency-Key": key}, timeout=0.05)
-            while (answer := outcome(httpx.post(url, json=body, headers={"Idempotency-Key": key}, timeout=30))) is None:  # fmt: skip
-                time.sleep(0.05)
-            tally.answered(answer)
+            tally.answered(retried(url, body, key))
     finally:
         server.stop()
     return tally
@@ -179,9 +158,7 @@ def server_kill(work: Path, rounds: int) -> Tally:
         again = Server(None, free_port(), cwd=work)
         try:
             url = f"{again.url}/api/tools/execute/send_note"
-            while (answer := outcome(httpx.post(url, json=body, headers={"Idempotency-Key": key}, timeout=30))) is None:  # fmt: skip
-                time.sleep(0.1)
-            tally.answered(answer)
+            tally.answered(retried(url, body, key))
         finally:
             again.stop()
     return tally
