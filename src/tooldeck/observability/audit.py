@@ -229,8 +229,8 @@ class AuditStore:
             sqlite_pragmas(self._raw, None)
             self._raw.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints
         self._since_checkpoint = 0
-        self._away_since: float | None = None
-        """``time.monotonic()`` when the database stopped answering; None: it answers."""
+        self._unreachable = False
+        """The database stopped answering (the writer tries again every ``_RETRY_S``)."""
         self._recover_due = False
         """Segments kept while the database was away wait to be stored."""
         self._sqlite = self.engine.dialect.name == "sqlite"
@@ -426,14 +426,14 @@ class AuditStore:
 
     def _away(self, exc: StoreUnavailableError) -> None:
         """Note that the database stopped answering (logged once, without a traceback)."""
-        if self._away_since is None:
-            self._away_since = time.monotonic()
+        if not self._unreachable:
+            self._unreachable = True
             log.warning("audit: %s; calls wait in the journal until it answers", exc)
 
     def _back(self) -> None:
         """Note that the database answers again; the writer stores what waited."""
-        if self._away_since is not None:
-            self._away_since = None
+        if self._unreachable:
+            self._unreachable = False
             self._recover_due = True
             log.warning("audit: the database answers again; storing the journalled calls")
 
@@ -491,7 +491,7 @@ class AuditStore:
                 good = [tuple(row) for row in rows if len(row) == len(COLUMNS)]
                 with self._write_lock:
                     self._write([], good, segment)
-                if self._away_since is not None:  # kept; tried again once it answers
+                if self._unreachable:  # kept; tried again once it answers
                     return
                 if bad:
                     self._to_fallback([{"_journal_line": line} for line in bad])
@@ -543,9 +543,7 @@ class AuditStore:
             if time.monotonic() >= next_maintenance:
                 next_maintenance = time.monotonic() + _MAINTAIN_EVERY_S
                 self._maintain()
-            elif self._recover_due or (
-                self._away_since is not None and time.monotonic() >= retry_at
-            ):
+            elif self._recover_due or (self._unreachable and time.monotonic() >= retry_at):
                 self._recover_due, retry_at = False, time.monotonic() + _RETRY_S
                 self._recover()
             self._wake.wait(self.flush_interval_s)
@@ -751,10 +749,17 @@ class AuditStore:
         try:
             with self.engine.begin() as conn:
                 conn.execute(insert(approval_decisions), row)
+        except StoreUnavailableError as exc:
+            log.warning("audit: %s; the decision goes to %s", exc, self.fallback_path)
+            self._fallback_decision(row)
         except Exception:
             log.exception("audit: cannot write a decision; it goes to %s", self.fallback_path)
-            with self.fallback_path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(row, default=str) + "\n")
+            self._fallback_decision(row)
+
+    def _fallback_decision(self, row: dict[str, Any]) -> None:
+        """Append a decision the database did not take to the fallback file."""
+        with self.fallback_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, default=str) + "\n")
 
     def decisions(self, limit: int = 50) -> list[dict[str, Any]]:
         """Recent confirmation decisions, newest first, JSON columns parsed."""
