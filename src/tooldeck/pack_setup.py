@@ -52,6 +52,9 @@ class PackSetup:
         """Each pack's console pages (names unique)."""
         self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []
         """Each pack's work while a server runs (``PackParts.background``)."""
+        self.workflows: list[type] = []
+        self.activities: list[Callable[..., Any]] = []
+        """The packs' Temporal workflows and activities (``PackParts.workflows``)."""
         self.states: dict[str, str] = {}
         """Each shipped pack: ``on`` or ``off`` and why, and what it reaches; a user's
         pack when it says what it reaches (``Runtime.packs``)."""
@@ -93,6 +96,8 @@ class PackSetup:
             self.routes.append(parts.routes)
         if parts.background is not None:
             self.background.append(parts.background)
+        self.workflows.extend(parts.workflows)
+        self.activities.extend(parts.activities)
         taken = {page.name for page in self.console} | RESERVED_PAGES
         for page in parts.console:
             if page.name in taken or not _PAGE_NAME.match(page.name):

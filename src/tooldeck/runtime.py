@@ -37,7 +37,13 @@ from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.extensions import Extensions
 from tooldeck.core.notify import Notifications
-from tooldeck.core.pack import ConsolePage, PackEnvironment, PackReloader, PackRoutes
+from tooldeck.core.pack import (
+    ConsolePage,
+    PackEnvironment,
+    PackReloader,
+    PackRoutes,
+    TemporalAccess,
+)
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.observability.audit import AuditStore
@@ -122,6 +128,9 @@ class Runtime:
     """The packs' console pages (``PackParts.console``)."""
     background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
     """The packs' work while a server runs (``PackParts.background``, ``serving()``)."""
+    workflows: list[type] = field(default_factory=list)
+    activities: list[Callable[..., Any]] = field(default_factory=list)
+    """The packs' Temporal workflows and activities, for the workers (``run_worker``)."""
     flow: FlowRules | None = None
     flow_tracker: FlowTracker = field(default_factory=FlowTracker)
     _runs: RunEngine | None = None
@@ -478,7 +487,8 @@ def build_runtime(
     services.register(Settings, settings)
     base_dir = settings.config_file.parent if settings.config_file else None
     services.register(
-        PackEnvironment, PackEnvironment(settings.data_dir, base_dir, settings.store.url)
+        PackEnvironment,
+        PackEnvironment(settings.data_dir, base_dir, settings.store.url, _temporal(settings)),
     )
     services.register(Extensions, Extensions())
     services.register_factory(httpx.AsyncClient, lambda: httpx.AsyncClient(timeout=30.0))
@@ -573,6 +583,8 @@ def build_runtime(
         routes=packs.routes,
         console=packs.console,
         background=packs.background,
+        workflows=packs.workflows,
+        activities=packs.activities,
         _notifications=notifications,
         _user_tools=user_tools,
         _pack_tools={
@@ -627,6 +639,19 @@ def build_runtime(
 
     runtime._make_runs = make_runs
     return runtime
+
+
+def _temporal(settings: Settings) -> TemporalAccess | None:
+    """How packs reach Temporal with ``[runs] engine = "temporal"``; else None."""
+    if settings.runs.engine != "temporal":
+        return None
+
+    async def connect() -> Any:
+        from tooldeck.worker.engine import connect as connect_to
+
+        return await connect_to(settings.runs)
+
+    return TemporalAccess(connect=connect, task_queue=settings.runs.task_queue)
 
 
 def _receipt_store(settings: Settings) -> ReceiptStore | None:

@@ -314,3 +314,65 @@ def test_rest_creates_through_an_approval_and_lists_pauses_and_cancels(tmp_path:
         refused = client.post("/api/schedules", json=bad)
         assert refused.status_code == 422
         assert "every: 'often' is not an interval" in refused.json()["error"]["message"]
+
+
+@pytest.mark.integration
+def test_on_temporal_each_schedule_is_a_temporal_schedule_fired_by_a_worker(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    """``[runs] engine = "temporal"``: the schedule is mirrored to a Temporal Schedule,
+    whose fires run on the worker (here the server's) through the stack; pausing or
+    removing it removes the Temporal Schedule, resuming brings it back."""
+    import asyncio
+    import uuid
+
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+    from deadlines import wait_until
+
+    queue = f"schedules-{uuid.uuid4().hex[:8]}"
+    runtime = start(
+        tmp_path,
+        runs={"engine": "temporal", "address": temporal_address, "task_queue": queue,
+              "worker_in_server": True},
+        schedules={"poll_s": 0.5, "min_interval_s": 2},
+    )  # fmt: skip
+    body = {"name": "tick", "tool": "remind", "arguments": {"text": "tick"}, "every": "2s"}
+
+    def temporal_schedule(schedule_id: str) -> dict[str, Any] | None:
+        async def describe() -> dict[str, Any] | None:
+            client = await Client.connect(temporal_address)
+            handle = client.get_schedule_handle(f"tooldeck-schedule-{queue}-{schedule_id}")
+            try:
+                found = await handle.describe()
+            except RPCError:
+                return None
+            return {"note": found.schedule.state.note, "actions": found.info.num_actions}
+
+        return asyncio.run(describe())
+
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1") as client:
+        asked = client.post("/api/schedules", json=body).json()
+        approval_id = asked["error"]["details"]["approval_id"]
+        assert client.post(f"/api/approvals/{approval_id}/approve", json={}).status_code == 200
+        made = client.post("/api/schedules", json=body)
+        assert made.status_code == 200, made.text
+        schedule_id = made.json()["data"]["id"]
+        wait_until(lambda: temporal_schedule(schedule_id) is not None, "the Temporal Schedule")
+        assert temporal_schedule(schedule_id)["note"] == "every 2s: remind (anonymous/tick)"  # type: ignore[index]
+        wait_until(lambda: SENT.count("tick") >= 2, "two fires, each from a Temporal Schedule", 30)
+        assert temporal_schedule(schedule_id)["actions"] >= 2  # type: ignore[index]
+        (listed,) = client.get("/api/schedules").json()
+        assert listed["runs"] >= 2 and listed["last_status"] == "success", listed
+        records = client.get("/api/audit", params={"tool": "remind"}).json()["records"]
+        assert {r["session_id"] for r in records} == {f"schedule:{schedule_id}"}
+
+        assert client.post("/api/schedules/tick/pause").json()["paused"] is True
+        wait_until(lambda: temporal_schedule(schedule_id) is None, "the Temporal Schedule to go")
+        fired = SENT.count("tick")
+        assert client.post("/api/schedules/tick/resume").json()["paused"] is False
+        wait_until(lambda: temporal_schedule(schedule_id) is not None, "it back on resume")
+        wait_until(lambda: SENT.count("tick") > fired, "a fire after resuming", 30)
+        assert client.delete("/api/schedules/tick").status_code == 200
+        wait_until(lambda: temporal_schedule(schedule_id) is None, "it gone with the schedule")

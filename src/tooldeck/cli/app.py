@@ -30,12 +30,14 @@ from tooldeck.cli.shared import (
     ConfigOption,
     ProfileOption,
     ToolsOption,
+    WithOption,
     err,
     out,
     parse_pairs,
     row,
     runtime_for,
     session,
+    with_packs_of,
 )
 from tooldeck.cli.worker import worker
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
@@ -43,7 +45,7 @@ from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
-from tooldeck.packs.loader import SHIPPED_PACK_NAMES, pack_commands
+from tooldeck.packs.loader import pack_commands
 
 if TYPE_CHECKING:
     from tooldeck.agent.contracts import ChatRun
@@ -102,7 +104,7 @@ def tools(
             f"formats: table, json, {', '.join(FORMATS)}"
         )
         raise typer.Exit(2)
-    runtime = runtime_for(config, own_tools, audit={"enabled": False}, **_with(with_packs))
+    runtime = runtime_for(config, own_tools, audit={"enabled": False}, **with_packs_of(with_packs))
 
     async def body() -> None:
         view = runtime.view(profile)
@@ -228,7 +230,7 @@ def call(
     if problem is not None:
         raise typer.BadParameter(problem, param_hint="--idempotency-key")
     arguments: Any = args if args is not None else parse_pairs(pairs or [])
-    runtime = runtime_for(config, own_tools, **_with(with_packs))
+    runtime = runtime_for(config, own_tools, **with_packs_of(with_packs))
 
     def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
         if yes:
@@ -410,35 +412,6 @@ SpecsArgument = Annotated[
     ),
 ]
 
-WithOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--with",
-        metavar="PACKS",
-        help=f"Shipped packs to serve beside your own tools ({', '.join(SHIPPED_PACK_NAMES)}); "
-        "comma-separated or repeated.",
-    ),
-]
-
-
-def _with(packs: list[str] | None) -> dict[str, Any]:
-    """``--with builtin,knowledge`` as settings overrides (``[builtin] enabled = true``).
-
-    Raises:
-        typer.BadParameter: a name that is not a shipped pack, with the closest.
-    """
-    overrides: dict[str, Any] = {}
-    for name in (n.strip() for item in packs or () for n in item.split(",") if n.strip()):
-        if name not in SHIPPED_PACK_NAMES:
-            near = closest_names(name, list(SHIPPED_PACK_NAMES))
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise typer.BadParameter(
-                f"no shipped pack {name!r}{hint}; packs: {', '.join(SHIPPED_PACK_NAMES)}",
-                param_hint="--with",
-            )
-        overrides[name] = {"enabled": True}
-    return overrides
-
 
 def _say_packs(runtime: Runtime) -> None:
     """Which shipped packs are on and why, on stderr (stdout may be an MCP stream)."""
@@ -479,7 +452,7 @@ def mcp(
     """
     from tooldeck.server.mcp import serve_stdio
 
-    runtime = runtime_for(config, [*(specs or []), *(own_tools or [])], **_with(with_packs))
+    runtime = runtime_for(config, [*(specs or []), *(own_tools or [])], **with_packs_of(with_packs))
     _say_packs(runtime)
     on_reload = _reloaded if reload else None
     session(runtime, lambda: serve_stdio(runtime, profile, on_reload=on_reload))
@@ -513,7 +486,7 @@ def serve(
         [*(specs or []), *(own_tools or [])],
         check=_port_free,
         server=server,
-        **_with(with_packs),
+        **with_packs_of(with_packs),
     )
     if not runtime.mcp:  # every tool is known now: a bad name exits here, not in uvicorn
         from tooldeck.config_names import check_names

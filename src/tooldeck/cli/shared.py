@@ -16,8 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from tooldeck.core.names import closest_names
 from tooldeck.exceptions import ToolDeckError
-from tooldeck.packs.loader import is_file_spec
+from tooldeck.packs.loader import SHIPPED_PACK_NAMES, is_file_spec
 
 if TYPE_CHECKING:  # imported when a command runs: the settings bring every pack's models
     from tooldeck.config import Settings
@@ -28,6 +29,7 @@ __all__ = [
     "ConfigOption",
     "ProfileOption",
     "ToolsOption",
+    "WithOption",
     "clip",
     "err",
     "out",
@@ -36,6 +38,7 @@ __all__ = [
     "row",
     "runtime_for",
     "session",
+    "with_packs_of",
 ]
 
 T = TypeVar("T")
@@ -216,3 +219,33 @@ def _text_only(schema: Any) -> bool:
         kind = option.get("type") if isinstance(option, dict) else None
         types.update([kind] if isinstance(kind, str) else kind or ())
     return "string" in types and not types & {"number", "integer", "boolean", "object", "array"}
+
+
+WithOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--with",
+        metavar="PACKS",
+        help=f"Shipped packs to serve beside your own tools ({', '.join(SHIPPED_PACK_NAMES)}); "
+        "comma-separated or repeated.",
+    ),
+]
+
+
+def with_packs_of(packs: list[str] | None) -> dict[str, Any]:
+    """``--with builtin,knowledge`` as settings overrides (``[builtin] enabled = true``).
+
+    Raises:
+        typer.BadParameter: a name that is not a shipped pack, with the closest.
+    """
+    overrides: dict[str, Any] = {}
+    for name in (n.strip() for item in packs or () for n in item.split(",") if n.strip()):
+        if name not in SHIPPED_PACK_NAMES:
+            near = closest_names(name, list(SHIPPED_PACK_NAMES))
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise typer.BadParameter(
+                f"no shipped pack {name!r}{hint}; packs: {', '.join(SHIPPED_PACK_NAMES)}",
+                param_hint="--with",
+            )
+        overrides[name] = {"enabled": True}
+    return overrides

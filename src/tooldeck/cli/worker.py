@@ -13,19 +13,31 @@ import signal
 
 from rich.markup import escape
 
-from tooldeck.cli.shared import ConfigOption, ToolsOption, err, runtime_for, session
+from tooldeck.cli.shared import (
+    ConfigOption,
+    ToolsOption,
+    WithOption,
+    err,
+    runtime_for,
+    session,
+    with_packs_of,
+)
 
 __all__ = ["worker"]
 
 
-def worker(config: ConfigOption = None, own_tools: ToolsOption = None) -> None:
+def worker(
+    config: ConfigOption = None, own_tools: ToolsOption = None, with_packs: WithOption = None
+) -> None:
     """Run a Temporal worker for chat runs: agent turns and tool calls, until stopped.
 
     Needs [runs] engine = "temporal" in the config (the servers' own) and temporalio
     (pip install 'tooldeck[temporal]'). Ctrl-C or SIGTERM stops it after the calls
-    under way (5 s at most); exit code 2 when Temporal cannot be reached.
+    under way (5 s at most); exit code 2 when Temporal cannot be reached. Start it
+    with the servers' tools and packs (--with schedules when they serve it so): a
+    pack's Temporal work (schedules' fires) runs on the workers.
     """
-    runtime = runtime_for(config, own_tools)
+    runtime = runtime_for(config, own_tools, **with_packs_of(with_packs))
     runs = runtime.settings.runs
     if runs.engine != "temporal":
         why = (
@@ -50,6 +62,7 @@ def worker(config: ConfigOption = None, own_tools: ToolsOption = None) -> None:
             escape(
                 f"tooldeck worker: Temporal {runs.address}, namespace {runs.namespace}, "
                 f"task queue {runs.task_queue}; {len(runtime.registry.names)} local tools"
+                + "".join(f"; {w.__name__}" for w in runtime.workflows)
             )
         )
 

@@ -11,7 +11,7 @@ Like a pytest or Datasette plugin, a pack contributes through these hooks only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -23,7 +23,15 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.intents import IntentPack
 from tooldeck.core.tool import Tool
 
-__all__ = ["ConsolePage", "Pack", "PackEnvironment", "PackParts", "PackReloader", "PackRoutes"]
+__all__ = [
+    "ConsolePage",
+    "Pack",
+    "PackEnvironment",
+    "PackParts",
+    "PackReloader",
+    "PackRoutes",
+    "TemporalAccess",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +47,20 @@ class PackEnvironment:
     store_url: str | None = None
     """``[store] url``: the PostgreSQL every replica shares, for a pack's state that
     replicas must see alike (schedules); None: keep it in ``data_dir``."""
+    temporal: TemporalAccess | None = None
+    """How to reach Temporal when ``[runs] engine = "temporal"`` (a pack's timed work
+    then runs as Temporal Schedules and activities on the workers); None: embedded."""
+
+
+@dataclass(frozen=True, slots=True)
+class TemporalAccess:
+    """The Temporal service of ``[runs]``, for a pack that schedules work on it."""
+
+    connect: Callable[[], Awaitable[Any]]
+    """Returns a connected ``temporalio.client.Client`` (raises ``RunEngineError``
+    when the service cannot be reached)."""
+    task_queue: str
+    """The queue the workers poll (``[runs] task_queue``): workflows a pack starts go there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +124,13 @@ class PackParts:
     import FastAPI for them)."""
     console: Sequence[ConsolePage] = ()
     """Its pages in the console (``/tools``)."""
+    workflows: Sequence[type] = ()
+    """Temporal workflow classes the pack's work runs as, registered by every worker
+    (``tooldeck worker``, or the server's with ``[runs] worker_in_server``). Their
+    module may import only ``temporalio`` and the standard library at its top (the
+    workflow sandbox); tooldeck itself is passed through."""
+    activities: Sequence[Callable[..., Any]] = ()
+    """Temporal activities (``@activity.defn`` callables) the workers register with them."""
     background: Callable[[], Coroutine[Any, Any, None]] | None = None
     """Work the pack does while a server runs (``tooldeck serve``, ``tooldeck mcp``): a
     coroutine started as a task at start and cancelled at stop (the schedules pack runs

@@ -52,8 +52,8 @@ async def run_worker(runtime: Runtime, *, ready: Callable[[], None] | None = Non
     worker = Worker(
         client,
         task_queue=config.task_queue,
-        workflows=[RunWorkflow],
-        activities=[activities.run_turn, activities.tool_call],
+        workflows=[RunWorkflow, *runtime.workflows],  # and the packs' (PackParts)
+        activities=[activities.run_turn, activities.tool_call, *runtime.activities],
         workflow_runner=runner,
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         graceful_shutdown_timeout=_GRACE,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.pack import PackEnvironment, PackParts, PackRoutes
 from tooldeck.packs.schedules.config import SchedulesConfig
@@ -22,7 +24,9 @@ class SchedulesPack:
         """The store (``<data_dir>/schedules.db`` or ``[store] url``), the tools, the scheduler.
 
         Nothing when ``enabled`` is false. The store and the ``Scheduler`` are services
-        (the REST routes and the CLI use them).
+        (the REST routes and the CLI use them). Embedded, the scheduler runs the fires
+        in the serving process; with ``[runs] engine = "temporal"`` each schedule is a
+        Temporal Schedule and the workers run the fires (``packs.schedules.temporal``).
 
         Raises:
             ConfigError: the store's file or folder is not private, or not SQLite; the
@@ -35,6 +39,22 @@ class SchedulesPack:
         scheduler = Scheduler(store, services, poll_s=config.poll_s, grace_s=config.grace_s)
         services.register(ScheduleStore, store)
         services.register(Scheduler, scheduler)
+        parts = PackParts(
+            tools=schedule_tools(store, config),
+            routes=_routes,
+            reaches=["the tools of your view, on the schedules you approve"],
+        )
+        if environment.temporal is not None:  # Temporal Schedules; the workers fire
+            from tooldeck.packs.schedules.temporal import TemporalSchedules
+            from tooldeck.packs.schedules.workflow import ScheduleFireWorkflow
+
+            mirror = TemporalSchedules(store, scheduler, environment.temporal, poll_s=config.poll_s)
+            return replace(
+                parts,
+                background=mirror.serve,
+                workflows=[ScheduleFireWorkflow],
+                activities=[mirror.fire_due],
+            )
 
         async def run() -> None:
             try:
@@ -42,12 +62,7 @@ class SchedulesPack:
             finally:
                 await scheduler.drain()
 
-        return PackParts(
-            tools=schedule_tools(store, config),
-            routes=_routes,
-            background=run,
-            reaches=["the tools of your view, on the schedules you approve"],
-        )
+        return replace(parts, background=run)
 
 
 def _routes() -> PackRoutes:

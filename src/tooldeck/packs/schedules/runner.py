@@ -101,9 +101,13 @@ class Scheduler:
             wait = self.poll_s
             if following is not None:
                 wait = min(wait, max(0.0, following - self.clock()))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
-            self._wake.clear()
+            await self.nap(wait)
+
+    async def nap(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until ``wake()`` is called."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        self._wake.clear()
 
     async def drain(self) -> None:
         """Wait for the fires under way (a server stopping lets them finish)."""

@@ -157,6 +157,11 @@ class ScheduleStore:
         )
         return _schedule(rows[0]) if rows else None
 
+    def by_id(self, schedule_id: str) -> Schedule | None:
+        """The schedule with id ``schedule_id``, or None."""
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM schedules WHERE id = ?", (schedule_id,))
+        return _schedule(rows[0]) if rows else None
+
     def set_paused(self, owner: str, name: str, paused: bool, now: float) -> Schedule | None:
         """Pause or resume; resuming moves the next fire to the first one after ``now``."""
         with self._db.transaction() as db:
