@@ -376,3 +376,56 @@ def test_on_temporal_each_schedule_is_a_temporal_schedule_fired_by_a_worker(
         wait_until(lambda: SENT.count("tick") > fired, "a fire after resuming", 30)
         assert client.delete("/api/schedules/tick").status_code == 200
         wait_until(lambda: temporal_schedule(schedule_id) is None, "it gone with the schedule")
+
+
+@pytest.mark.integration
+def test_on_temporal_fires_missed_while_no_worker_ran_follow_the_misfire_policy(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    """Temporal fires on time with no worker up; the fires wait; a worker started later
+    runs them, and the store's misfire policy (``once``) runs the latest missed fire
+    once rather than each."""
+    import asyncio
+    import contextlib
+    import threading
+    import uuid
+
+    from deadlines import wait_until
+    from tooldeck.worker.runner import run_worker
+
+    queue = f"schedules-{uuid.uuid4().hex[:8]}"
+    settings: dict[str, Any] = {
+        "runs": {"engine": "temporal", "address": temporal_address, "task_queue": queue},
+        "schedules": {"poll_s": 0.5, "min_interval_s": 2, "grace_s": 1},
+    }
+    server = start(tmp_path, **settings)
+    body = {"name": "tick", "tool": "remind", "arguments": {"text": "late"}, "every": "2s"}
+    with TestClient(create_app(server), base_url="http://127.0.0.1") as client:
+        approval_id = client.post("/api/schedules", json=body).json()["error"]["details"][
+            "approval_id"
+        ]
+        client.post(f"/api/approvals/{approval_id}/approve", json={})
+        assert client.post("/api/schedules", json=body).status_code == 200
+        wait_until(lambda: server.services.get(ScheduleStore).owned_by(None), "the schedule")
+        asyncio.run(asyncio.sleep(5.5))  # two or three fires start; no worker runs them
+        assert SENT == []
+        worker = start(tmp_path, **settings)  # a worker comes up, on the same data dir
+        loop = asyncio.new_event_loop()
+        task = loop.create_task(run_worker(worker))
+
+        def work() -> None:
+            with contextlib.suppress(asyncio.CancelledError):  # stopped at the end
+                loop.run_until_complete(task)
+
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        try:
+            wait_until(lambda: SENT != [], "the late fires to run on the worker", 30)
+            (listed,) = client.get("/api/schedules").json()
+            assert SENT.count("late") == 1, SENT  # once: the latest missed fire only
+            assert listed["missed"] >= 1, listed
+        finally:
+            loop.call_soon_threadsafe(task.cancel)
+            thread.join(30)
+            loop.run_until_complete(worker.aclose())
+            loop.close()
