@@ -129,12 +129,18 @@ class TemporalSchedules:
                 if self._mirrored.get(sid) != at:
                     await self._put(client, sid, schedule, at, due=at <= now + 1)
                     self._mirrored[sid] = at
-            async for listed in await client.list_schedules():
-                if listed.id.startswith(self.prefix) and listed.id not in wanted:
+            listed = {
+                found.id
+                async for found in await client.list_schedules()
+                if found.id.startswith(self.prefix)
+            }
+            for sid in listed - set(wanted):  # read again: another replica may have added it
+                fresh = await asyncio.to_thread(self.store.by_id, sid.removeprefix(self.prefix))
+                if fresh is None or fresh.paused or fresh.next_run_at is None:
                     with contextlib.suppress(RPCError):  # deleted by another replica meanwhile
-                        await client.get_schedule_handle(listed.id).delete()
-            for sid in set(self._mirrored) - set(wanted):
-                del self._mirrored[sid]
+                        await client.get_schedule_handle(sid).delete()
+            for sid in set(self._mirrored) - (set(wanted) & listed):
+                del self._mirrored[sid]  # gone, or not listed yet (visibility lags): put again
 
     @activity.defn(name=FIRE_ACTIVITY)
     async def fire_due(self, schedule_id: str) -> dict[str, Any]:
