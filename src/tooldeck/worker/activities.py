@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
@@ -34,6 +33,7 @@ from tooldeck.agent.model_agent import ModelError
 from tooldeck.core.confirmation import ConfirmationDecision
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.periodic import periodically
 from tooldeck.providers.approvals import Decider
 from tooldeck.worker.journal import Journal, JournalTools, NeedsCalls, ReplayingClient
 from tooldeck.worker.workflow import TOOL_CALL, TURN
@@ -129,7 +129,7 @@ class RunActivities:
         if decision is not None:
             self._decide(call, decision, ctx)
         tools = RunTools(view, ctx, _quiet)  # key run:<run_id>:<call_id>, as in process
-        async with _heartbeats(start["heartbeat_s"] / 3):
+        async with periodically(start["heartbeat_s"] / 3, activity.heartbeat):
             result = await tools.execute(call["name"], call["arguments"], call_id=call["call_id"])
         error = result.error
         if decision is None and error is not None and error.type == "confirmation_required":
@@ -203,19 +203,3 @@ async def _quiet(type: str, data: dict[str, Any]) -> None:
 def _described(details: dict[str, Any], description: str) -> str:
     reason = details.get("reason")
     return f"{reason}\n\n{description}" if reason else description
-
-
-@contextlib.asynccontextmanager
-async def _heartbeats(every_s: float) -> AsyncIterator[None]:
-    """Heartbeat every ``every_s`` while the block runs ([runs] heartbeat_s / 3)."""
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(every_s)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()

@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -49,6 +48,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from tooldeck.core.pack import TemporalAccess
+from tooldeck.core.periodic import periodically
 from tooldeck.exceptions import RunEngineError, StoreUnavailableError
 from tooldeck.packs.schedules.runner import Scheduler
 from tooldeck.packs.schedules.store import Schedule as StoredSchedule
@@ -154,7 +154,7 @@ class TemporalSchedules:
             early = schedule.next_run_at - self.scheduler.clock()
             if 0 < early <= _SKEW_S:  # Temporal's clock runs ahead of this machine's
                 await asyncio.sleep(early)
-        async with _heartbeats(HEARTBEAT.total_seconds() / 3):
+        async with periodically(HEARTBEAT.total_seconds() / 3, activity.heartbeat):
             fired = await self.scheduler.run_due()
         try:
             await self.sync()
@@ -214,19 +214,3 @@ def _calendar(at: int) -> ScheduleCalendarSpec:
         month=only(moment.month),
         year=only(moment.year),
     )
-
-
-@contextlib.asynccontextmanager
-async def _heartbeats(every_s: float) -> AsyncIterator[None]:
-    """Heartbeat every ``every_s`` while the block runs (a dead worker is noticed)."""
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(every_s)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
