@@ -38,19 +38,16 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
 from sqlalchemy import (
-    Select,
     create_engine,
     delete,
     event,
-    func,
     insert,
     select,
 )
@@ -62,8 +59,8 @@ from tooldeck.core.local_db import immediate
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments
 from tooldeck.exceptions import StoreUnavailableError
+from tooldeck.observability.audit_reads import AuditReads, AuditRecord
 from tooldeck.observability.journal import Journal, Segment
-from tooldeck.observability.metering import CallStats, GroupBy, call_stats
 from tooldeck.observability.redact import redact, redact_text
 from tooldeck.observability.row_text import arguments_json, call_texts, dumps, utf8_safe
 from tooldeck.observability.schema import (
@@ -74,7 +71,6 @@ from tooldeck.observability.schema import (
 )
 from tooldeck.observability.tables import (
     approval_decisions,
-    owned_by,
     tool_call_hours,
     tool_call_journal,
     tool_calls,
@@ -85,7 +81,6 @@ from tooldeck.observability.totals import (
     TotalsKey,
     add_totals,
     hour_of,
-    read_totals,
     sqlite_totals_upsert,
 )
 
@@ -123,51 +118,7 @@ class AuditSink(Protocol):
         ...
 
 
-class AuditRecord(BaseModel):
-    """One audited call, as read back from the store."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: int
-    created_at: datetime
-    tool_name: str
-    status: str
-    error_type: str | None
-    error_message: str | None
-    error_details: Any = None
-    arguments: Any = None
-    """The arguments the call ran with (redacted); None in summaries."""
-    data: Any = None
-    """The result's data; None in summaries."""
-    duration_ms: float | None
-    attempts: int | None
-    source_id: str | None
-    as_of: str | None
-    request_id: str | None
-    session_id: str | None
-    run_id: str | None
-    user: str | None
-    profile: str | None
-    provider: str | None
-    asked_arguments: Any = None
-    """When an approver edited the arguments: the ones the caller asked for (redacted);
-    ``arguments`` holds the ones that ran. None otherwise and in summaries."""
-    edited_by: str | None = None
-    """Who edited the arguments (the approver), when they were edited."""
-
-    @field_validator("arguments", "data", "error_details", "asked_arguments", mode="before")
-    @classmethod
-    def _parse_json_text(cls, value: Any) -> Any:
-        return json.loads(value) if isinstance(value, str) else value
-
-    @field_validator("created_at")
-    @classmethod
-    def _in_utc(cls, value: datetime) -> datetime:
-        """Times are stored in UTC; SQLite's text holds no offset, so it is added back."""
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-class AuditStore:
+class AuditStore(AuditReads):
     """SQL-backed audit log with a batching writer thread (ARCHITECTURE.md, embedded defaults).
 
     Args:
@@ -598,91 +549,6 @@ class AuditStore:
         self.engine.dispose()
         atexit.unregister(self.close)
 
-    # -- reading ----------------------------------------------------------------------
-
-    def query(
-        self,
-        *,
-        limit: int = 50,
-        tool: str | None = None,
-        status: str | None = None,
-        error_type: str | None = None,
-        profile: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        before_id: int | None = None,
-        summary: bool = False,
-        user: str | None = None,
-        run_id: str | None = None,
-        session_id: str | None = None,
-    ) -> list[AuditRecord]:
-        """Recent records, newest first.
-
-        Args:
-            limit: At most this many records (at least 1).
-            tool: Only this tool.
-            status: ``success`` or ``error``.
-            error_type: Only this error type.
-            profile: Only calls made in this profile (``""``: calls made without one).
-            since: Only calls at or after this time.
-            until: Only calls before this time.
-            before_id: Only records with a smaller id (the next page after ``before_id``).
-            summary: Leave out arguments, data and error details (a listing's rows).
-            user: Only this user's calls (``anonymous``: also calls made without a
-                user); None: everyone's.
-            run_id: Only the calls of this chat run.
-            session_id: Only the calls of this session (an MCP connection's channel).
-        """
-        self.flush()
-        c = tool_calls.c
-        columns = _SUMMARY_COLUMNS if summary else tool_calls.columns
-        stmt = select(*columns).order_by(c.id.desc()).limit(max(1, limit))
-        for column, value in (
-            (c.tool_name, tool),
-            (c.status, status),
-            (c.error_type, error_type),
-            (c.run_id, run_id),
-            (c.session_id, session_id),
-        ):
-            if value:
-                stmt = stmt.where(column == value)
-        if profile is not None:
-            stmt = stmt.where(c.profile.is_(None) if profile == "" else c.profile == profile)
-        stmt = _in_window(stmt, since, until)
-        if before_id is not None:
-            stmt = stmt.where(c.id < before_id)
-        if user is not None:
-            stmt = stmt.where(owned_by(tool_calls.c.user, user))
-        with self.engine.connect() as conn:
-            return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
-
-    def get(self, record_id: int, *, user: str | None = None) -> AuditRecord | None:
-        """The record with id ``record_id`` (of ``user``'s calls, as ``query``), or None."""
-        self.flush()
-        stmt = select(tool_calls).where(tool_calls.c.id == record_id)
-        if user is not None:
-            stmt = stmt.where(owned_by(tool_calls.c.user, user))
-        with self.engine.connect() as conn:
-            row = conn.execute(stmt).first()
-        return None if row is None else AuditRecord.model_validate(dict(row._mapping))
-
-    def export(
-        self, *, since: datetime | None = None, until: datetime | None = None, batch: int = 1000
-    ) -> Iterator[AuditRecord]:
-        """Every record in ``[since, until)``, oldest first, read ``batch`` rows at a time."""
-        self.flush()
-        c = tool_calls.c
-        last_id = 0
-        while True:
-            stmt = select(tool_calls).where(c.id > last_id).order_by(c.id).limit(batch)
-            stmt = _in_window(stmt, since, until)
-            with self.engine.connect() as conn:
-                rows = [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
-            yield from rows
-            if len(rows) < batch:
-                return
-            last_id = rows[-1].id
-
     def prune(self, before: datetime) -> int:
         """Delete call records and decisions older than ``before``; returns the calls deleted.
 
@@ -696,32 +562,6 @@ class AuditStore:
             conn.execute(delete(tool_call_hours).where(tool_call_hours.c.hour < hour))
             conn.execute(delete(approval_decisions).where(approval_decisions.c.decided_at < cutoff))
         return int(deleted.rowcount or 0)
-
-    def stats(
-        self,
-        *,
-        since: datetime,
-        until: datetime | None = None,
-        by: GroupBy = "tool",
-        buckets: int = 0,
-        tool: str | None = None,
-    ) -> list[CallStats]:
-        """Calls, errors and latency per tool or profile in ``[since, until)`` (default: now).
-
-        See ``metering.call_stats``.
-        """
-        self.flush()
-        until = (until or datetime.now(UTC)).astimezone(UTC)
-        with self.engine.connect() as conn:
-            return call_stats(
-                conn, since=since.astimezone(UTC), until=until, by=by, buckets=buckets, tool=tool
-            )
-
-    def totals(self) -> list[tuple[TotalsKey, Totals]]:
-        """Running totals per (tool, status, error type, profile) since the store began."""
-        self.flush()
-        with self.engine.connect() as conn:
-            return list(read_totals(conn))
 
     def record_decision(self, approval: Mapping[str, Any]) -> None:
         """Write one confirmation decision (``Approval.as_dict()`` shape) at once.
@@ -761,23 +601,6 @@ class AuditStore:
         with self.fallback_path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(row, default=str) + "\n")
 
-    def decisions(self, limit: int = 50) -> list[dict[str, Any]]:
-        """Recent confirmation decisions, newest first, JSON columns parsed."""
-        stmt = select(approval_decisions).order_by(approval_decisions.c.id.desc()).limit(limit)
-        with self.engine.connect() as conn:
-            rows = [dict(r._mapping) for r in conn.execute(stmt)]
-        for row in rows:
-            for key in ("arguments", "edited_arguments"):
-                if isinstance(row[key], str):
-                    row[key] = json.loads(row[key])
-        return rows
-
-    def count(self) -> int:
-        """Number of records in the store (after a flush)."""
-        self.flush()
-        with self.engine.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(tool_calls)).scalar_one())
-
 
 _Item = tuple[float, str, Arguments, "ToolContext | None", ToolResult, "Future[bool] | None"]
 """A queued record: time, tool name, arguments, context, result, the waiting future."""
@@ -793,25 +616,8 @@ def _settle(done: Future[bool] | None, ok: bool) -> None:
         done.set_result(ok)
 
 
-_SUMMARY_COLUMNS = [
-    c
-    for c in tool_calls.columns
-    if c.name not in ("arguments", "data", "error_details", "asked_arguments")
-]
 _TOTALS_FIELDS = tuple(COLUMNS.index(n) for n in ("tool_name", "status", "error_type", "profile"))
 _DURATION_FIELD = COLUMNS.index("duration_ms")
-
-
-def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None) -> Select[Any]:
-    """``stmt`` limited to calls in ``[since, until)``; either bound may be None.
-
-    Stored times are naive UTC text on SQLite, so bounds are converted to UTC first.
-    """
-    if since:
-        stmt = stmt.where(tool_calls.c.created_at >= since.astimezone(UTC))
-    if until:
-        stmt = stmt.where(tool_calls.c.created_at < until.astimezone(UTC))
-    return stmt
 
 
 def _batch_totals(
