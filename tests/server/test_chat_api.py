@@ -185,7 +185,8 @@ def test_a_runs_call_is_decided_from_the_approvals_list(client: TestClient) -> N
         action = "approve" if approve else "deny"
         payload = {} if approve else {"message": "not now"}
         other = client.post(f"/api/approvals/{approval_id}/{action}", json=payload, headers=bob)
-        assert other.status_code == 403, other.text  # not bob's run
+        assert other.status_code == 403, other.text  # not bob's run, nor shown to him
+        assert run["run_id"] not in other.text
         decided = client.post(f"/api/approvals/{approval_id}/{action}", json=payload, headers=ana)
         assert decided.status_code == 200, decided.text
         assert decided.json()["approved"] is approve, decided.json()

@@ -152,8 +152,15 @@ async def _decide(
                 store.deny, approval_id, confirm.message, _name(by, body), by
             )
         return await asyncio.to_thread(_decided, decide)
+    caller, approver = caller_of(request), is_approver(request)
     with run_errors():
         run = await runtime.runs.get(run_id)
+        if not visible_to(caller, run.user, privileged=approver):  # before saying anything
+            raise HTTPException(
+                status_code=403,
+                detail=f"approval {approval_id} is a call of another user's run; only they "
+                "or an approver in [approvals] approvers may decide it",
+            )
         pending = run.pending.approval_id if run.pending is not None else None
         if pending != approval_id:
             raise HTTPException(
@@ -162,9 +169,7 @@ async def _decide(
                 + (f" and waits on approval {pending} first" if pending else "")
                 + f"; approval {approval_id} cannot be decided now",
             )
-        await runtime.runs.confirm(
-            run_id, confirm, user=caller_of(request), privileged=is_approver(request)
-        )
+        await runtime.runs.confirm(run_id, confirm, user=caller, privileged=approver)
     with contextlib.suppress(TimeoutError):  # a worker records it as the run goes on
         approval = await store.decided(approval_id, _RECORDED_S)
     return redact(approval.as_dict())  # type: ignore[no-any-return,union-attr]
