@@ -11,7 +11,8 @@ and run it through a ``SharedDb``:
   live in the schema ``tooldeck`` and are made by the store's Alembic revisions
   (``core.migrations``) when the store opens. A write transaction first takes a
   transaction-level advisory lock named after the store, so replicas take turns as
-  processes do on SQLite, and every read-modify-write stays simple. A server that
+  processes do on SQLite, and every read-modify-write stays simple. A lone statement
+  (``execute``) is committed on its own, in one round trip (autocommit). A server that
   cannot be reached raises ``StoreUnavailableError`` (within the pool's 5 s wait);
   the pool reconnects by itself when it is back.
 
@@ -114,7 +115,8 @@ class SharedDb:
         upgrade(url, versions, name)
         pool = ConnectionPool(
             url, min_size=1, max_size=4, open=False, timeout=_WAIT_S,
-            kwargs={"connect_timeout": 5, "options": "-c search_path=tooldeck"},
+            kwargs={"connect_timeout": 5, "options": "-c search_path=tooldeck",
+                    "autocommit": True},  # execute: one round trip; transaction: BEGIN
         )  # fmt: skip
         pool.open()
         return cls("postgresql", pool=pool, lock_name=f"tooldeck.{name}")
@@ -156,7 +158,7 @@ class SharedDb:
             yield _Postgres(conn)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """One statement in a transaction of its own; its rows (none for a write).
+        """One statement, committed on its own (autocommit); its rows (none for a write).
 
         Raises:
             StoreUnavailableError: PostgreSQL cannot be reached (after up to 5 s).
