@@ -188,14 +188,20 @@ def rm(
 
 @schedule_app.command()
 def run(config: ConfigOption = None) -> None:
-    """Run due fires in the foreground until Ctrl-C (what `tooldeck serve` also does)."""
+    """Run due fires in the foreground until Ctrl-C (what `tooldeck serve` also does).
+
+    With [runs] engine = "temporal" the workers run the fires: this keeps the Temporal
+    Schedules in step with the store instead.
+    """
     import asyncio
 
     runtime = runtime_for(config)
     _store(runtime)
 
     async def forever() -> None:
-        err.print("running schedules; Ctrl-C stops")
+        temporal = runtime.settings.runs.engine == "temporal"
+        doing = "mirroring schedules to Temporal" if temporal else "running schedules"
+        err.print(f"{doing}; Ctrl-C stops")
         async with runtime.serving():
             await asyncio.Event().wait()
 
