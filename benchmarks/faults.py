@@ -25,6 +25,10 @@ Faults (real processes on 127.0.0.1, each round a new key):
 - ``replica-kill``: two ``tooldeck serve`` replicas on one PostgreSQL, 8 clients
   calling through both at once; one replica is killed with SIGKILL under that load and
   started again; clients retry on either replica.
+- ``approvals-restart``: a chat run on Temporal makes three calls that need approval at
+  once; its worker is killed and the server replaced while it waits; the new server
+  approves two and denies one (the run's confirm, over REST): the two run, once each,
+  and the denied one never.
 
 Prints one row per fault: rounds, keys, effects, keys with two or more effects (must be
 0), and how the retries were answered.
@@ -63,6 +67,8 @@ class Tally:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.keys: list[str] = []
+        self.denied: list[str] = []
+        """Effects a person denied: none may happen."""
         self.answers: collections.Counter[str] = collections.Counter()
         self.lock = threading.Lock()
 
@@ -76,11 +82,18 @@ class Tally:
         with self.lock:
             self.answers[outcome] += 1
 
+    def failed(self) -> bool:
+        """Whether an effect ran twice, or a denied one ran at all."""
+        counts = collections.Counter(self.effects())
+        return any(counts[k] > 1 for k in self.keys) or any(counts[k] for k in self.denied)
+
     def row(self, name: str, rounds: int) -> str:
         """The table row of fault ``name``, from the effects file."""
         counts = collections.Counter(self.effects())
         twice = sum(1 for key in self.keys if counts[key] > 1)
         answers = ", ".join(f"{k} {v}" for k, v in sorted(self.answers.items()))
+        if self.denied:
+            answers += f"; denied calls that ran: {sum(counts[k] for k in self.denied)}"
         return (
             f"| {name} | {rounds} | {len(self.keys)} | {sum(counts[k] for k in self.keys)} | "
             f"{twice} | {answers} |"
@@ -295,12 +308,64 @@ def replica_kill(work: Path, rounds: int, clients: int = 8) -> Tally:
     return tally
 
 
+def approvals_restart(work: Path, rounds: int) -> Tally:
+    """Part 4 on Temporal: three gated calls of one run, every process restarted.
+
+    The run waits on them while its worker is killed and the server replaced; a new
+    server approves two and denies one: exactly the two run.
+    """
+    from scripted_openai import ScriptedModel, text, tool_calls
+    from test_temporal_runs import Deployment
+
+    from integration.temporal import free_port, temporal_server
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        if messages[-1]["role"] == "tool":
+            return text("Done.")
+        n = messages[-1]["content"].removeprefix("pay round ")
+        return tool_calls(
+            ("call_a", "pay", {"to": f"ana-{n}", "cents": 100}),
+            ("call_b", "pay", {"to": f"bob-{n}", "cents": 200}),
+            ("call_c", "pay", {"to": f"mallory-{n}", "cents": 99_900}),
+        )
+
+    tally = Tally(work / "project")
+    with (
+        ScriptedModel([reply]).serve() as model,
+        temporal_server(work / "temporal.db", free_port()) as address,
+    ):
+        deployment = Deployment(work / "project", address, model)
+        try:
+            worker = deployment.start_worker()
+            for n in range(rounds):
+                tally.keys += [f"pay ana-{n} 100", f"pay bob-{n} 200"]
+                tally.denied.append(f"pay mallory-{n} 99900")
+                with deployment.client() as client:
+                    run = client.post("/api/chat", json={"question": f"pay round {n}"}).json()
+                deployment.kill(worker)  # every process of the run goes away ...
+                worker = deployment.start_worker()
+                with deployment.client() as client:  # ... and a new server decides
+                    run = client.get(f"/api/runs/{run['run_id']}").json()
+                    while run["state"] == "waiting_input":
+                        approve = not run["pending"]["arguments"]["to"].startswith("mallory")
+                        run = client.post(
+                            f"/api/runs/{run['run_id']}/confirm",
+                            json={"approve": approve, "message": None if approve else "no"},
+                        ).json()
+                tally.answered(f"run {run['state']}")
+        finally:
+            deployment.stop()
+    return tally
+
+
 FAULTS: dict[str, Callable[[Path, int], Tally]] = {
     "rest-drop": rest_drop,
     "server-kill": server_kill,
     "mcp-close": mcp_close,
     "worker-kill": worker_kill,
     "replica-kill": replica_kill,
+    "approvals-restart": approvals_restart,
 }
 
 
@@ -317,8 +382,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix=f"tooldeck-faults-{name}-") as folder:
             tally = FAULTS[name](Path(folder), rounds)
             rows.append(tally.row(name, rounds) + f" {time.monotonic() - started:.0f} |")
-            counts = collections.Counter(tally.effects())
-            failed |= any(counts[key] > 1 for key in tally.keys)
+            failed |= tally.failed()
         print(rows[-1], file=sys.stderr, flush=True)
     print("| fault | rounds | keys | effects | keys with 2+ effects | answers | s |")
     print("|---|---|---|---|---|---|---|")
