@@ -48,7 +48,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -216,44 +216,57 @@ def mcp_close(work: Path, rounds: int) -> Tally:
     return tally
 
 
-def worker_kill(work: Path, rounds: int) -> Tally:
-    import json
+@contextlib.contextmanager
+def on_temporal(work: Path, reply: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[Any]:
+    """A Temporal dev server, a scripted model answering with ``reply``, a deployment.
 
+    The deployment is the Temporal runs tests' (``send_note`` and ``pay`` in a project,
+    its workers, a REST app with no worker of its own); its workers stop at the end.
+    """
     from scripted_openai import ScriptedModel
-    from test_temporal_runs import Deployment, finished, reply
+    from test_temporal_runs import Deployment
 
     from integration.temporal import free_port, temporal_server
 
-    tally = Tally(work / "project")
     with (
         ScriptedModel([reply]).serve() as model,
         temporal_server(work / "temporal.db", free_port()) as address,
     ):
         deployment = Deployment(work / "project", address, model)
         try:
-            worker = deployment.start_worker()
-            with deployment.client() as client:
-                for n in range(rounds):
-                    tally.keys.append(f"kill-{n}")
-                    started = client.post("/api/chat/stream", json={"question": f"send kill-{n}"})
-                    run_id = next(
-                        json.loads(line.removeprefix("data: "))["run_id"]
-                        for line in started.iter_lines()
-                        if line.startswith("data: ")
-                    )
-                    until(lambda n=n: f"kill-{n}" in tally.effects(), "the effect")  # type: ignore[misc]
-                    deployment.kill(worker)  # after the effect, before the answer
-                    worker = deployment.start_worker()
-                    run = finished(client, run_id)
-                    (call,) = run["answer"]["tool_calls"]
-                    if call["status"] == "success":
-                        tally.answered("replayed")
-                    elif "may or may not" in (call.get("error_message") or ""):
-                        tally.answered("in_doubt")
-                    else:
-                        tally.answered(f"error {call.get('error_type')}")
+            yield deployment
         finally:
             deployment.stop()
+
+
+def worker_kill(work: Path, rounds: int) -> Tally:
+    import json
+
+    from test_temporal_runs import finished, reply
+
+    tally = Tally(work / "project")
+    with on_temporal(work, reply) as deployment:
+        worker = deployment.start_worker()
+        with deployment.client() as client:
+            for n in range(rounds):
+                tally.keys.append(f"kill-{n}")
+                started = client.post("/api/chat/stream", json={"question": f"send kill-{n}"})
+                run_id = next(
+                    json.loads(line.removeprefix("data: "))["run_id"]
+                    for line in started.iter_lines()
+                    if line.startswith("data: ")
+                )
+                until(lambda n=n: f"kill-{n}" in tally.effects(), "the effect")  # type: ignore[misc]
+                deployment.kill(worker)  # after the effect, before the answer
+                worker = deployment.start_worker()
+                run = finished(client, run_id)
+                (call,) = run["answer"]["tool_calls"]
+                if call["status"] == "success":
+                    tally.answered("replayed")
+                elif "may or may not" in (call.get("error_message") or ""):
+                    tally.answered("in_doubt")
+                else:
+                    tally.answered(f"error {call.get('error_type')}")
     return tally
 
 
@@ -314,10 +327,7 @@ def approvals_restart(work: Path, rounds: int) -> Tally:
     The run waits on them while its worker is killed and the server replaced; a new
     server approves two and denies one: exactly the two run.
     """
-    from scripted_openai import ScriptedModel, text, tool_calls
-    from test_temporal_runs import Deployment
-
-    from integration.temporal import free_port, temporal_server
+    from scripted_openai import text, tool_calls
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
@@ -331,31 +341,24 @@ def approvals_restart(work: Path, rounds: int) -> Tally:
         )
 
     tally = Tally(work / "project")
-    with (
-        ScriptedModel([reply]).serve() as model,
-        temporal_server(work / "temporal.db", free_port()) as address,
-    ):
-        deployment = Deployment(work / "project", address, model)
-        try:
+    with on_temporal(work, reply) as deployment:
+        worker = deployment.start_worker()
+        for n in range(rounds):
+            tally.keys += [f"pay ana-{n} 100", f"pay bob-{n} 200"]
+            tally.denied.append(f"pay mallory-{n} 99900")
+            with deployment.client() as client:
+                run = client.post("/api/chat", json={"question": f"pay round {n}"}).json()
+            deployment.kill(worker)  # every process of the run goes away ...
             worker = deployment.start_worker()
-            for n in range(rounds):
-                tally.keys += [f"pay ana-{n} 100", f"pay bob-{n} 200"]
-                tally.denied.append(f"pay mallory-{n} 99900")
-                with deployment.client() as client:
-                    run = client.post("/api/chat", json={"question": f"pay round {n}"}).json()
-                deployment.kill(worker)  # every process of the run goes away ...
-                worker = deployment.start_worker()
-                with deployment.client() as client:  # ... and a new server decides
-                    run = client.get(f"/api/runs/{run['run_id']}").json()
-                    while run["state"] == "waiting_input":
-                        approve = not run["pending"]["arguments"]["to"].startswith("mallory")
-                        run = client.post(
-                            f"/api/runs/{run['run_id']}/confirm",
-                            json={"approve": approve, "message": None if approve else "no"},
-                        ).json()
-                tally.answered(f"run {run['state']}")
-        finally:
-            deployment.stop()
+            with deployment.client() as client:  # ... and a new server decides
+                run = client.get(f"/api/runs/{run['run_id']}").json()
+                while run["state"] == "waiting_input":
+                    approve = not run["pending"]["arguments"]["to"].startswith("mallory")
+                    run = client.post(
+                        f"/api/runs/{run['run_id']}/confirm",
+                        json={"approve": approve, "message": None if approve else "no"},
+                    ).json()
+            tally.answered(f"run {run['state']}")
     return tally
 
 
