@@ -102,3 +102,58 @@ def test_a_server_answers_unavailable_while_postgres_is_away_and_recovers(
             assert server.stop() == 0
     log = Path(server.log.name).read_text()
     assert "Traceback" not in log, log[-3000:]
+
+
+@pytest.mark.anyio
+async def test_a_live_run_is_not_taken_for_dead_after_the_database_comes_back(
+    tmp_path: Path,
+) -> None:
+    """While PostgreSQL is away no replica can renew a lease; when it is back, replica B
+    waits a lease's time before failing runs, so replica A (renewing at its first look)
+    keeps its live run. A run nobody renews is still failed after that."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from integration.postgres import postgres_cluster
+    from tooldeck.agent.stored_runs import StoredRuns
+    from tooldeck.core.migrations import sqlalchemy_url
+    from tooldeck.observability import AuditStore
+    from tooldeck.observability.runs import RunStore
+    from tooldeck.providers.approvals import ApprovalStore
+
+    lease_s = 2.0
+    with postgres_cluster() as cluster:
+        audit_a = AuditStore(sqlalchemy_url(cluster.url), journal_dir=tmp_path / "a")
+        audit_b = AuditStore(sqlalchemy_url(cluster.url), journal_dir=tmp_path / "b")
+        a, b = RunStore(audit_a.engine), RunStore(audit_b.engine)
+        now = datetime.now(UTC).isoformat()
+        for run_id in ("run_live", "run_dead"):  # A runs the first; nobody the second
+            a.save(
+                {"run_id": run_id, "state": "running", "question": "q", "created_at": now,
+                 "updated_at": now, "last_seq": 1},
+                {"run_id": run_id, "seq": 1, "type": "run.created", "timestamp": now, "data": {}},
+            )  # fmt: skip
+        on_a = StoredRuns(a, ApprovalStore(), lease_s=lease_s)
+        on_b = StoredRuns(b, ApprovalStore(), lease_s=lease_s)
+
+        async def nothing(run_id: str, reason: str) -> None:
+            """No run is cancelled here."""
+
+        keepers = [  # A runs run_live and looks every second; B runs none, looks often
+            asyncio.create_task(on_a.keep(lambda: ["run_live"], nothing, poll_s=1.0)),
+            asyncio.create_task(on_b.keep(list, nothing, poll_s=0.1)),
+        ]
+        try:
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(cluster.stop)
+            await asyncio.sleep(lease_s + 1.5)  # every lease runs out; every look fails
+            await asyncio.to_thread(cluster.start)
+            await asyncio.sleep(lease_s + 1.5)  # B's grace, then run_dead's lease is over
+            states = {r: (await on_b.get(r)).state for r in ("run_live", "run_dead")}
+        finally:
+            for keeper in keepers:
+                keeper.cancel()
+            await asyncio.gather(*keepers, return_exceptions=True)
+            audit_a.close()
+            audit_b.close()
+    assert states == {"run_live": "running", "run_dead": "failed"}, states

@@ -262,12 +262,15 @@ class StoredRuns:
     ) -> None:
         """Forever: cancel ``live`` runs asked to, renew their leases, fail dead processes' runs.
 
+        After the database was away, no run is failed for ``lease_s``: no replica could
+        renew its leases meanwhile, and each renews at its first look after.
+
         Args:
             live: The ids of the runs this process runs that are not final.
             cancel: Cancels one of them, given the reason.
             poll_s: Seconds between two looks for cancel requests.
         """
-        renew_at = 0.0
+        renew_at = trust_leases_at = 0.0
         loop = asyncio.get_running_loop()
         self._listen()
         while True:
@@ -281,9 +284,14 @@ class StoredRuns:
                     renew_at = loop.time() + self.lease_s / 3
                     if ids:
                         await asyncio.to_thread(self.store.touch, ids)
-                    await self._fail_dead(set(ids))
+                    if loop.time() >= trust_leases_at:
+                        await self._fail_dead(set(ids))
             except StoreUnavailableError as exc:  # try again, the runs go on
                 log.warning("runs: cannot renew leases or read cancel requests: %s", exc)
+                # nobody could renew a lease meanwhile: renew ours as soon as the database
+                # answers, and give every replica a lease's time to renew theirs before
+                # a run is taken for dead
+                renew_at, trust_leases_at = 0.0, loop.time() + self.lease_s
             except Exception:
                 log.exception("runs: could not renew leases or read cancel requests")
             asked_now = self._cancel_asked
