@@ -111,6 +111,16 @@ class StoreUnavailableError(ToolDeckError):
     the service recovers by itself when the database is back.
     """
 
+    @classmethod
+    def reaching(cls, store: str, cause: BaseException) -> StoreUnavailableError:
+        """The error for ``store`` (``audit``, ``approvals``...) given the driver's ``cause``.
+
+        The message names the store and the first line of the driver's reason (no URL,
+        so no password).
+        """
+        reason = (str(cause).strip() or type(cause).__name__).splitlines()[0]
+        return cls(f"the {store} store's database cannot be reached ({reason}); try again later")
+
 
 class RunEngineError(RunError):
     """The engine that runs agent runs cannot be reached or answers nothing.

@@ -131,10 +131,7 @@ class SharedDb:
                 yield conn
         except psycopg.OperationalError as exc:  # refused, cut, or no connection in _WAIT_S
             store = self._lock_name.removeprefix("tooldeck.")
-            reason = (str(exc).strip() or type(exc).__name__).splitlines()[0]
-            raise StoreUnavailableError(
-                f"the {store} store's database cannot be reached ({reason}); try again later"
-            ) from exc
+            raise StoreUnavailableError.reaching(store, exc) from exc
 
     @contextlib.contextmanager
     def transaction(self, *, serialised: bool = True) -> Iterator[_Session]:

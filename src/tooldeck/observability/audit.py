@@ -657,7 +657,5 @@ def _unavailable(context: ExceptionContext) -> None:
     a disconnect invalidated, so a later call reconnects by itself.
     """
     if context.is_disconnect or isinstance(context.sqlalchemy_exception, OperationalError):
-        reason = (str(context.original_exception).strip() or "no answer").splitlines()[0]
-        raise StoreUnavailableError(
-            f"the audit database cannot be reached ({reason}); try again later"
-        ) from context.original_exception
+        cause = context.original_exception
+        raise StoreUnavailableError.reaching("audit", cause) from cause
