@@ -43,6 +43,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from integration.postgres import free_port, postgres_server  # noqa: E402  (the tests' helper)
 
 TOOLS = textwrap.dedent(
     '''
@@ -64,14 +67,6 @@ TOOLS = textwrap.dedent(
 )
 
 CALLS = {"price": {"symbol": "AAPL"}, "send": {"to": "ana"}}
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def headers(tool: str) -> dict[str, str]:
@@ -166,9 +161,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls, shorter rounds")
     quick = parser.parse_args().quick
     n, seconds, clients = (100, 1.5, 8) if quick else (1000, 5.0, 32)
-    sys.path.insert(0, str(ROOT / "tests"))
-    from integration.postgres import postgres_server
-
     work = Path(tempfile.mkdtemp(prefix="tooldeck-scale-"))
     (work / "tools.py").write_text(TOOLS)
     figures: dict[tuple[str, str], tuple[float, float]] = {}
