@@ -109,17 +109,26 @@ class StoreUnavailableError(ToolDeckError):
     answers it with HTTP 503 and a ``detail`` naming the store, a tool call with an
     ``unavailable`` error envelope, and the next request tries the database again, so
     the service recovers by itself when the database is back.
+
+    Attributes:
+        public: What a caller (an HTTP client, a model) is told: the store, not the
+            driver's reason, which names the database's host and port.
     """
+
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = public or message
 
     @classmethod
     def reaching(cls, store: str, cause: BaseException) -> StoreUnavailableError:
         """The error for ``store`` (``audit``, ``approvals``...) given the driver's ``cause``.
 
-        The message names the store and the first line of the driver's reason (no URL,
-        so no password).
+        The message (for logs) adds the first line of the driver's reason; ``public``
+        leaves it out.
         """
         reason = (str(cause).strip() or type(cause).__name__).splitlines()[0]
-        return cls(f"the {store} store's database cannot be reached ({reason}); try again later")
+        public = f"the {store} store's database cannot be reached"
+        return cls(f"the {store} store's database cannot be reached ({reason})", public)
 
 
 class RunEngineError(RunError):

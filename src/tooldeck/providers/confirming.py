@@ -213,7 +213,7 @@ class ConfirmingToolsProvider(WrapperProvider):
                 except _NobodyAsked:
                     return self._required(pending.request, ctx)
         except Exception as exc:  # the approval store is away: nothing runs unapproved
-            why = str(exc) if isinstance(exc, StoreUnavailableError) else type(exc).__name__
+            why = exc.public if isinstance(exc, StoreUnavailableError) else type(exc).__name__
             return error_result(
                 "unavailable",
                 f"The call to {definition.name} needs an approval, and the approvals cannot "

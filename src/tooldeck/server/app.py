@@ -196,11 +196,13 @@ async def _method_not_allowed(request: Request, exc: Exception) -> Response:
 
 
 async def _store_unavailable(request: Request, exc: Exception) -> Response:
-    """503 with the store and the reason, for any route whose store is away.
+    """503 naming the store that is away (not the driver's reason: it names the host).
 
     ``Retry-After: 5``: the pool reconnects by itself once the database is back.
     """
-    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+    public = exc.public if isinstance(exc, StoreUnavailableError) else "a store is unavailable"
+    detail = f"{public}; try again later"
+    return JSONResponse({"detail": detail}, status_code=503, headers={"Retry-After": "5"})
 
 
 async def _start_worker(runtime: Runtime) -> asyncio.Task[None] | None:
