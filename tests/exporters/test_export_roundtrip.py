@@ -77,6 +77,15 @@ EDGE_SCHEMAS: list[dict[str, Any]] = [
             },
         },
     },
+    {  # enums of numbers (Gemini takes texts only), an object declaring no properties
+        "type": "object",
+        "properties": {
+            "level": {"type": "integer", "enum": [1, 2, 3]},
+            "ratio": {"enum": [0.5, 1.5, None]},
+            "options": {"type": "object", "properties": {}},
+        },
+        "required": ["level"],
+    },
     {"type": "object", "required": ["q"]},  # required with no properties
     {"type": "object"},  # no arguments declared at all
     {  # nullable and defaulted
@@ -301,6 +310,19 @@ GROUPS = [TOOLS[i : i + GROUP] for i in range(0, len(TOOLS), GROUP)]
 def test_the_corpus_is_large_and_real() -> None:
     assert len(CORPUS) >= 300
     assert len(TOOLS) > len(CORPUS) + 20  # and every tool of the default runtime
+
+
+def test_google_genai_accepts_every_gemini_declaration() -> None:
+    from google.genai import types
+
+    declarations = export([t.definition for t in TOOLS], "gemini")
+    refused = {}
+    for declaration in declarations:
+        try:
+            types.FunctionDeclaration.model_validate(declaration)
+        except ValueError as exc:
+            refused[declaration["name"]] = str(exc).splitlines()[1]
+    assert not refused
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic", "gemini"])

@@ -1,16 +1,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
+import jsonschema
 import pytest
 from inline_snapshot import snapshot
 from openai.types.chat import ChatCompletionToolParam
 from openai.types.responses import FunctionToolParam
 from pydantic import BaseModel, Field, TypeAdapter
 
-from tooldeck.core import ToolAnnotations, ToolDefinition, tool
+from tooldeck.core import JsonSchemaTool, ToolAnnotations, ToolDefinition, tool
 from tooldeck.exporters import FORMATS, export
+from tooldeck.exporters.mcp import to_mcp_result
 from tooldeck.providers import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -238,3 +240,79 @@ def test_an_export_is_built_once_per_definition_and_never_shared_by_mutation(
     changed = definition.model_copy(update={"description": "Look a word up, in Latin."})
     assert "Latin" in json.dumps(export([changed], format))
     assert "Latin" not in json.dumps(export([definition], format))
+
+
+@tool
+def pick(level: Literal[1, 2, 3], scale: Literal[0.5, 2.0] = 0.5) -> int:
+    """Pick a level."""
+    return int(level * scale * 2)
+
+
+async def test_gemini_takes_number_enums_as_texts_and_the_call_gets_the_numbers() -> None:
+    from google.genai import types
+
+    (declaration,) = export([pick.definition], "gemini")
+    types.FunctionDeclaration.model_validate(declaration)  # refused [1, 2, 3] before
+    props = declaration["parameters"]["properties"]
+    assert props["level"] == {"type": "string", "enum": ["1", "2", "3"]}
+    assert props["scale"]["enum"] == ["0.5", "2.0"]
+    result = await ToolRegistry([pick]).execute("pick", {"level": "3", "scale": "2.0"})
+    assert result.data == 12
+    refused = await ToolRegistry([pick]).execute("pick", {"level": "4"})
+    assert refused.error is not None and refused.error.type == "validation"
+
+
+async def test_an_object_declaring_no_properties_is_open() -> None:
+    anything = JsonSchemaTool(
+        name="anything",
+        description="Takes any keys.",
+        input_schema={
+            "type": "object",
+            "properties": {"options": {"type": "object", "properties": {}}},
+        },
+        function=lambda **kw: kw,
+    )
+    result = await anything.execute({"options": {"colour": "red", "size": 2}})
+    assert result.data == {"options": {"colour": "red", "size": 2}}
+    (listed,) = export([anything.definition], "mcp")
+    assert "additionalProperties" not in listed["inputSchema"]["properties"]["options"]
+    strict = export([anything.definition], "openai")[0]["function"]["parameters"]
+    options = strict["properties"]["options"]  # a map: a nullable list of pairs
+    assert options["type"] == ["array", "null"]
+    assert options["items"]["required"] == ["key", "value"]
+
+    root = JsonSchemaTool(
+        name="root_map",
+        description="Takes any keys at the top.",
+        input_schema={"type": "object", "properties": {}},
+        function=lambda **kw: kw,
+    )
+    assert (await root.execute({"a": 1})).data == {"a": 1}
+    (chat,) = export([root.definition], "openai")
+    assert "strict" not in chat["function"]  # strict mode would allow no key at all
+    assert chat["function"]["parameters"] == {"type": "object", "properties": {}}
+    (responses,) = export([root.definition], "openai-responses")
+    assert responses["strict"] is False
+
+
+@tool
+def count(text: str) -> int:
+    """Count the words of a text."""
+    return len(text.split())
+
+
+def test_a_scalar_result_is_wrapped_for_mcp() -> None:
+    from mcp_types import CallToolResult, Tool
+
+    (listed,) = export([count.definition], "mcp")
+    assert listed["outputSchema"] == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    Tool.model_validate(listed)
+    wire = to_mcp_result(ToolRegistry([count]).execute_sync("count", {"text": "a b c"}))
+    assert wire["structuredContent"] == {"result": 3}
+    assert wire["content"][0]["text"] == "3"
+    jsonschema.validate(wire["structuredContent"], listed["outputSchema"])
+    CallToolResult.model_validate(wire)

@@ -11,18 +11,23 @@ upstream tool):
 - turns a free-form map sent as ``[{"key": k, "value": v}, ...]``, which is how the
   strict and Gemini exports give a map (``core.schema.maps_as_pairs``), back into
   ``{k: v}``;
+- turns the text of an enum member that is a number or a boolean (``"2"`` for
+  ``Literal[1, 2, 3]``) back into the member: the Gemini export gives such enums as
+  texts, the only enums Gemini takes;
 - finds arguments a closed object does not declare, so that a misspelled filter is an
   error with a did-you-mean rather than silently ignored.
 
 Nested objects, arrays of objects, ``anyOf``/``oneOf`` variants and local ``$ref``
 (recursive ones too) are followed. An object is *closed* when it declares
-``properties`` and does not allow others (``additionalProperties`` absent or false,
+properties (``properties: {}`` declares none: that object is a free-form map) and
+does not allow others (``additionalProperties`` absent or false,
 no ``patternProperties``); a tool accepts extras by saying so in its schema
 (``additionalProperties: true`` or a schema; Pydantic ``extra="allow"``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -172,6 +177,23 @@ class _Union(_Node):
         return value if chosen is None else chosen.normalize(value, path, errors)
 
 
+@dataclass(eq=False, slots=True)
+class _Members(_Node):
+    """An enum (or const) with members that are not strings: their JSON texts map back."""
+
+    by_text: dict[str, Any]
+
+    @classmethod
+    def of(cls, members: list[Any]) -> _Members | None:
+        """The node for ``members``; None when a text means no member (all strings)."""
+        texts = {json.dumps(m): m for m in members if m is not None and not isinstance(m, str)}
+        by_text = {t: m for t, m in texts.items() if t not in members}
+        return cls(by_text) if by_text else None
+
+    def normalize(self, value: Any, path: tuple[str, ...], errors: list[FieldError]) -> Any:
+        return self.by_text.get(value, value) if isinstance(value, str) else value
+
+
 def _unexpected(path: tuple[str, ...], names: frozenset[str]) -> FieldError:
     hint = closest_names(path[-1], sorted(names), n=1)
     message = "unexpected argument" + (f" (did you mean {hint[0]!r}?)" if hint else "")
@@ -204,6 +226,9 @@ class _Compiler:
         branches = schema.get("anyOf") or schema.get("oneOf")
         if isinstance(branches, list) and "properties" not in schema:
             return self.union([self.compile(b) for b in branches], branches)
+        members = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(members, list):
+            return _Members.of(members)
         if is_free_form_map(schema):
             return _Map(self.compile(schema.get("additionalProperties")))
         kind = schema.get("type")

@@ -212,11 +212,12 @@ _COMBINATORS = ("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not")
 def is_free_form_map(schema: Any) -> bool:
     """Whether ``schema`` is an object with free keys (``dict[str, T]``, ``{"type": "object"}``).
 
-    That is: an object with no ``properties`` and no ``required`` names, whose other
-    keys are allowed (``additionalProperties`` absent, true or a schema, or
-    ``patternProperties``).
+    That is: an object with no ``properties`` (or ``properties: {}``, which declares
+    none) and no ``required`` names, whose other keys are allowed
+    (``additionalProperties`` absent, true or a schema, or ``patternProperties``): in
+    JSON Schema an absent ``additionalProperties`` allows any key.
     """
-    if not isinstance(schema, dict) or "properties" in schema or schema.get("required"):
+    if not isinstance(schema, dict) or schema.get("properties") or schema.get("required"):
         return False
     if any(k in schema for k in _COMBINATORS) or schema.get("additionalProperties") is False:
         return False
@@ -289,9 +290,10 @@ def maps_as_pairs(schema: Schema) -> Schema:
 def closed_objects(schema: Any) -> Any:
     """``schema`` with its objects closed the way tooldeck enforces them.
 
-    Every object that declares ``properties`` and says nothing of other keys gets
-    ``additionalProperties: false`` (``core.arguments`` refuses undeclared names), so
-    that clients reading the schema (MCP, Anthropic) know it.
+    Every object that declares properties (at least one) and says nothing of other
+    keys gets ``additionalProperties: false`` (``core.arguments`` refuses undeclared
+    names), so that clients reading the schema (MCP, Anthropic) know it. An object
+    with ``properties: {}`` declares none and stays open, as JSON Schema reads it.
     """
     if isinstance(schema, list):
         return [closed_objects(s) for s in schema]
@@ -300,6 +302,7 @@ def closed_objects(schema: Any) -> Any:
     out = _each_child(schema, closed_objects)
     if (
         isinstance(out.get("properties"), dict)
+        and out["properties"]
         and "additionalProperties" not in out
         and "patternProperties" not in out
     ):

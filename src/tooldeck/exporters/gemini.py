@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,7 +30,8 @@ def gemini_schema(schema: Any) -> Any:
     """Convert a JSON Schema to Gemini's subset.
 
     ``["T", "null"]`` types and ``anyOf`` with a null branch become ``nullable``;
-    ``const`` becomes a one-value ``enum``; a node with no type is ``ANY_VALUE``;
+    ``const`` becomes a one-value ``enum``, and an enum of numbers or booleans an enum of
+    their texts (``_text_enum``); a node with no type is ``ANY_VALUE``;
     ``exclusiveMinimum``/``exclusiveMaximum`` are said in the description;
     keywords Gemini rejects (``additionalProperties``, ``default``, ``$schema``,
     ``title``, ...) are dropped, and so is an optional property that is an object with
@@ -61,7 +63,10 @@ def gemini_schema(schema: Any) -> Any:
             node = {**real[0], **{k: v for k, v in node.items() if k != "anyOf"}}
         else:
             node["anyOf"] = real
-    if "enum" in node and "type" not in node:
+    enum = node.get("enum")
+    if isinstance(enum, list) and not all(isinstance(v, str) for v in enum):
+        node = _text_enum(node, enum)
+    elif enum is not None and "type" not in node:
         node["type"] = "string"
     node = required_as_properties(node)
     words = [
@@ -86,6 +91,22 @@ def gemini_schema(schema: Any) -> Any:
             out[key] = gemini_schema(value)
         else:
             out[key] = value
+    return out
+
+
+def _text_enum(node: dict[str, Any], values: list[Any]) -> dict[str, Any]:
+    """An enum of numbers or booleans as an enum of their JSON texts (``1`` → ``"1"``).
+
+    Gemini's ``Schema.enum`` holds strings only (google-genai rejects ``[1, 2, 3]``).
+    The model sends the text, and ``core.arguments`` turns a text that names exactly
+    one member back into that member before validation. A ``null`` member becomes
+    ``nullable``; bounds and formats of the number are dropped (they are in the values).
+    """
+    out = {k: v for k, v in node.items() if k not in ("minimum", "maximum", "format")}
+    if None in values:
+        out["nullable"] = True
+    out["type"] = "string"
+    out["enum"] = [v if isinstance(v, str) else json.dumps(v) for v in values if v is not None]
     return out
 
 

@@ -39,7 +39,10 @@ def mcp_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
 def to_mcp(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     """MCP tool listings; names and schemas are exact (MCP allows dots and unions).
 
-    ``outputSchema`` is included only for object schemas, as MCP requires; annotation
+    ``outputSchema`` is the tool's output schema when it is an object, as MCP
+    requires; a schema that can be neither an object nor null (``-> int``,
+    ``-> list[str]``) is wrapped as ``{"result": ...}``, as the MCP spec suggests
+    (``to_mcp_result`` wraps the value the same way); others are left out. Annotation
     hints (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``)
     only when stated. ``inputSchema`` is ``mcp_input_schema``'s; ``_meta`` carries the
     tool's ``source_id`` when it has one, and ``requires_confirmation: true`` for a tool
@@ -59,8 +62,15 @@ def _listing(d: ToolDefinition) -> dict[str, Any]:
         item["_meta"] = {k: v for k, v in meta.items() if v}
     if d.annotations.title:
         item["title"] = d.annotations.title
-    if d.output_schema and d.output_schema.get("type") == "object":
-        item["outputSchema"] = d.output_schema
+    output = d.output_schema
+    if output and output.get("type") == "object":
+        item["outputSchema"] = output
+    elif output and _scalar(output):
+        item["outputSchema"] = {
+            "type": "object",
+            "properties": {"result": output},
+            "required": ["result"],
+        }
     hints = {
         "title": d.annotations.title,
         "readOnlyHint": d.annotations.read_only,
@@ -74,25 +84,41 @@ def _listing(d: ToolDefinition) -> dict[str, Any]:
     return item
 
 
+_SCALARS = frozenset({"string", "integer", "number", "boolean", "array"})
+
+
+def _scalar(schema: dict[str, Any]) -> bool:
+    """Whether every value of ``schema`` is a string, number, boolean or array (never null)."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    return bool(kinds) and all(k in _SCALARS for k in kinds)
+
+
 def to_mcp_result(result: ToolResult) -> dict[str, Any]:
     """A ``CallToolResult`` (wire JSON, camelCase) for ``result``.
 
     Semantics:
-        ``structuredContent`` is ``data`` when it is a JSON object (MCP requires an
-        object), and only on success, so it matches the tool's ``outputSchema``; the
-        first content block is then that JSON serialised, as the MCP spec asks of a
-        tool returning structured content. Otherwise it is the tool's ``output``, else
-        ``to_llm()``'s text (which also renders errors). ``isError`` is set for
+        On success, ``structuredContent`` is ``data`` when it is a JSON object, and
+        ``{"result": data}`` for any other value but null (MCP requires an object), so
+        it matches the tool's ``outputSchema`` (``to_mcp``). The first content block is
+        the object serialised, as the MCP spec asks of a tool returning structured
+        content; for a wrapped value it is the tool's text as it was (``42``, not
+        ``{"result": 42}``, as FastMCP does). Otherwise it is the tool's ``output``,
+        else ``to_llm()``'s text (which also renders errors). ``isError`` is set for
         errors. ``_meta`` carries the provenance and call metadata: ``source_id``,
         ``as_of``, ``error_type``, ``request_id``, ``duration_ms``, ``tool_name``,
         ``provider``, and the ``error`` details (e.g. what a ``confirmation_required``
         needs), when set.
         Image artifacts with ``data:`` URIs become image blocks; others resource links.
     """
-    structured = result.success and isinstance(result.data, dict)
-    if structured:
-        text = json.dumps(result.data, ensure_ascii=False, default=str)
+    data = result.data
+    structured: dict[str, Any] | None = None
+    if result.success and isinstance(data, dict):
+        structured = data
+        text = json.dumps(data, ensure_ascii=False, default=str)
     else:
+        if result.success and data is not None:
+            structured = {"result": data}
         text = result.output if result.output is not None and result.success else result.to_llm()
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     for artifact in result.artifacts:
@@ -131,6 +157,6 @@ def to_mcp_result(result: ToolResult) -> dict[str, Any]:
         "isError": result.error is not None,
         "_meta": {k: v for k, v in extra.items() if v is not None},
     }
-    if structured:
-        wire["structuredContent"] = result.data
+    if structured is not None:
+        wire["structuredContent"] = structured
     return wire

@@ -15,7 +15,7 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
-from tooldeck.core.schema import to_strict
+from tooldeck.core.schema import is_free_form_map, to_strict
 from tooldeck.core.tool import ToolExecutor
 from tooldeck.exporters._common import exported, model_facing
 
@@ -29,9 +29,19 @@ __all__ = [
 
 
 def openai_parameters(definition: ToolDefinition, *, strict: bool = True) -> dict[str, Any]:
-    """The ``parameters`` schema: model-facing, and in strict form when ``strict``."""
+    """The ``parameters`` schema: model-facing, and in strict form when ``strict``.
+
+    A tool whose arguments are a free-form map (``{"type": "object"}``, ``properties:
+    {}``) has no strict form (strict mode would close it to no arguments at all), so
+    it is given as it is; its function is then exported with ``strict: false``.
+    """
     schema = model_facing(definition.input_schema)
-    return to_strict(schema) if strict else schema
+    return to_strict(schema) if strict and _strictable(definition) else schema
+
+
+def _strictable(definition: ToolDefinition) -> bool:
+    """Whether strict mode can state the tool's arguments: not a free-form map at the root."""
+    return not is_free_form_map(definition.input_schema)
 
 
 def to_openai_chat(
@@ -40,19 +50,19 @@ def to_openai_chat(
     """Chat-completions ``tools``: ``{"type": "function", "function": {...}}`` each.
 
     Names are the format-safe aliases (``core.names.safe_tool_name``); strict mode makes
-    every property required, optional ones nullable (``core.schema.to_strict``).
+    every property required, optional ones nullable (``core.schema.to_strict``); a tool
+    whose arguments are a free-form map is exported without ``strict`` (``openai_parameters``).
     """
 
     def build(d: ToolDefinition) -> dict[str, Any]:
-        function = {
+        function: dict[str, Any] = {
             "name": safe_tool_name(d.name),
             "description": d.description,
             "parameters": openai_parameters(d, strict=strict),
         }
-        return {
-            "type": "function",
-            "function": {**function, "strict": True} if strict else function,
-        }
+        if strict and _strictable(d):
+            function["strict"] = True
+        return {"type": "function", "function": function}
 
     return exported(definitions, f"openai-chat:{strict}", build)
 
@@ -68,7 +78,7 @@ def to_openai_responses(
             "name": safe_tool_name(d.name),
             "description": d.description,
             "parameters": openai_parameters(d, strict=strict),
-            "strict": strict,
+            "strict": strict and _strictable(d),
         }
 
     return exported(definitions, f"openai-responses:{strict}", build)
