@@ -198,6 +198,7 @@ def test_the_event_types_are_frozen() -> None:
         "run.created",
         "run.started",
         "tool_call.started",
+        "tool_call.progress",
         "tool_call.completed",
         "message.delta",
         "run.waiting_input",

@@ -2,7 +2,8 @@
 
 Both agents (intent router and model loop) call tools only through it, so every call
 goes through the profile's provider stack (confirmation, policies, audit, spans), is
-listed in the answer's ``tool_calls``, and emits ``tool_call.started`` and
+listed in the answer's ``tool_calls``, and emits ``tool_call.started``,
+``tool_call.progress`` for each report of the tool's (``ctx.report_progress``) and
 ``tool_call.completed``.
 """
 
@@ -11,10 +12,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from tooldeck.agent.contracts import ToolCallRecord
-from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.context import ToolContext, ToolEvent, new_request_id
+from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments, ToolExecutor
 
@@ -93,9 +96,15 @@ class RunTools:
         start = time.perf_counter()
         ctx = ctx or self.ctx
         key = ctx.idempotency_key or (ctx.run_id and f"run:{ctx.run_id}:{call_id}")
-        result = await self.view.execute(
-            name, arguments, ctx.derive(request_id=call_id, idempotency_key=key or None)
-        )
+        relay = EventRelay(partial(self._progress, call_id))
+        try:
+            result = await self.view.execute(
+                name,
+                arguments,
+                ctx.derive(request_id=call_id, idempotency_key=key or None, event_emitter=relay),
+            )
+        finally:
+            await relay.aclose()
         error = result.error
         record = ToolCallRecord(
             id=call_id,
@@ -114,3 +123,10 @@ class RunTools:
         self.results.insert(at, result)
         await self.emit("tool_call.completed", {"call_id": call_id, **record.model_dump()})
         return result
+
+    async def _progress(self, call_id: str, event: ToolEvent) -> None:
+        report = progress_data(event)
+        if report is not None:
+            done, total, message = report
+            data = {"call_id": call_id, "progress": done, "total": total, "message": message}
+            await self.emit("tool_call.progress", data)

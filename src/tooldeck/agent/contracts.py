@@ -50,6 +50,7 @@ EventType = Literal[
     "run.created",
     "run.started",
     "tool_call.started",
+    "tool_call.progress",
     "tool_call.completed",
     "message.delta",
     "run.waiting_input",

@@ -34,6 +34,7 @@ from tooldeck.cli.shared import (
     err,
     out,
     parse_pairs,
+    progress_bar,
     row,
     runtime_for,
     session,
@@ -262,7 +263,8 @@ def call(
         if pairs:  # read each value as the tool's schema wants it
             found = [d for d in await view.all_definitions() if name in (d.name, *d.aliases)]
             called = parse_pairs(pairs, schema=found[0].input_schema if found else None)
-        return await view.execute(name, called, ctx)
+        async with progress_bar(name) as relay:
+            return await view.execute(name, called, ctx.derive(event_emitter=relay))
 
     result = session(runtime, body)
     if result.error is not None and result.error.type == "not_found":  # a usage error

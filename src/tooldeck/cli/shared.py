@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -21,8 +22,12 @@ from tooldeck.exceptions import ToolDeckError
 from tooldeck.packs.loader import SHIPPED_PACK_NAMES, is_file_spec
 
 if TYPE_CHECKING:  # imported when a command runs: the settings bring every pack's models
+    from rich.progress import TaskID
+
     from tooldeck.config import Settings
+    from tooldeck.core.context import ToolEvent
     from tooldeck.core.pack import PackEnvironment
+    from tooldeck.core.progress import EventRelay
     from tooldeck.runtime import Runtime
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "out",
     "pack_settings",
     "parse_pairs",
+    "progress_bar",
     "row",
     "runtime_for",
     "session",
@@ -178,6 +184,59 @@ def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:
         os._exit(130)
     finally:  # not reached after os._exit: a tool thread is not waited for
         runner.close()
+
+
+@contextlib.asynccontextmanager
+async def progress_bar(label: str) -> AsyncIterator[EventRelay | None]:
+    """A progress bar on the terminal, fed by a call's ``ctx.report_progress``.
+
+    Yields the ``event_emitter`` to give the call: its reports move a Rich bar on
+    stderr (``label: message``, done/total, elapsed), drawn from the first report and
+    gone when the call ends, so stdout keeps only the result. Off a terminal (stderr
+    piped to a file, CI) yields None: nothing is drawn.
+    """
+    if not err.is_terminal:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from tooldeck.core.progress import EventRelay, progress_data
+
+    bar = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+    shown: list[TaskID] = []
+
+    async def show(event: ToolEvent) -> None:
+        report = progress_data(event)
+        if report is None:
+            return
+        done, total, message = report
+        if not shown:
+            bar.start()
+            shown.append(bar.add_task(escape(label), total=total))
+        text = escape(f"{label}: {message}" if message else label)
+        bar.update(shown[0], completed=done, total=total, description=text)
+
+    relay = EventRelay(show)
+    try:
+        yield relay
+    finally:
+        await relay.aclose()
+        bar.stop()
 
 
 def parse_pairs(

@@ -18,6 +18,7 @@ from tooldeck.core.function_tool import FunctionTool, tool
 from tooldeck.core.intents import Intent, IntentOutcome, IntentRouter, IntentStep
 from tooldeck.core.json_schema_tool import JsonSchemaTool
 from tooldeck.core.pack import ConsolePage, Pack, PackEnvironment, PackParts, PackRoutes
+from tooldeck.core.progress import EventRelay
 from tooldeck.core.result import (
     ArgumentsEdit,
     Artifact,
@@ -41,6 +42,7 @@ __all__ = [
     "CredentialInfo",
     "CredentialStore",
     "ErrorType",
+    "EventRelay",
     "FunctionTool",
     "Intent",
     "IntentOutcome",

@@ -8,6 +8,7 @@ Every field is optional so a tool can be called with no context at all::
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import itertools
 import os
@@ -181,6 +182,50 @@ class ToolContext:
                 await outcome
         except Exception:  # a broken progress listener must not fail the tool call
             return
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell whoever follows the call how far it is: ``ctx.report_progress(3, 10, "page 3")``.
+
+        Callable from an async tool and from the worker thread a plain ``def`` tool
+        runs in; never blocks, never raises. ``progress`` should grow with each report
+        (MCP's ``notifications/progress`` asks it); ``total`` is what it counts to,
+        None when unknown. Without a follower (``event_emitter`` None) it does nothing.
+        The entry points' followers are ``core.progress.EventRelay``; an async emitter
+        of your own is scheduled on the running loop (called from a thread without one,
+        the report is dropped).
+        """
+        emitter = self.event_emitter
+        if emitter is None:
+            return
+        data: dict[str, Any] = {"progress": progress}
+        if total is not None:
+            data["total"] = total
+        if message is not None:
+            data["message"] = message
+        try:
+            outcome = emitter(ToolEvent(type="progress", data=data, request_id=self.request_id))
+        except Exception:  # a broken progress listener must not fail the tool call
+            return
+        if inspect.isawaitable(outcome):
+            _schedule(outcome)
+
+
+_scheduled: set[asyncio.Future[Any]] = set()
+"""Reports an async emitter is sending (a task needs a reference until it ends)."""
+
+
+def _schedule(outcome: Awaitable[Any]) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no running loop in this thread
+        if inspect.iscoroutine(outcome):
+            outcome.close()
+        return
+    future = asyncio.ensure_future(outcome, loop=loop)
+    _scheduled.add(future)
+    future.add_done_callback(_scheduled.discard)
 
 
 EMPTY_CONTEXT = ToolContext()

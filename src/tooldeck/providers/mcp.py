@@ -42,6 +42,7 @@ from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
     from mcp import Client
+    from mcp.shared.dispatcher import ProgressFnT
     from mcp_types import CallToolResult, Tool
 
 __all__ = ["MCPServerConfig", "MCPToolsProvider", "load_mcp_servers_file", "resolve_command"]
@@ -355,10 +356,11 @@ class MCPToolsProvider(ToolsProvider):
         parsed = self._validated(definition, arguments)
         if isinstance(parsed, ToolResult):
             return parsed.with_metadata(request_id=request_id)
+        progress = _forwarder(ctx) if ctx is not None and ctx.event_emitter is not None else None
         for attempt in (1, 2):
             try:
                 client = await self._connected()
-                called = await client.call_tool(name, parsed)
+                called = await client.call_tool(name, parsed, progress_callback=progress)
                 return self._result(called, definition, request_id, start, attempt)
             except _ServerDown as exc:
                 return self._unavailable(name, str(exc), request_id, start)
@@ -552,6 +554,15 @@ def _connection_lost(exc: BaseException) -> bool:
     return isinstance(exc, OSError | EOFError | ConnectionError) or type(exc).__module__.startswith(
         "anyio"
     )
+
+
+def _forwarder(ctx: ToolContext) -> ProgressFnT:
+    """An upstream call's ``notifications/progress``, reported to ``ctx``'s follower."""
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        ctx.report_progress(progress, total, message)
+
+    return forward
 
 
 def _describe(exc: BaseException) -> str:

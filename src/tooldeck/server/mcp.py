@@ -6,7 +6,8 @@ stack as every other entry point and answers ``exporters.mcp.to_mcp_result`` (pr
 in ``_meta``). A tool needing confirmation is confirmed with MCP elicitation when the
 client supports it (on 2026-07-28 connections as an ``InputRequiredResult`` the client
 answers by repeating the call; on earlier ones as an ``elicitation/create`` request);
-otherwise the call returns the ``confirmation_required`` error.
+otherwise the call returns the ``confirmation_required`` error. A client that sends a
+``progressToken`` gets the tool's ``ctx.report_progress`` as ``notifications/progress``.
 Over HTTP, ``/mcp?profile=NAME`` picks the profile. When the tools change (``--reload``,
 an MCP server's own change), clients are told: ``notifications/tools/list_changed`` on
 a session, or a ``subscriptions/listen`` event for 2026-07-28 clients.
@@ -27,7 +28,8 @@ from tooldeck.core.confirmation import (
     ConfirmationRequest,
     arguments_hash,
 )
-from tooldeck.core.context import new_request_id
+from tooldeck.core.context import ToolEvent, new_request_id
+from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import trusted_metadata
 from tooldeck.core.tool import error_result
 from tooldeck.exceptions import ConfigError
@@ -38,7 +40,7 @@ from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime, ToolsReload
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from mcp.server import Server
     from mcp.server.context import ServerRequestContext
@@ -149,7 +151,8 @@ def create_mcp_server(
             confirm = _elicitation(ctx)
         elif "url" in modes and not modern:  # the console's page; None when it is down
             confirm = _url_elicitation(ctx, runtime)
-        key = (params.meta or {}).get(IDEMPOTENCY_KEY)
+        meta = params.meta or {}
+        key = meta.get(IDEMPOTENCY_KEY)
         if key is not None:
             problem = key_problem(key) if isinstance(key, str) else "it must be a string"
             if problem is not None:
@@ -169,7 +172,15 @@ def create_mcp_server(
             confirm=confirm,
             approve_at=None if "form" in modes else approve_at,  # nobody to ask here
         )
-        result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
+        if _progress_token(meta) is None:
+            result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
+        else:  # the client follows the call: the tool's reports go out as it runs
+            relay = EventRelay(_progress_sender(ctx.session))
+            call_ctx = call_ctx.derive(event_emitter=relay)
+            try:
+                result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
+            finally:
+                await relay.aclose()  # before the result: the spec's order
         error = result.error
         if modern and error is not None and error.type == "confirmation_required":
             details = error.details or {}
@@ -188,6 +199,23 @@ def create_mcp_server(
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
     )
+
+
+def _progress_token(meta: Any) -> str | int | None:
+    """The ``progressToken`` of a request's ``_meta`` (MCP: a string or an integer)."""
+    token = meta.get("progressToken", meta.get("progress_token"))
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def _progress_sender(session: Any) -> Callable[[ToolEvent], Awaitable[None]]:
+    """Sends a call's ``progress`` events as ``notifications/progress`` on its request."""
+
+    async def send(event: ToolEvent) -> None:
+        report = progress_data(event)
+        if report is not None:
+            await session.report_progress(*report)
+
+    return send
 
 
 _pending: set[asyncio.Task[None]] = set()

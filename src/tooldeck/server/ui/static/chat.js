@@ -22,6 +22,12 @@ export async function readEvents(response, onEvent) {
   }
 }
 
+// "3/10 page 3": a tool_call.progress event's data as a line.
+export function progressText(d) {
+  const count = d.total != null ? `${d.progress}/${d.total}` : `${d.progress}`;
+  return d.message ? `${count} ${d.message}` : count;
+}
+
 export function verdictBadge(grounding) {
   const kind = { grounded: "ok", repaired: "warn", ungrounded: "err" }[grounding.verdict] || "";
   return h("span", { class: `badge ${kind}`, id: "grounding", title: `${grounding.numbers_checked} numbers, ${grounding.citations_checked} citations checked` }, grounding.verdict);
@@ -66,6 +72,14 @@ function runView(ctx, ask) {
         const row = h("tr", { "data-call": d.call_id }, h("td", {}, h("code", {}, d.name)), h("td", {}, h("code", {}, JSON.stringify(d.arguments))),
           h("td", {}, h("span", { class: "badge" }, "running")), h("td", {}), h("td", {}), h("td", { class: "num" }));
         rows.set(d.call_id, row); calls.append(row); callTable.hidden = false; break;
+      }
+      case "tool_call.progress": {
+        const row = rows.get(d.call_id);
+        if (!row) break;
+        const bar = h("progress", { value: d.progress });
+        if (d.total != null) bar.max = d.total; else bar.removeAttribute("value"); // unknown total: busy
+        row.children[2].replaceChildren(bar, " ", progressText(d));
+        break;
       }
       case "tool_call.completed": {
         const row = rows.get(d.call_id || d.id);

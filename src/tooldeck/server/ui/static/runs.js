@@ -3,7 +3,7 @@
 // and as long as it took, with its arguments, result, provenance, the approvals the run
 // waited on and the answer's grounding. A run still going is drawn live from its events.
 import { h, ms } from "./dom.js";
-import { readEvents, verdictBadge } from "./chat.js";
+import { progressText, readEvents, verdictBadge } from "./chat.js";
 import { answerView } from "./markdown.js";
 
 const BADGE = { success: "ok", decided: "ok", running: "", waiting: "warn" }; // else: a failure
@@ -92,12 +92,15 @@ export async function runPage(app, ctx, id) {
       waiting = null;
     }
     if (event.type === "tool_call.started") {
-      const row = { id: d.call_id, label: d.name, start: t, end: null, status: "running", detail: recordDetail(ctx, null, d.arguments) };
+      const row = { id: d.call_id, name: d.name, label: d.name, start: t, end: null, status: "running", detail: recordDetail(ctx, null, d.arguments) };
       calls.set(d.call_id, row); rows.push(row);
+    } else if (event.type === "tool_call.progress") {
+      const row = calls.get(d.call_id);
+      if (row) row.label = `${row.name} · ${progressText(d)}`;
     } else if (event.type === "tool_call.completed") {
       const row = calls.get(d.call_id || d.id);
       if (row) {
-        Object.assign(row, { end: row.start + d.duration_ms, status: d.status === "success" ? "success" : d.error_type || "error", source_id: d.source_id, as_of: d.as_of });
+        Object.assign(row, { label: row.name, end: row.start + d.duration_ms, status: d.status === "success" ? "success" : d.error_type || "error", source_id: d.source_id, as_of: d.as_of });
         row.detail = recordDetail(ctx, records.get(row.id), d);
       }
     } else if (event.type === "run.waiting_input") {
