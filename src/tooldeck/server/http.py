@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,6 +44,7 @@ __all__ = [
     "result_response",
     "run_errors",
     "runtime_of",
+    "unless_client_leaves",
     "view_of",
 ]
 
@@ -170,6 +172,41 @@ def result_response(result: ToolResult) -> Response:
     return Response(
         content=content, status_code=status, media_type="application/json", headers=replayed
     )
+
+
+async def unless_client_leaves(request: Request, call: Awaitable[ToolResult]) -> ToolResult | None:
+    """``await call``, cancelled if the client disconnects first; None then.
+
+    A REST client that closes its connection (its own time-out, Ctrl-C, a closed
+    tab) no longer wants the result: the call is cancelled, as an MCP client's
+    ``notifications/cancelled`` cancels one (an async tool is cancelled, a sandboxed
+    one's processes are killed, a thread is abandoned), and the audit records it as
+    ``cancelled``. A call with an ``Idempotency-Key`` runs on regardless
+    (``providers.receipts`` shields it), so the client's retry gets its stored result.
+    The body must have been read: the watch reads the next ASGI message, which is
+    ``http.disconnect`` when the client goes (uvicorn sends it at once).
+    """
+    task = asyncio.current_task()
+    assert task is not None, "called from a request handler"
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await request.receive())["type"] != "http.disconnect":
+            continue
+        gone = True
+        task.cancel()
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        return await call
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        task.uncancel()
+        return None
+    finally:
+        watcher.cancel()
 
 
 def runtime_of(request: Request) -> Runtime:

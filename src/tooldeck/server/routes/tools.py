@@ -15,6 +15,7 @@ from tooldeck.server.http import (
     call_context,
     problems,
     result_response,
+    unless_client_leaves,
     view_of,
 )
 
@@ -70,7 +71,13 @@ async def list_tools(
     },
 )
 async def execute_tool(name: str, request: Request) -> Response:
-    """Run tool ``name`` with the JSON body as its arguments; the body of the reply is a ToolResult."""
+    """Run tool ``name`` with the JSON body as its arguments; the body of the reply is a ToolResult.
+
+    A client that disconnects before the answer cancels the call (``unless_client_leaves``).
+    """
     body = await request.body()
-    result = await view_of(request).execute(name, body or b"{}", call_context(request))
+    call = view_of(request).execute(name, body or b"{}", call_context(request))
+    result = await unless_client_leaves(request, call)
+    if result is None:  # nobody reads this: 499, nginx's "client closed request"
+        return Response(status_code=499)
     return result_response(result)
