@@ -326,6 +326,14 @@ class AgentSettings(BaseModel):
     max_runs_in_memory: int = Field(256, ge=1)
     """Finished runs kept in memory for fast replay; older ones are read from the
     database."""
+    defer_tools_over: int = Field(40, ge=0)
+    """With more tools than this in a run's view, the model is sent ``search_tools`` and
+    the ``always_visible`` tools instead of every definition; the tools its searches
+    find are sent for the rest of the run (``core.tool_search``). 0: always send all.
+    Also applies over MCP with ``[server] mcp_search_tools``."""
+    always_visible: list[str] = Field(default_factory=list)
+    """Tools sent even when the others are deferred: names or ``fnmatch`` patterns
+    (``get_*``)."""
 
 
 class Settings(BaseSettings):

@@ -167,6 +167,16 @@ def test_list_tools_in_every_format(client: TestClient) -> None:
     assert client.get("/api/tools", params={"format": "yaml"}).status_code == 422
 
 
+def test_list_only_the_tools_a_query_matches(client: TestClient) -> None:
+    found = client.get("/api/tools", params={"query": "stock price quote", "limit": 2}).json()
+    assert found[0]["name"] == "get_quotes" and len(found) == 2
+    exported = client.get(
+        "/api/tools", params={"format": "anthropic", "query": "stock quote", "limit": 1}
+    ).json()
+    assert [t["name"] for t in exported] == ["get_quotes"]
+    assert client.get("/api/tools", params={"query": "x", "limit": 0}).status_code == 422
+
+
 def test_healthz(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok", "tools": 29}
 

@@ -87,8 +87,12 @@ class RunTools:
         ctx: ToolContext | None = None,
         *,
         call_id: str | None = None,
+        via: ToolExecutor | None = None,
     ) -> ToolResult:
-        """Run one call through the view; never raises for tool failures."""
+        """Run one call through the view; never raises for tool failures.
+
+        ``via`` runs it with another executor (``search_tools``, which the agent answers).
+        """
         call_id = call_id or new_request_id()
         shown = shown_arguments(arguments)
         self._order.append(call_id)
@@ -98,7 +102,7 @@ class RunTools:
         key = ctx.idempotency_key or (ctx.run_id and f"run:{ctx.run_id}:{call_id}")
         relay = EventRelay(partial(self._progress, call_id))
         try:
-            result = await self.view.execute(
+            result = await (via or self.view).execute(
                 name,
                 arguments,
                 ctx.derive(request_id=call_id, idempotency_key=key or None, event_emitter=relay),

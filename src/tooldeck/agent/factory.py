@@ -60,6 +60,8 @@ def agent_factory(
         max_tokens=config.max_tokens,
         strict_tools=config.strict_tools,
         figures=pack.figures if pack else None,
+        defer_tools_over=config.defer_tools_over,
+        always_visible=config.always_visible,
     )
 
 

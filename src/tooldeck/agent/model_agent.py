@@ -1,6 +1,7 @@
 """The model agent: a tool-calling loop against any OpenAI-compatible endpoint.
 
-Each turn sends the profile's tool definitions (``exporters.openai.to_openai_chat``);
+Each turn sends the profile's tool definitions (``exporters.openai.to_openai_chat``),
+or, past ``defer_tools_over`` tools, ``search_tools`` and the tools found so far;
 the model is asked to mark each figure with the field it took it from
 (``core.claims.read_marked``), so its answer comes with claims the validator checks;
 the tool calls a turn returns run concurrently through ``RunTools`` (so through the
@@ -21,6 +22,7 @@ from tooldeck.core.claims import read_marked
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import ToolResult
+from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools
 from tooldeck.exporters.openai import to_openai_chat, tool_message
 from tooldeck.providers.base import ToolsProvider
 
@@ -58,6 +60,10 @@ class ModelAgent:
         max_tokens: Longest completion per turn.
         strict_tools: Send strict-mode schemas.
         figures: Derives numbers from results (``IntentPack.figures``) for grounding.
+        defer_tools_over: With more tools than this, send ``search_tools`` and the
+            ``always_visible`` ones instead of all (``core.tool_search.DeferredTools``);
+            0: always all.
+        always_visible: Names or patterns of tools always sent.
     """
 
     mode = "model"
@@ -73,6 +79,8 @@ class ModelAgent:
         max_tokens: int = 1024,
         strict_tools: bool = False,
         figures: Callable[[Sequence[ToolResult]], list[Figure]] | None = None,
+        defer_tools_over: int = 0,
+        always_visible: Sequence[str] = (),
     ) -> None:
         self.client = client
         self.model = model
@@ -82,6 +90,8 @@ class ModelAgent:
         self.max_tokens = max_tokens
         self.strict_tools = strict_tools
         self.derive = figures
+        self.defer_tools_over = defer_tools_over
+        self.always_visible = always_visible
         self.messages: list[dict[str, Any]] = []
 
     async def _complete(self, tools: list[dict[str, Any]] | None) -> Any:
@@ -111,14 +121,15 @@ class ModelAgent:
             ModelError: the endpoint failed.
         """
         definitions = await self.view.definitions()
+        deferred = DeferredTools.over(definitions, self.defer_tools_over, self.always_visible)
         names = {safe_tool_name(d.name): d.name for d in definitions}
-        schema = to_openai_chat(definitions, strict=self.strict_tools)
         self.messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": question},
         ]
         for _ in range(self.max_steps):
-            message = await self._complete(schema)
+            sent = definitions if deferred is None else deferred.visible()
+            message = await self._complete(to_openai_chat(sent, strict=self.strict_tools))
             calls = list(message.tool_calls or ())
             if not calls:
                 return self._draft(message.content or "", tools)
@@ -129,6 +140,7 @@ class ModelAgent:
                         names.get(c.function.name, c.function.name),
                         c.function.arguments,
                         call_id=c.id,
+                        via=deferred if deferred and c.function.name == SEARCH_TOOLS else None,
                     )
                     for c in calls
                 )

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.tool_search import ToolIndex
 from tooldeck.exporters.anthropic import to_anthropic
 from tooldeck.exporters.gemini import to_gemini
 from tooldeck.exporters.mcp import to_mcp
@@ -33,7 +34,12 @@ FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "mcp")
 
 
 def export(
-    definitions: Iterable[ToolDefinition], format: str, *, strict: bool = True
+    definitions: Iterable[ToolDefinition],
+    format: str,
+    *,
+    strict: bool = True,
+    query: str | None = None,
+    limit: int = 10,
 ) -> list[dict[str, Any]]:
     """Export ``definitions`` in ``format`` (one of ``FORMATS``).
 
@@ -42,10 +48,15 @@ def export(
         format: ``openai`` (chat completions), ``openai-responses``, ``anthropic``,
             ``gemini`` or ``mcp``.
         strict: OpenAI strict mode (OpenAI formats only).
+        query: Only the tools that match this text best (``core.tool_search``), best
+            first: a large registry's tools for one task.
+        limit: Most tools exported with ``query``.
 
     Raises:
         ValueError: unknown format; the message lists the formats.
     """
+    if query is not None:
+        definitions = ToolIndex.of(definitions).search(query, limit)
     if format == "openai":
         return to_openai_chat(definitions, strict=strict)
     if format == "openai-responses":

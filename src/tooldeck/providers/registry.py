@@ -161,14 +161,17 @@ class ToolRegistry(ToolsProvider):
         """Definitions of every tool, in registration order."""
         return self.list_definitions()
 
-    def export(self, format: str, *, strict: bool = True) -> list[dict[str, Any]]:
+    def export(
+        self, format: str, *, strict: bool = True, query: str | None = None, limit: int = 10
+    ) -> list[dict[str, Any]]:
         """The tools in a wire format (see ``tooldeck.exporters.export``).
 
-        Formats: ``openai``, ``openai-responses``, ``anthropic``, ``gemini``, ``mcp``.
+        Formats: ``openai``, ``openai-responses``, ``anthropic``, ``gemini``, ``mcp``;
+        with ``query``, only the ``limit`` tools that match it best.
         """
         from tooldeck.exporters import export
 
-        return export(self.list_definitions(), format, strict=strict)
+        return export(self.list_definitions(), format, strict=strict, query=query, limit=limit)
 
     def execute(
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None

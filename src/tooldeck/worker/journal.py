@@ -22,7 +22,7 @@ from typing import Any
 from tooldeck.agent.calls import Emit, RunTools, shown_arguments
 from tooldeck.core.context import ToolContext, new_request_id
 from tooldeck.core.result import ToolResult
-from tooldeck.core.tool import Arguments
+from tooldeck.core.tool import Arguments, ToolExecutor
 
 __all__ = ["Journal", "JournalTools", "NeedsCalls", "ReplayingClient"]
 
@@ -137,8 +137,15 @@ class JournalTools(RunTools):
         ctx: ToolContext | None = None,
         *,
         call_id: str | None = None,
+        via: ToolExecutor | None = None,
     ) -> ToolResult:
-        """The call's result from the journal, as ``RunTools.execute`` records it."""
+        """The call's result from the journal, as ``RunTools.execute`` records it.
+
+        A call ``via`` an executor of the agent's own (``search_tools``: a search of the
+        view's definitions, the same on every replay) runs here, not in an activity.
+        """
+        if via is not None:
+            return await super().execute(name, arguments, ctx, call_id=call_id, via=via)
         entry = self.journal.tool(name, arguments, call_id)
         if entry is None:
             raise NeedsCalls(name)

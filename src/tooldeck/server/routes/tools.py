@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Query, Request, Response
 
+from tooldeck.core.tool_search import ToolIndex
 from tooldeck.exporters import FORMATS, export
 from tooldeck.server.http import (
     IDEMPOTENCY_KEY,
@@ -39,6 +40,15 @@ async def list_tools(
     format: Annotated[
         Format, Query(description="definitions, or a model/client format")
     ] = "definitions",
+    query: Annotated[
+        str | None,
+        Query(
+            max_length=500,
+            description="Only the tools that match this text best (BM25 over names, "
+            "descriptions and parameters), best first: a large registry's tools for one task.",
+        ),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Most tools with query.")] = 10,
 ) -> Any:
     """Tool definitions, or the tools in a model/client format (``?format=openai``, ...).
 
@@ -50,11 +60,11 @@ async def list_tools(
     view = view_of(request)
     if format == "definitions":
         hidden = view.unavailable()
-        return [
-            {**d.model_dump(mode="json"), "unavailable": hidden.get(d.name)}
-            for d in await view.all_definitions()
-        ]
-    return export(await view.definitions(), format)
+        listed = await view.all_definitions()
+        if query is not None:
+            listed = ToolIndex.of(listed).search(query, limit)
+        return [{**d.model_dump(mode="json"), "unavailable": hidden.get(d.name)} for d in listed]
+    return export(await view.definitions(), format, query=query, limit=limit)
 
 
 @router.post(

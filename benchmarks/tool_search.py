@@ -1,0 +1,164 @@
+"""Tool search over real tool descriptions: recall@5, latency at 10,000 tools, tokens per turn.
+
+    .venv/bin/python benchmarks/tool_search.py [--limit N]
+
+The tools are the function documents of the Berkeley Function Calling Leaderboard in
+``bfcl-eval`` 2026.3.23 (Apache-2.0), fetched with ``pip download`` as
+``retrieval.py`` does: every distinct function of the single-turn categories is one
+tool (its name, description and parameters). The queries are the user turns of the
+entries whose answer calls one function (``simple_*``, ``multiple``, ``live_simple``,
+``live_multiple``); the relevant tool is that function. ``ToolIndex.search(query, 5)``
+over all the tools at once, as a model's ``search_tools`` call would.
+
+Prints recall@1 and @5 (target @5 ≥ 0.9), search p50 at the corpus size and at 10,000
+tools (target ≤ 5 ms), the build time, and the tool list a model is sent per turn: every
+tool's OpenAI definition vs ``search_tools`` plus five found tools (target: ≥ 85% fewer
+at 200+ tools), in bytes of JSON and in tokens estimated at 4 bytes each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.tool_search import DeferredTools, ToolIndex
+from tooldeck.exporters import export
+
+VERSION = "2026.3.23"
+QUERY_SETS = ("simple_python", "simple_java", "simple_javascript", "multiple",
+              "live_simple", "live_multiple")  # fmt: skip
+
+
+def _lines(zf: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in zf.read(name).decode().splitlines() if line.strip()]
+
+
+def _key(function: dict[str, Any]) -> str:
+    return json.dumps(function, sort_keys=True)
+
+
+def collection(
+    wheel: Path,
+) -> tuple[list[ToolDefinition], list[tuple[str, str]], dict[str, str]]:
+    """(tools, [(query, name of the relevant tool)], tool name → function name).
+
+    Functions of one name with different documents are each a tool (a suffix tells
+    them apart).
+    """
+    functions: dict[str, dict[str, Any]] = {}
+    with zipfile.ZipFile(wheel) as zf:
+        for name in sorted(zf.namelist()):
+            if not name.startswith("bfcl_eval/data/BFCL_v4_") or not name.endswith(".json"):
+                continue
+            if any(s in name for s in ("multi_turn", "memory", "web_search", "format_sensitivity")):
+                continue
+            for entry in _lines(zf, name):
+                for function in entry.get("function", []):
+                    functions.setdefault(_key(function), function)
+        names: dict[str, str] = {}
+        original: dict[str, str] = {}
+        tools: list[ToolDefinition] = []
+        for key, function in functions.items():
+            name = function["name"]
+            unique = name if name not in names.values() else f"{name}_{len(tools)}"
+            names[key] = unique
+            original[unique] = name
+            schema = dict(function.get("parameters") or {})
+            schema["type"] = "object"
+            tools.append(
+                ToolDefinition(
+                    name=unique,
+                    description=function.get("description", ""),
+                    input_schema=schema,
+                )
+            )
+        queries: list[tuple[str, str]] = []
+        for category in QUERY_SETS:
+            answers = {
+                a["id"]: a["ground_truth"]
+                for a in _lines(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")
+            }
+            for entry in _lines(zf, f"bfcl_eval/data/BFCL_v4_{category}.json"):
+                called = {next(iter(call)) for call in answers.get(entry["id"], [])}
+                turn = [m for m in entry["question"][0] if m["role"] == "user"]
+                relevant = [names[_key(f)] for f in entry["function"] if f["name"] in called]
+                if len(called) == 1 and turn and len(relevant) == 1:
+                    queries.append((turn[-1]["content"], relevant[0]))
+    return tools, queries, original
+
+
+def p50_ms(index: ToolIndex, queries: list[str]) -> float:
+    times = []
+    for query in queries:
+        begin = time.perf_counter()
+        index.search(query, 5)
+        times.append((time.perf_counter() - begin) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--limit", type=int, help="only the first N queries")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp,
+             f"bfcl-eval=={VERSION}"],
+            check=True,
+        )  # fmt: skip
+        (wheel,) = Path(tmp).glob("*.whl")
+        tools, queries, original = collection(wheel)
+    queries = queries[: args.limit] if args.limit else queries
+    print(f"bfcl-eval {VERSION}: {len(tools)} tools, {len(queries)} queries")
+    begin = time.perf_counter()
+    index = ToolIndex.of(tools)
+    print(f"index built in {(time.perf_counter() - begin) * 1000:.0f} ms")
+    at1 = at5 = same5 = 0
+    for query, relevant in queries:
+        found = [d.name for d in index.search(query, 5)]
+        at1 += found[:1] == [relevant]
+        at5 += relevant in found
+        same5 += original[relevant] in {original[n] for n in found}
+    n = len(queries)
+    print(f"recall@1 {at1 / n:.3f}   recall@5 {at5 / n:.3f} (target ≥ 0.9)")
+    print(f"recall@5 counting a same-named variant as found: {same5 / n:.3f}")
+    texts = [q for q, _ in queries]
+    print(f"search p50 at {len(tools)} tools: {p50_ms(index, texts):.2f} ms")
+    copies = -(-10_000 // len(tools))
+    big = [d.model_copy(update={"name": f"{d.name}_{n}"}) for n in range(copies) for d in tools][
+        :10_000
+    ]
+    begin = time.perf_counter()
+    large = ToolIndex.of(big)
+    built = (time.perf_counter() - begin) * 1000
+    print(
+        f"search p50 at {len(big)} tools: {p50_ms(large, texts):.2f} ms (target ≤ 5 ms; built in {built:.0f} ms)"
+    )
+    print("\ntool list sent per turn (OpenAI chat format, strict)")
+    print(
+        f"  {'tools':>6}  {'all: bytes':>11}  {'~tokens':>8}  {'search: bytes':>13}  {'~tokens':>8}  fewer"
+    )
+    for count in (50, 200, 1000):
+        chosen = tools[:count]
+        every = len(json.dumps(export(chosen, "openai")))
+        deferred = DeferredTools(chosen)
+        deferred.found.update(d.name for d in deferred.tool.index.search(texts[0], 5))
+        sent = deferred.visible()
+        searched = len(json.dumps(export(sent, "openai")))
+        print(
+            f"  {count:>6}  {every:>11,}  {every // 4:>8,}  {searched:>13,}  {searched // 4:>8,}"
+            f"  {1 - searched / every:.0%}"
+        )
+
+
+if __name__ == "__main__":
+    main()
