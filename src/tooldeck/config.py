@@ -121,6 +121,11 @@ class ServerSettings(BaseModel):
     trust_user_header: bool = False
     """Take ``X-User`` as the caller's identity. Only behind a proxy that authenticates
     users and sets the header itself; otherwise any caller could claim any name."""
+    mcp_search_tools: bool = False
+    """Over MCP (``/mcp``, ``tooldeck mcp``), a view of more than ``[agent]
+    defer_tools_over`` tools lists ``search_tools`` and the ``always_visible`` tools;
+    what a session's searches find is added to its list (``tools/list_changed``), and
+    any tool of the view can be called. ``tooldeck mcp --search-tools`` turns it on."""
 
 
 class AuditSettings(BaseModel):

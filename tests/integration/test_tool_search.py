@@ -8,9 +8,16 @@ only; what a search finds is sent from the next turn on and can be called.
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
+from mcp import Client, StdioServerParameters
+from processes import Server, free_port
 from scripted_openai import ScriptedModel, text, tool_calls
 
 from tooldeck.agent.contracts import ChatRequest
@@ -79,3 +86,58 @@ async def test_under_the_threshold_every_tool_is_sent() -> None:
     assert count <= 40  # the default threshold; the default tools are all sent
     assert len(sent_names(model.requests[0])) == count
     assert "search_tools" not in sent_names(model.requests[0])
+
+
+CONFIG = """
+[agent]
+defer_tools_over = 5
+always_visible = ["get_positions"]
+"""
+
+
+async def test_an_mcp_session_lists_search_then_what_it_found(tmp_path: Path) -> None:
+    """``tooldeck mcp --search-tools`` over stdio, the official SDK's client (legacy
+    sessions get ``tools/list_changed``)."""
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(CONFIG)
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tooldeck", "mcp", "--search-tools", "--config", str(config)],
+        env={"TOOLDECK_DATA_DIR": str(tmp_path / "data"), "PATH": os.environ["PATH"]},
+    )
+    async with Client(params, message_handler=on_message, mode="legacy") as client:
+        listed = [t.name for t in (await client.list_tools()).tools]
+        assert listed == ["search_tools", "get_positions"]
+        found = await client.call_tool("search_tools", {"query": "stock quotes"})
+        assert not found.is_error
+        first = found.structured_content["tools"][0]  # type: ignore[index]
+        assert first["name"] == "get_quotes" and "symbols" in first["input_schema"]["properties"]
+        with anyio.fail_after(10):
+            await changed.wait()
+        listed = [t.name for t in (await client.list_tools()).tools]
+        assert listed[:2] == ["search_tools", "get_positions"] and "get_quotes" in listed
+        # any tool of the view can be called, listed or not
+        hidden = await client.call_tool("get_activity", {})
+        assert not hidden.is_error
+
+
+async def test_over_http_one_clients_finds_are_not_listed_to_another(tmp_path: Path) -> None:
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(CONFIG + "[server]\nmcp_search_tools = true\n")
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    try:
+        async with Client(f"{server.url}/mcp", mode="legacy") as ana:
+            assert await ana.call_tool("search_tools", {"query": "transfers"})
+            ana_list = [t.name for t in (await ana.list_tools()).tools]
+            async with Client(f"{server.url}/mcp", mode="legacy") as bob:
+                bob_list = [t.name for t in (await bob.list_tools()).tools]
+        assert "get_transfers" in ana_list
+        assert bob_list == ["search_tools", "get_positions"]
+    finally:
+        server.stop()

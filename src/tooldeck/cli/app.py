@@ -447,6 +447,14 @@ def mcp(
     own_tools: ToolsOption = None,
     reload: ReloadOption = False,
     with_packs: WithOption = None,
+    search_tools: Annotated[
+        bool,
+        typer.Option(
+            "--search-tools",
+            help="Past [agent] defer_tools_over tools, list search_tools and the "
+            "always-visible ones; a search adds what it finds ([server] mcp_search_tools).",
+        ),
+    ] = False,
 ) -> None:
     """Serve the tools (a profile's view) as an MCP server over stdin/stdout.
 
@@ -457,7 +465,11 @@ def mcp(
     runtime = runtime_for(config, [*(specs or []), *(own_tools or [])], **with_packs_of(with_packs))
     _say_packs(runtime)
     on_reload = _reloaded if reload else None
-    session(runtime, lambda: serve_stdio(runtime, profile, on_reload=on_reload))
+    searching = True if search_tools else None  # None: the setting
+    session(
+        runtime,
+        lambda: serve_stdio(runtime, profile, on_reload=on_reload, search_tools=searching),
+    )
 
 
 @app.command()

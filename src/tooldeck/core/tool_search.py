@@ -177,6 +177,8 @@ class FoundTool(BaseModel):
 
     name: str
     description: str
+    input_schema: dict[str, Any] | None = Field(None, exclude_if=lambda value: value is None)
+    """Its arguments' JSON Schema, for a client that may not list the tools again (MCP)."""
 
 
 class SearchResponse(BaseModel):
@@ -189,7 +191,9 @@ class SearchTools(BaseTool[SearchRequest, SearchResponse]):
     """``search_tools``: find tools in an index by what they do (read-only, in memory).
 
     Its result's data is ``{"tools": [{"name", "description"}, ...]}``, best first;
-    the caller (``DeferredTools``) sends those tools' definitions from then on.
+    the caller (``DeferredTools``) sends those tools' definitions from then on. With
+    ``schemas``, each tool also carries its ``input_schema``: an MCP client that does
+    not list the tools again can still call them right.
     """
 
     name = SEARCH_TOOLS
@@ -198,8 +202,9 @@ class SearchTools(BaseTool[SearchRequest, SearchResponse]):
     annotations = ToolAnnotations(read_only=True, open_world=False, title="Search tools")
     blocking = False
 
-    def __init__(self, index: ToolIndex) -> None:
+    def __init__(self, index: ToolIndex, *, schemas: bool = False) -> None:
         self.index = index
+        self.schemas = schemas
         self.description = (
             f"Find tools by what they do, among {len(index.definitions)} tools not all "
             "listed here. Describe the task in a few words; the tools found are added to "
@@ -211,7 +216,14 @@ class SearchTools(BaseTool[SearchRequest, SearchResponse]):
         """The best ``limit`` matches of ``query``."""
         found = self.index.search(request.query, request.limit)
         return SearchResponse(
-            tools=[FoundTool(name=d.name, description=_first_line(d.description)) for d in found]
+            tools=[
+                FoundTool(
+                    name=d.name,
+                    description=_first_line(d.description),
+                    input_schema=d.input_schema if self.schemas else None,
+                )
+                for d in found
+            ]
         )
 
 
@@ -235,12 +247,17 @@ class DeferredTools:
     Args:
         definitions: The view's tools.
         always_visible: Names or patterns of tools always sent.
+        schemas: Found tools come with their input schemas (``SearchTools``).
     """
 
     def __init__(
-        self, definitions: Sequence[ToolDefinition], always_visible: Iterable[str] = ()
+        self,
+        definitions: Sequence[ToolDefinition],
+        always_visible: Iterable[str] = (),
+        *,
+        schemas: bool = False,
     ) -> None:
-        self.tool = SearchTools(ToolIndex.of(definitions))
+        self.tool = SearchTools(ToolIndex.of(definitions), schemas=schemas)
         patterns = list(always_visible)
         self.found: set[str] = {
             d.name for d in definitions if any(fnmatch.fnmatchcase(d.name, p) for p in patterns)
@@ -253,6 +270,8 @@ class DeferredTools:
         definitions: Sequence[ToolDefinition],
         threshold: int,
         always_visible: Iterable[str] = (),
+        *,
+        schemas: bool = False,
     ) -> DeferredTools | None:
         """A ``DeferredTools`` when ``definitions`` are more than ``threshold`` (0: never).
 
@@ -262,7 +281,7 @@ class DeferredTools:
             return None
         if any(d.name == SEARCH_TOOLS for d in definitions):
             return None
-        return cls(definitions, always_visible)
+        return cls(definitions, always_visible, schemas=schemas)
 
     def visible(self) -> list[ToolDefinition]:
         """``search_tools`` first, then the visible tools in the view's order."""

@@ -32,6 +32,7 @@ from tooldeck.core.context import ToolEvent, new_request_id
 from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import trusted_metadata
 from tooldeck.core.tool import error_result
+from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools, ToolIndex
 from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
         InputRequiredResult,
         ListToolsResult,
     )
+
+    from tooldeck.core.definition import ToolDefinition
 
 __all__ = [
     "IDEMPOTENCY_KEY",
@@ -78,13 +81,25 @@ _CONFIRM_SCHEMA = {
 
 
 def create_mcp_server(
-    runtime: Runtime, profile: str | None = None, *, stdio: bool = False
+    runtime: Runtime,
+    profile: str | None = None,
+    *,
+    stdio: bool = False,
+    search_tools: bool | None = None,
 ) -> Server[Any]:
     """An MCP ``Server`` serving ``runtime.view(profile)``.
 
     With ``stdio``, the server has one client, its parent process: every request is on
     one channel (``mcp:stdio-<random>``), so a run's data flow and its approvals are
     those of that client, whatever the protocol version.
+
+    With ``search_tools`` (None: ``[server] mcp_search_tools``), a view of more than
+    ``[agent] defer_tools_over`` tools is listed as ``search_tools`` plus the
+    ``always_visible`` tools (``core.tool_search.DeferredTools``, one per connection
+    and profile); a search's finds join that connection's list, and it is sent
+    ``notifications/tools/list_changed``. Found tools come with their input schemas,
+    so a client that does not list again can still call them; any tool of the view
+    can be called.
 
     Raises:
         ConfigError: ``profile`` is not configured.
@@ -97,6 +112,36 @@ def create_mcp_server(
     from tooldeck import __version__
 
     runtime.view(profile)  # fail fast on an unknown profile
+    settings = runtime.settings
+    searching = settings.server.mcp_search_tools if search_tools is None else search_tools
+    deferred: weakref.WeakKeyDictionary[Any, dict[str | None, DeferredTools]] = (
+        weakref.WeakKeyDictionary()
+    )  # per connection and profile: what one client found is not listed to another
+
+    def deferred_of(
+        ctx: ServerRequestContext[Any], name: str | None, definitions: list[ToolDefinition]
+    ) -> DeferredTools | None:
+        if not searching:
+            return None
+        connection = getattr(ctx.session, "_connection", None) or ctx.session
+        mine = deferred.setdefault(connection, {})
+        current = mine.get(name)
+        if current is not None and current.tool.index is ToolIndex.of(definitions):
+            return current
+        fresh = DeferredTools.over(
+            definitions,
+            settings.agent.defer_tools_over,
+            settings.agent.always_visible,
+            schemas=True,
+        )
+        if fresh is not None and current is not None:  # the tools changed: keep the finds
+            fresh.found |= current.found
+        if fresh is None:
+            mine.pop(name, None)
+        else:
+            mine[name] = fresh
+        return fresh
+
     command = runtime.approve_command()
     approve_at = f"in a terminal on the server's machine, run: {command}" if command else None
     only_client = f"mcp:stdio-{secrets.token_hex(8)}" if stdio else None
@@ -128,8 +173,11 @@ def create_mcp_server(
         connection = getattr(ctx.session, "_connection", None)  # the SDK's per-request
         if connection is not None:  # session proxy lives one request; its connection lasts
             listing.add(connection)
-        definitions = await view(chosen(ctx)).definitions()
-        listing_body: dict[str, Any] = {"tools": to_mcp(definitions)}
+        name = chosen(ctx)
+        definitions = await view(name).definitions()
+        searched = deferred_of(ctx, name, definitions)
+        listed = definitions if searched is None else searched.visible()
+        listing_body: dict[str, Any] = {"tools": to_mcp(listed)}
         down = {sid: p.last_error for sid, p in runtime.mcp.items() if p.last_error}
         if down:  # a client (and tooldeck doctor) can say why those tools are missing
             listing_body["_meta"] = {UNAVAILABLE_SERVERS: down}
@@ -172,7 +220,16 @@ def create_mcp_server(
             confirm=confirm,
             approve_at=None if "form" in modes else approve_at,  # nobody to ask here
         )
-        if _progress_token(meta) is None:
+        searched = None
+        if searching and params.name == SEARCH_TOOLS:
+            searched = deferred_of(ctx, name, await view(name).definitions())
+        if searched is not None:
+            before = len(searched.found)
+            result = await searched.execute(params.name, params.arguments or {}, call_ctx)
+            if len(searched.found) > before:  # this client's list grew
+                with contextlib.suppress(Exception):  # a client gone meanwhile
+                    await connection.send_tool_list_changed()
+        elif _progress_token(meta) is None:
             result = await view(name).execute(params.name, params.arguments or {}, call_ctx)
         else:  # the client follows the call: the tool's reports go out as it runs
             relay = EventRelay(_progress_sender(ctx.session))
@@ -509,15 +566,17 @@ async def serve_stdio(
     profile: str | None = None,
     *,
     on_reload: Callable[[ToolsReload], None] | None = None,
+    search_tools: bool | None = None,
 ) -> None:
     """Serve ``profile``'s view over stdin/stdout until the client disconnects.
 
     With ``on_reload``, the user's tools reload when their files change
     (``Runtime.watch_tools``), and the client gets ``notifications/tools/list_changed``.
+    ``search_tools``: see ``create_mcp_server``.
     """
     from mcp.server.stdio import stdio_server
 
-    server = create_mcp_server(runtime, profile, stdio=True)
+    server = create_mcp_server(runtime, profile, stdio=True, search_tools=search_tools)
     watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
     try:
         async with stdio_server() as (read_stream, write_stream), runtime.serving():
