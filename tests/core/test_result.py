@@ -68,13 +68,19 @@ def test_to_llm_errors_are_short_and_actionable() -> None:
     assert "Traceback" not in traced.to_llm()
 
 
-def test_to_llm_truncates_with_marker_but_keeps_full_data() -> None:
-    big = ToolResult.ok({"rows": ["x" * 50] * 100}, metadata=ResultMetadata(request_id="abc"))
-    text = big.to_llm(max_chars=200)
-    body, marker = text.split("\n", 1)
-    assert len(body) == 200
-    assert marker.startswith("…[truncated ") and "request_id=abc" in marker
-    assert len(big.data["rows"]) == 100
+def test_to_llm_keeps_the_head_and_the_tail_with_a_marker_and_the_full_data() -> None:
+    rows = [f"row {i:03}" for i in range(100)]
+    big = ToolResult.ok({"rows": rows}, metadata=ResultMetadata(request_id="abc"))
+    whole = big.llm_body()
+    head, marker, tail = big.to_llm(max_chars=210).split("\n")
+    assert whole.startswith(head) and whole.endswith(tail)
+    assert len(head) == 140 and len(tail) == 70  # two thirds, one third
+    assert (
+        marker
+        == f"…[characters 140 to {len(whole) - 70} of {len(whole)} left out; request_id=abc]…"
+    )
+    assert "row 099" in tail  # the end of a list is often what matters
+    assert big.data["rows"] == rows
 
 
 def test_with_metadata_derives_a_copy() -> None:

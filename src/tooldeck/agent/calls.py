@@ -128,6 +128,13 @@ class RunTools:
         await self.emit("tool_call.completed", {"call_id": call_id, **record.model_dump()})
         return result
 
+    def result(self, request_id: str) -> ToolResult | None:
+        """The result of this run's finished call ``request_id`` (its call id), or None."""
+        for record, result in zip(self.records, self.results, strict=True):
+            if record.id == request_id:
+                return result
+        return None
+
     async def _progress(self, call_id: str, event: ToolEvent) -> None:
         report = progress_data(event)
         if report is not None:

@@ -1,7 +1,8 @@
 """The model agent: a tool-calling loop against any OpenAI-compatible endpoint.
 
 Each turn sends the profile's tool definitions (``exporters.openai.to_openai_chat``),
-or, past ``defer_tools_over`` tools, ``search_tools`` and the tools found so far;
+or, past ``defer_tools_over`` tools, ``search_tools`` and the tools found so far
+(and ``read_result`` once a result was too long to show whole, ``agent.pages``);
 the model is asked to mark each figure with the field it took it from
 (``core.claims.read_marked``), so its answer comes with claims the validator checks;
 the tool calls a turn returns run concurrently through ``RunTools`` (so through the
@@ -18,13 +19,16 @@ from typing import Any
 from tooldeck.agent.base import Draft, could_not_answer
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import find_citations
+from tooldeck.agent.pages import READ_RESULT, ReadResult
 from tooldeck.core.claims import read_marked
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 from tooldeck.core.names import safe_tool_name
-from tooldeck.core.result import ToolResult
+from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
+from tooldeck.core.tool import ToolExecutor
 from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools
 from tooldeck.exporters.openai import to_openai_chat, tool_message
 from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.registry import ToolRegistry
 
 __all__ = ["SYSTEM_PROMPT", "ModelAgent", "ModelError"]
 
@@ -127,8 +131,14 @@ class ModelAgent:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": question},
         ]
+        own: dict[str, ToolExecutor] = {}  # tools the agent answers itself, by name
+        if deferred is not None:
+            own[SEARCH_TOOLS] = deferred
+        pager = ToolRegistry([ReadResult(tools.result)])
         for _ in range(self.max_steps):
             sent = definitions if deferred is None else deferred.visible()
+            if READ_RESULT in own:
+                sent = [*sent, pager.list_definitions()[0]]
             message = await self._complete(to_openai_chat(sent, strict=self.strict_tools))
             calls = list(message.tool_calls or ())
             if not calls:
@@ -140,12 +150,14 @@ class ModelAgent:
                         names.get(c.function.name, c.function.name),
                         c.function.arguments,
                         call_id=c.id,
-                        via=deferred if deferred and c.function.name == SEARCH_TOOLS else None,
+                        via=own.get(c.function.name),
                     )
                     for c in calls
                 )
             )
             self.messages.extend(tool_message(c.id, r) for c, r in zip(calls, results, strict=True))
+            if any(r.success and len(r.llm_body()) > DEFAULT_MAX_LLM_CHARS for r in results):
+                own[READ_RESULT] = pager  # a result was cut: the model may read the rest
         return could_not_answer(
             "The model did not finish within its step limit ([agent] max_steps)."
         )

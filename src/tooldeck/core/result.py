@@ -229,18 +229,32 @@ class ToolResult(BaseModel):
         """Derive a copy whose metadata has ``updates`` applied."""
         return self.model_copy(update={"metadata": self.metadata.model_copy(update=updates)})
 
+    def llm_body(self) -> str:
+        """The whole text ``to_llm`` shows of a success, before any cut.
+
+        ``output``, else ``data`` itself when it is text, else compact JSON of ``data``:
+        the text whose character offsets the marker of a cut result gives.
+        """
+        if self.output is not None:
+            return self.output
+        data = self.data
+        return data if isinstance(data, str) else _compact_json(data)
+
     def to_llm(self, max_chars: int = DEFAULT_MAX_LLM_CHARS) -> str:
         """Render the text a model receives for this result.
 
-        Success: the tool's ``output`` if any, else compact JSON of ``data``; followed by
+        Success: the tool's ``output`` if any, else ``data`` (as it is when text, else
+        compact JSON: ``llm_body``); followed by
         a provenance line when ``source_id`` or ``as_of`` is set, so the model can cite
         it, and a line with the arguments that ran when an approver edited them. Error:
         ``Error (<type>): <message>`` and a retry hint when retryable.
 
         Args:
-            max_chars: Cap on the body, in characters. Past it the body is cut and a
-                visible marker says how much was left out; the full data stays in this
-                result and in the audit record.
+            max_chars: Cap on the body, in characters. Past it the model gets the
+                body's head (two thirds) and tail (one third) with a marker between
+                them that says which characters were left out and the call's
+                ``request_id``: a run's model reads the rest with ``read_result``
+                (``agent.pages``), page by page. The full data stays in this result.
 
         Returns:
             The text, at most ``max_chars`` plus the marker and provenance line.
@@ -250,12 +264,14 @@ class ToolResult(BaseModel):
             if self.error.retryable:
                 text += " This may succeed if retried."
             return text
-        body = self.output if self.output is not None else _compact_json(self.data)
+        body = self.llm_body()
         if len(body) > max_chars:
-            cut = len(body) - max_chars
+            head = max_chars * 2 // 3
+            tail = max_chars - head
+            end = len(body) - tail
             body = (
-                f"{body[:max_chars]}\n…[truncated {cut} characters; the full result is kept "
-                f"under request_id={self.metadata.request_id}]"
+                f"{body[:head]}\n…[characters {head} to {end} of {len(body)} left out; "
+                f"request_id={self.metadata.request_id}]…\n{body[end:]}"
             )
         if self.source_id or self.as_of:
             body += f"\n[source_id: {self.source_id or '-'} | as_of: {self.as_of or '-'}]"
