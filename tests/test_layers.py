@@ -29,6 +29,7 @@ ALSO = {"packs/loader.py": {"providers"}}
 HELPERS = {"cli.py": "tooldeck.cli.shared", "routes.py": "tooldeck.server.http"}
 """A pack's contribution to an entry point, and the one module of it that it may use."""
 ENTRY_POINTS = {
+    "adapters",
     "cli",
     "server",
     "agent",

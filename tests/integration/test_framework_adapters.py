@@ -1,0 +1,172 @@
+"""tooldeck's tools inside other agent frameworks (issue 32, part 3), each library real.
+
+- The OpenAI Agents SDK's own runner and chat-completions model, against a scripted
+  OpenAI-compatible server on 127.0.0.1: what the SDK sends (strict schemas) and what
+  its tools answer; ``needs_approval`` interrupts, ``RunState.approve`` resumes.
+- pydantic-ai's own ``FunctionModel``: the toolset's calls, and deferred approval.
+
+Every call lands in tooldeck's audit with its provenance and, when approved in the
+framework, the framework as approver.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted_openai import ScriptedModel, text, tool_calls
+
+from tooldeck.config import load_settings
+from tooldeck.runtime import Runtime, build_runtime
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+TOOLS = '''
+from tooldeck import tool
+
+
+@tool(requires_confirmation=True)
+def refund(order: str, amount: float) -> dict:
+    """Refund an order.
+
+    Args:
+        order: The order id.
+        amount: How much, in EUR.
+    """
+    return {"refunded": order, "amount": amount}
+
+
+@tool
+def tally(counts: dict[str, int]) -> int:
+    """Add up counts by name.
+
+    Args:
+        counts: A count per name.
+    """
+    return sum(counts.values())
+'''
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> Any:
+    (tmp_path / "shop.py").write_text(TOOLS)
+    built = build_runtime(
+        load_settings(
+            builtin={"enabled": False},
+            brokerage={"enabled": True},
+            tools=[str(tmp_path / "shop.py")],
+        )
+    )
+    await built.start()
+    try:
+        yield built
+    finally:
+        await built.aclose()
+
+
+def audit_rows(runtime: Runtime) -> list[Any]:
+    assert runtime.audit is not None
+    runtime.audit.flush()
+    return runtime.audit.query(limit=50)
+
+
+def approvers(runtime: Runtime) -> dict[str, str]:
+    """Who approved each tool's calls, from the audit's confirmation decisions."""
+    assert runtime.audit is not None
+    return {d["tool_name"]: d["approver"] for d in runtime.audit.decisions()}
+
+
+async def test_openai_agents_sdk_runs_tooldeck_tools_with_strict_schemas_and_approval(
+    runtime: Runtime,
+) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    from tooldeck.adapters.openai_agents import openai_agents_tools
+
+    model = ScriptedModel(
+        [
+            tool_calls(
+                ("q1", "get_quotes", {"symbols": ["AAPL"]}),
+                ("t1", "tally", {"counts": [{"key": "a", "value": 2}, {"key": "b", "value": 3}]}),
+            ),
+            tool_calls(("r1", "refund", {"order": "A-17", "amount": 12.5})),
+            text("Done."),
+        ]
+    )
+    tools = await openai_agents_tools(runtime.view(None), runtime.context(user="ana"))
+    by_name = {t.name: t for t in tools}
+    assert by_name["tally"].strict_json_schema  # a map: strict as pairs, not a fallback
+    assert by_name["refund"].needs_approval and not by_name["get_quotes"].needs_approval
+    with model.serve() as base_url:
+        async with AsyncOpenAI(base_url=base_url, api_key="test") as client:
+            agent = Agent(
+                name="shop",
+                tools=tools,  # type: ignore[arg-type]
+                model=OpenAIChatCompletionsModel(model="scripted", openai_client=client),
+            )
+            config = RunConfig(tracing_disabled=True)
+            first = await Runner.run(agent, "Quote AAPL, tally, refund A-17", run_config=config)
+            assert [i.raw_item.name for i in first.interruptions] == ["refund"]  # type: ignore[union-attr]
+            state = first.to_state()
+            state.approve(first.interruptions[0])
+            final = await Runner.run(agent, state, run_config=config)
+    assert final.final_output == "Done."
+    sent = model.requests[0]["tools"]
+    assert all(t["function"].get("strict") for t in sent)
+    outputs = {
+        m["tool_call_id"]: m["content"]
+        for r in model.requests
+        for m in r["messages"]
+        if m.get("role") == "tool"
+    }
+    assert "228.42" in outputs["q1"] and "tool:quotes:v1" in outputs["q1"]
+    assert outputs["t1"] == "5"  # the pairs became the map
+    assert json.loads(outputs["r1"]) == {"refunded": "A-17", "amount": 12.5}
+    rows = {r.request_id: r for r in audit_rows(runtime)}
+    assert rows["q1"].source_id == "tool:quotes:v1" and rows["q1"].user == "ana"
+    assert rows["r1"].status == "success" and approvers(runtime) == {"refund": "openai-agents"}
+
+
+async def test_pydantic_ai_toolset_calls_and_defers_approval(runtime: Runtime) -> None:
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from tooldeck.adapters.pydantic_ai import ToolDeckToolset
+
+    seen: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(",".join(sorted(t.name for t in info.function_tools)))
+        returned = [
+            p for m in messages for p in getattr(m, "parts", []) if p.part_kind == "tool-return"
+        ]
+        if not returned:
+            return ModelResponse(
+                parts=[
+                    ToolCallPart("get_quotes", {"symbols": ["MSFT"]}, tool_call_id="p1"),
+                    ToolCallPart("refund", {"order": "B-2", "amount": 3}, tool_call_id="p2"),
+                ]
+            )
+        return ModelResponse(parts=[TextPart(" | ".join(str(p.content) for p in returned))])
+
+    agent = Agent(
+        FunctionModel(model),
+        toolsets=[ToolDeckToolset(runtime.view(None), runtime.context(user="bo"))],
+        output_type=[str, DeferredToolRequests],
+    )
+    first = await agent.run("Quote MSFT and refund B-2")
+    assert isinstance(first.output, DeferredToolRequests)
+    assert [c.tool_name for c in first.output.approvals] == ["refund"]
+    final = await agent.run(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"p2": True}),
+    )
+    assert "tool:quotes:v1" in final.output and "refunded" in final.output
+    assert "get_quotes" in seen[0] and "refund" in seen[0]
+    rows = {r.request_id: r for r in audit_rows(runtime)}
+    assert rows["p1"].source_id == "tool:quotes:v1" and rows["p1"].user == "bo"
+    assert rows["p2"].status == "success" and approvers(runtime) == {"refund": "pydantic-ai"}
