@@ -12,8 +12,10 @@ The peers (``pip install -e '.[bench]'``, pinned versions): pydantic-ai's
 ``ToolManager.handle_call``, the OpenAI Agents SDK's ``FunctionTool.on_invoke_tool``
 (async, and a sync function, which it runs on a thread), LangChain's
 ``StructuredTool.ainvoke``, the MCP SDK's ``MCPServer.call_tool`` and FastMCP's
-``FastMCP.call_tool`` (the server side: no transport). A peer that is not installed is
-reported as such. Medians of repeated runs; µs per call.
+``FastMCP.call_tool`` (the server side: no transport). Then tooldeck's tool inside pydantic-ai and the
+Agents SDK through ``tooldeck.adapters`` (the stack, audit off), against each
+framework's native path (target ≤ 1.2x). A peer that is not installed is reported
+as such. Medians of repeated runs; µs per call.
 """
 
 from __future__ import annotations
@@ -146,6 +148,32 @@ async def fastmcp() -> Call:
     return lambda: server.call_tool("price", json.loads(ARGS))
 
 
+async def tooldeck_in_pydantic_ai() -> Call:
+    from pydantic_ai import RunContext
+    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.tool_manager import ToolManager
+    from pydantic_ai.usage import RunUsage
+
+    from tooldeck.adapters.pydantic_ai import ToolDeckToolset
+
+    toolset = ToolDeckToolset(_runtime(enabled=False).provider)
+    context = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    manager = await ToolManager(toolset).for_run_step(context)
+    return lambda: manager.handle_call(ToolCallPart(tool_name="price", args=ARGS, tool_call_id="c"))
+
+
+async def tooldeck_in_openai_agents() -> Call:
+    from agents.tool_context import ToolContext
+
+    from tooldeck.adapters.openai_agents import openai_agents_tools
+
+    tools = await openai_agents_tools(_runtime(enabled=False).provider)
+    made = next(t for t in tools if t.name == "price")
+    context = ToolContext(context=None, tool_name="price", tool_call_id="c", tool_arguments=ARGS)
+    return lambda: made.on_invoke_tool(context, ARGS)
+
+
 CASES: dict[str, Callable[[], Awaitable[Call]]] = {
     "tooldeck registry": tooldeck_registry,
     "tooldeck stack, audit off": tooldeck_stack_audit_off,
@@ -157,7 +185,14 @@ CASES: dict[str, Callable[[], Awaitable[Call]]] = {
     "langchain-core ainvoke": langchain,
     "mcp SDK MCPServer.call_tool": mcp_sdk,
     "fastmcp FastMCP.call_tool": fastmcp,
+    "tooldeck in pydantic-ai (adapter)": tooldeck_in_pydantic_ai,
+    "tooldeck in openai-agents (adapter)": tooldeck_in_openai_agents,
 }
+ADAPTERS = {
+    "tooldeck in pydantic-ai (adapter)": "pydantic-ai handle_call",
+    "tooldeck in openai-agents (adapter)": "openai-agents on_invoke_tool",
+}
+"""Each adapter and the framework's native path for the same tool (target ≤ 1.2x)."""
 
 
 async def measure(case: str, n: int, repeats: int) -> dict[str, float]:
@@ -197,7 +232,7 @@ def run_all(n: int, repeats: int) -> None:
             )
     peers = [
         f["us"] for c, f in figures.items() if isinstance(f, dict) and not c.startswith("tooldeck")
-    ]
+    ]  # the adapters' rows are tooldeck's paths, not peers
     fastest = min(peers) if peers else None
     for case, f in figures.items():
         if isinstance(f, str):
@@ -205,6 +240,13 @@ def run_all(n: int, repeats: int) -> None:
             continue
         vs_peer = f"{f['us'] / fastest:>16.2f}" if fastest else ""
         print(f"{case:<40}{f['us']:>10.2f}{f['us'] / f['floor_us']:>10.1f}{vs_peer}")
+    print()
+    for adapter, native in ADAPTERS.items():
+        a, b = figures.get(adapter), figures.get(native)
+        if isinstance(a, dict) and isinstance(b, dict):
+            ratio = a["us"] / b["us"]
+            verdict = "met" if ratio <= 1.2 else "MISSED"
+            print(f"{adapter}: {ratio:.2f}x {native} (target ≤ 1.2x: {verdict})")
 
 
 def main() -> None:

@@ -81,9 +81,11 @@ def _function_tool(
     definition: ToolDefinition,
     function: dict[str, Any],
 ) -> FunctionTool:
+    asks = definition.requires_confirmation or bool(definition.confirm_actions)
+
     async def invoke(tool_ctx: Any, arguments: str) -> str:
         ctx = base.derive(request_id=tool_ctx.tool_call_id)
-        if needs_approval(definition, _parsed(arguments)):
+        if asks and needs_approval(definition, _parsed(arguments)):
             ctx = approved_by(ctx, APPROVER)  # the SDK only invokes it once approved
         result = await view.execute(definition.name, arguments or "{}", ctx)
         return result.to_llm()
@@ -91,7 +93,6 @@ def _function_tool(
     async def approval(run_ctx: Any, arguments: dict[str, Any], call_id: str) -> bool:
         return needs_approval(definition, arguments)
 
-    asks = definition.requires_confirmation or bool(definition.confirm_actions)
     return kind(
         name=function["name"],
         description=function["description"],
