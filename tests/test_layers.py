@@ -21,7 +21,7 @@ BELOW: dict[str, set[str]] = {
     "isolation": {"core"},
     "observability": {"core"},
     "exporters": {"core"},
-    "providers": {"core", "observability", "exporters"},
+    "providers": {"core", "isolation", "observability", "exporters"},
     "packs": {"core", "isolation", "exporters"},
 }
 # The loader finds your tools, which may be whole providers: it knows their interface.

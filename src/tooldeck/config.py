@@ -76,6 +76,7 @@ from tooldeck.exceptions import ConfigError
 from tooldeck.packs.loader import SHIPPED_CONFIGS
 from tooldeck.providers.flow import FlowConfig
 from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file
+from tooldeck.providers.openapi_config import OpenAPIConfig
 from tooldeck.providers.policy import PolicyConfig, ProfilePolicy
 
 __all__ = [
@@ -385,6 +386,9 @@ class Settings(BaseSettings):
     """MCP servers to connect, by id (the standard ``mcpServers`` form)."""
     mcp_config: Path | None = None
     """An MCP client's JSON file (``{"mcpServers": {...}}``) whose servers are added."""
+    openapi: dict[str, OpenAPIConfig] = Field(default_factory=dict)
+    """HTTP APIs whose OpenAPI documents' operations become tools, by name
+    (``[openapi.<name>] spec = "..." base_url = "..."``; ``providers.openapi``)."""
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
     """Named views of the tools; callers pick one with ``--profile`` / ``?profile=``."""
 

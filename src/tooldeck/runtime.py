@@ -503,7 +503,8 @@ def build_runtime(
         packs.add(pack, errors)
     packs.check_tables()
     user_tools: list[str] = []
-    for tool in [*packs.tools, *shipped.tools, *user.tools]:
+    imported = _openapi_tools(settings, base_dir, errors)
+    for tool in [*packs.tools, *shipped.tools, *user.tools, *imported]:
         try:
             registry.register(tool)
         except ToolDeckError as exc:  # a name clash: say so, keep the rest
@@ -664,6 +665,29 @@ def _receipt_store(settings: Settings) -> ReceiptStore | None:
 
         return PostgresReceipts(settings.receipts_url, keep_s=config.keep_s)
     return ReceiptFile(settings.data_dir / "receipts.db", keep_s=config.keep_s)
+
+
+def _openapi_tools(
+    settings: Settings, base_dir: Path | None, errors: list[LoadError]
+) -> list[Tool]:
+    """The tools of each enabled ``[openapi.<name>]``.
+
+    One that cannot load is a load error (named; the others load), as a file of your
+    own tools is.
+    """
+    if not settings.openapi:
+        return []
+    from tooldeck.providers.openapi import openapi_tools
+
+    tools: list[Tool] = []
+    for name, config in settings.openapi.items():
+        if not config.enabled:
+            continue
+        try:
+            tools += openapi_tools(name, config, base_dir)
+        except ConfigError as exc:
+            errors.append(LoadError(f"[openapi.{name}]", str(exc)))
+    return tools
 
 
 def open_credentials(settings: Settings) -> CredentialStore:

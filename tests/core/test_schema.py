@@ -78,3 +78,7 @@ def test_inline_refs_and_recursion() -> None:
     ]
     with pytest.raises(RegistrationError, match="recursive schema"):
         inline_refs(model_schema(Node))
+    cut = inline_refs(model_schema(Node), cut_recursion=True)  # what strict and Gemini get
+    child = cut["properties"]["children"]["items"]  # a Node inside a Node
+    assert child["type"] == "object" and "not expanded" in child["description"]
+    assert "$defs" not in cut

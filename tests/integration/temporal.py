@@ -51,23 +51,26 @@ def _answers(address: str) -> bool:
 
 
 @contextlib.contextmanager
-def temporal_server(db_file: Path | None = None, port: int | None = None) -> Iterator[str]:
+def temporal_server(
+    db_file: Path | None = None, port: int | None = None, http_port: int | None = None
+) -> Iterator[str]:
     """A dev server on 127.0.0.1; yields ``host:port``.
 
     Args:
         db_file: Keep the server's state in this SQLite file (a restarted server on
             the same file has the same workflows); None: in memory.
         port: The frontend port; None: a free one.
+        http_port: The HTTP API's port; None: a free one.
     """
     port = port or free_port()
     with tempfile.TemporaryFile() as logs:
-        yield from _serve(port, db_file, logs)
+        yield from _serve(port, db_file, logs, http_port or free_port())
 
 
-def _serve(port: int, db_file: Path | None, logs: Any) -> Iterator[str]:
+def _serve(port: int, db_file: Path | None, logs: Any, http_port: int) -> Iterator[str]:
     command = [
         temporal_binary(), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
-        "--port", str(port), "--http-port", str(free_port()),
+        "--port", str(port), "--http-port", str(http_port),
         "--metrics-port", str(free_port()), "--log-level", "error",
     ]  # fmt: skip
     if db_file is not None:

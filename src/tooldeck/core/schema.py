@@ -102,12 +102,20 @@ def resolve_ref(root: Schema, ref: str) -> Schema:
     return node  # type: ignore[no-any-return]
 
 
-def inline_refs(schema: Schema) -> Schema:
+def inline_refs(schema: Schema, *, cut_recursion: bool = False) -> Schema:
     """Replace every local ``$ref`` by its target and drop ``$defs``.
 
+    Args:
+        schema: A JSON Schema with local refs.
+        cut_recursion: For formats without refs (strict mode, Gemini): a ref to a
+            schema it is already inside (``Failure.cause: Failure``) becomes a free
+            object described as that shape, one level down, instead of an error. The
+            model may send less structure there; tooldeck still validates the call
+            against the real schema.
+
     Raises:
-        RegistrationError: the schema is recursive (a model that contains itself),
-            which cannot be inlined, or a ``$ref`` does not resolve.
+        RegistrationError: the schema is recursive and ``cut_recursion`` is false, or a
+            ``$ref`` does not resolve.
     """
 
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
@@ -117,13 +125,23 @@ def inline_refs(schema: Schema) -> Schema:
             return node
         ref = node.get("$ref")
         if isinstance(ref, str):
+            if ref in seen and cut_recursion:
+                shape = ref.rsplit("/", 1)[-1]
+                return {
+                    "type": "object",
+                    "description": f"A {shape} (the same shape as its parent; not expanded).",
+                }
             if ref in seen:
                 raise RegistrationError(
                     f"recursive schema ({' -> '.join((*seen, ref))}) cannot be inlined "
                     "for this format; give the tool a non-recursive input_schema"
                 )
             target = walk(resolve_ref(schema, ref), (*seen, ref))
-            siblings = {k: walk(v, seen) for k, v in node.items() if k != "$ref"}
+            siblings = {
+                k: walk(v, seen)
+                for k, v in node.items()
+                if k not in ("$ref", "$defs", "definitions")
+            }
             return {**target, **siblings}
         return {
             k: (
@@ -437,8 +455,10 @@ def to_strict(schema: Schema) -> Schema:
         that was optional becomes nullable. A model then sends ``null`` for "not
         given", which ``ArgumentShape`` drops before validation.
 
+    A recursive schema is cut one level down (``inline_refs(cut_recursion=True)``).
+
     Raises:
-        RegistrationError: the schema is recursive (it cannot be inlined).
+        RegistrationError: a ``$ref`` does not resolve.
     """
 
     def walk(node: Any) -> Any:
@@ -459,4 +479,4 @@ def to_strict(schema: Schema) -> Schema:
             out["additionalProperties"] = False
         return out
 
-    return walk(maps_as_pairs(inline_refs(schema)))  # type: ignore[no-any-return]
+    return walk(maps_as_pairs(inline_refs(schema, cut_recursion=True)))  # type: ignore[no-any-return]

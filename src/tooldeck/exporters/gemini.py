@@ -120,13 +120,15 @@ def to_gemini(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
     """Gemini ``function_declarations``; pass as ``tools=[{"function_declarations": ...}]``.
 
     Raises:
-        RegistrationError: a tool's schema is recursive (Gemini has no ``$ref``).
+        RegistrationError: a ``$ref`` in a tool's schema does not resolve (a recursive
+            schema is cut one level down: Gemini has no ``$ref``).
     """
     return exported(definitions, "gemini", _declaration)
 
 
 def _declaration(d: ToolDefinition) -> dict[str, Any]:
-    params = gemini_schema(maps_as_pairs(flatten_root_union(inline_refs(d.input_schema))))
+    inlined = inline_refs(d.input_schema, cut_recursion=True)
+    params = gemini_schema(maps_as_pairs(flatten_root_union(inlined)))
     declaration: dict[str, Any] = {"name": safe_tool_name(d.name), "description": d.description}
     if params.get("properties"):
         declaration["parameters"] = params

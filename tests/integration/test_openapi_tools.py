@@ -1,0 +1,215 @@
+"""An HTTP API's OpenAPI document as tools (issue 32, part 2), against real servers.
+
+- A FastAPI app on 127.0.0.1 (its own ``/openapi.json``): path, query, header and
+  body arguments, bearer auth from the table or each caller's stored credential,
+  errors mapped to envelopes, a response its document does not allow, and a path
+  argument that tries to leave its path.
+- Temporal's HTTP API document, as it ships in the ``temporalio`` package (228
+  operations, 458 schemas): every operation a tool that every format exports, and
+  real calls to ``temporal server start-dev``'s HTTP API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import temporalio
+import uvicorn
+from fastapi import FastAPI, Header, HTTPException
+from processes import free_port
+from pydantic import BaseModel
+from temporal import temporal_server
+
+from deadlines import wait_until
+from tooldeck.config import load_settings
+from tooldeck.exporters import FORMATS, export
+from tooldeck.providers.openapi import OpenAPIConfig, openapi_tools
+from tooldeck.runtime import build_runtime
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+TEMPORAL_DOCUMENT = (
+    Path(temporalio.__file__).parent
+    / "bridge/sdk-core/crates/protos/protos/api_upstream/openapi/openapiv3.yaml"
+)
+
+
+class Item(BaseModel):
+    name: str
+    price: float
+    tags: list[str] = []
+
+
+def shop() -> tuple[FastAPI, list[str]]:
+    app = FastAPI(title="shop")
+    hits: list[str] = []
+    items = {"1": Item(name="kettle", price=30.0)}
+
+    @app.get("/items/{item_id}", operation_id="getItem", response_model=Item)
+    def get_item(item_id: str, verbose: bool = False, x_trace: str | None = Header(None)) -> Item:
+        """Read one item."""
+        hits.append(f"get {item_id} verbose={verbose} trace={x_trace}")
+        if item_id not in items:
+            raise HTTPException(404, f"no item {item_id}")
+        return items[item_id]
+
+    @app.post("/items", operation_id="createItem", response_model=Item, status_code=201)
+    def create_item(item: Item, authorization: str | None = Header(None)) -> Item:
+        """Add an item (needs the shop's token)."""
+        if authorization != "Bearer s3cret" and authorization != "Bearer ana-token":
+            raise HTTPException(401, "bad token")
+        items[item.name] = item
+        return item
+
+    @app.get("/broken", operation_id="broken", responses={200: {"model": Item}})
+    def broken() -> Any:
+        """Answers what its document does not allow."""
+        return {"name": 5}
+
+    @app.get("/admin", operation_id="admin")
+    def admin() -> dict[str, str]:
+        hits.append("admin")
+        return {"secret": "admin page"}
+
+    return app, hits
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, FastAPI, list[str]]]:
+    app, hits = shop()
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, "the shop app to start")
+    try:
+        yield f"http://127.0.0.1:{port}", app, hits
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+async def test_a_fastapi_apps_operations_are_tools(
+    served: tuple[str, FastAPI, list[str]], tmp_path: Path
+) -> None:
+    url, app, hits = served
+    (tmp_path / "shop.json").write_text(json.dumps(app.openapi()))
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        f'[builtin]\nenabled = false\n[openapi.shop]\nspec = "shop.json"\nbase_url = "{url}"\n'
+        'auth = "bearer"\nsecret = "s3cret"\noperations = ["getItem", "createItem", "broken"]\n'
+    )
+    runtime = build_runtime(load_settings(config))
+    try:
+        view = runtime.view(None)
+        listed = {d.name: d for d in await view.definitions()}
+        assert {"getItem", "createItem", "broken"} <= set(listed) and "admin" not in listed
+        get = listed["getItem"]
+        assert get.annotations.read_only and get.source_id == "tool:shop:v1"
+        assert get.input_schema["required"] == ["item_id"]
+        assert set(get.input_schema["properties"]) == {"item_id", "verbose", "x-trace"}
+
+        found = await view.execute("getItem", {"item_id": "1", "verbose": True, "x-trace": "t9"})
+        assert found.data == {"name": "kettle", "price": 30.0, "tags": []}, found.error
+        assert hits[-1] == "get 1 verbose=True trace=t9"
+        made = await view.execute("createItem", {"body": {"name": "mug", "price": 8}})
+        assert made.data == {"name": "mug", "price": 8.0, "tags": []}, made.error
+
+        missing = await view.execute("getItem", {"item_id": "nope"})
+        assert missing.error is not None and "HTTP 404" in missing.error.message
+        assert "no item nope" in missing.error.message
+        wrong = await view.execute("createItem", {"body": {"name": "x"}})
+        assert wrong.error is not None and wrong.error.type == "validation"
+        assert "price" in wrong.error.message  # checked before any request
+        bad = await view.execute("broken", {})
+        assert bad.error is not None and "document does not allow" in bad.error.message
+        # a path argument stays in its path: /items/..%2Fadmin, never /admin
+        escaped = await view.execute("getItem", {"item_id": "../admin"})
+        assert escaped.error is not None and "admin" not in hits
+        for fmt in FORMATS:
+            export(list(listed.values()), fmt)
+    finally:
+        await runtime.aclose()
+
+
+async def test_each_caller_uses_their_own_stored_credential(
+    served: tuple[str, FastAPI, list[str]], tmp_path: Path
+) -> None:
+    url, app, _ = served
+    (tmp_path / "shop.json").write_text(json.dumps(app.openapi()))
+    config = OpenAPIConfig(
+        spec=str(tmp_path / "shop.json"), base_url=url, auth="bearer", credential=True
+    )
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, openapi={"shop": config}))
+    try:
+        from tooldeck.core.credentials import CredentialStore
+
+        runtime.services.get(CredentialStore).put("ana", "openapi:shop", "ana-token")  # type: ignore[type-abstract]
+        body = {"body": {"name": "pan", "price": 20}}
+        ana = await runtime.view(None).execute("createItem", body, runtime.context(user="ana"))
+        assert ana.success, ana.error
+        bob = await runtime.view(None).execute("createItem", body, runtime.context(user="bob"))
+        assert bob.error is not None and bob.error.type == "denied"
+        assert "tooldeck credentials set openapi:shop" in bob.error.message
+        assert "ana-token" not in bob.error.message
+    finally:
+        await runtime.aclose()
+
+
+def test_temporals_real_document_and_its_real_http_api(tmp_path: Path) -> None:
+    tools = openapi_tools(
+        "temporal",
+        OpenAPIConfig(spec=str(TEMPORAL_DOCUMENT), base_url="http://127.0.0.1:1"),
+    )
+    assert len(tools) == 228
+    definitions = [t.definition for t in tools]
+    for fmt in FORMATS:
+        assert len(export(definitions, fmt)) == 228
+    from google.genai import types
+
+    for declaration in export(definitions, "gemini"):
+        types.FunctionDeclaration.model_validate(declaration)
+
+    http_port = free_port()
+    with temporal_server(http_port=http_port):
+        base = f"http://127.0.0.1:{http_port}"
+        wait_until(lambda: _answers(f"{base}/api/v1/cluster-info"), "Temporal's HTTP API")
+        config = OpenAPIConfig(
+            spec=str(TEMPORAL_DOCUMENT),
+            base_url=base,
+            operations=["GetClusterInfo", "ListNamespaces", "DescribeNamespace"],
+        )
+        asyncio.run(_call_temporal(config))
+
+
+async def _call_temporal(config: OpenAPIConfig) -> None:
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, openapi={"t": config}))
+    try:
+        view = runtime.view(None)
+        info = await view.execute("GetClusterInfo", {})
+        assert info.success, info.error
+        assert info.data["serverVersion"]  # type: ignore[index]
+        listed = await view.execute("ListNamespaces", {"pageSize": 10})
+        assert listed.success, listed.error
+        names = [n["namespaceInfo"]["name"] for n in listed.data["namespaces"]]  # type: ignore[index]
+        assert "default" in names
+        one = await view.execute("DescribeNamespace", {"namespace": "default"})
+        assert one.success and one.data["namespaceInfo"]["name"] == "default"  # type: ignore[index]
+        nope = await view.execute("DescribeNamespace", {"namespace": "no-such"})
+        assert nope.error is not None and "HTTP 404" in nope.error.message
+    finally:
+        await runtime.aclose()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
