@@ -64,6 +64,7 @@ from tooldeck.packs.loader import (
 )
 from tooldeck.providers.approvals import ApprovalStore
 from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.cache import CachingToolsProvider, caching_configured
 from tooldeck.providers.composite import CompositeToolsProvider
 from tooldeck.providers.confirming import ConfirmingToolsProvider
 from tooldeck.providers.flow import FlowRules, FlowTracker
@@ -542,8 +543,12 @@ def build_runtime(
     )
     flow = FlowRules(settings.flow) if settings.flow.enabled else None
     flow_tracker = FlowTracker()
+    below: ToolsProvider = policy
+    if caching_configured(policy_config):
+        below = CachingToolsProvider(policy, policy_config)
+        services.register(CachingToolsProvider, below)  # its stats reach /metrics
     provider: ToolsProvider = ConfirmingToolsProvider(
-        policy,
+        below,
         approvals=approvals,
         rule=lambda d: policy_config.resolve(d).requires_confirmation,
         flow=flow,

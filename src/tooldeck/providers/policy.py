@@ -88,6 +88,12 @@ class ToolPolicy(BaseModel):
     """Calls allowed per minute (token bucket, burst ``rate_burst``); None for no limit."""
     rate_burst: int | None = Field(None, ge=1)
     """Calls allowed at once by the rate limit; default: one second's worth, at least 1."""
+    cache_ttl_s: float | None = Field(None, gt=0)
+    """Seconds a read-only tool's result answers the same call again (same caller,
+    profile and arguments) without running it; None: not cached (``providers.cache``)."""
+    invalidates: tuple[str, ...] | None = None
+    """For a tool that is not read-only: the cached results its calls end, by tool name
+    or ``tag:<tag>``; None: all of them (the safe default); ``[]``: none."""
 
     def backoff_s(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
@@ -122,6 +128,7 @@ class CallPolicyOverride(BaseModel):
     max_backoff_s: float | None = Field(None, ge=0)
     jitter_s: float | None = Field(None, ge=0)
     requires_confirmation: bool | None = None
+    cache_ttl_s: float | None = Field(None, gt=0)
 
 
 class PolicyOverride(CallPolicyOverride):
@@ -134,6 +141,7 @@ class PolicyOverride(CallPolicyOverride):
     max_queue: int | None = Field(None, ge=0)
     rate_per_minute: float | None = Field(None, gt=0)
     rate_burst: int | None = Field(None, ge=1)
+    invalidates: tuple[str, ...] | None = None
 
 
 class ProfilePolicy(CallPolicyOverride):
