@@ -170,3 +170,45 @@ async def test_pydantic_ai_toolset_calls_and_defers_approval(runtime: Runtime) -
     rows = {r.request_id: r for r in audit_rows(runtime)}
     assert rows["p1"].source_id == "tool:quotes:v1" and rows["p1"].user == "bo"
     assert rows["p2"].status == "success" and approvers(runtime) == {"refund": "pydantic-ai"}
+
+
+async def test_langchain_both_ways(runtime: Runtime) -> None:
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import ToolException
+    from langchain_core.tools import tool as langchain_tool
+
+    from tooldeck.adapters.langchain import from_langchain, langchain_tools
+    from tooldeck.providers import ToolRegistry
+
+    tools = {
+        t.name: t for t in await langchain_tools(runtime.view(None), runtime.context(user="cy"))
+    }
+    call = {"name": "get_quotes", "args": {"symbols": ["NVDA"]}, "id": "lc1", "type": "tool_call"}
+    message = await tools["get_quotes"].ainvoke(call)  # as a LangChain agent runs a tool call
+    assert isinstance(message, ToolMessage) and message.tool_call_id == "lc1"
+    assert "tool:quotes:v1" in message.content
+    gated = await tools["refund"].ainvoke({"order": "C-3", "amount": 1})
+    assert "confirmation_required" in gated or "approve" in gated.lower()  # no confirm given
+    assert any(r.tool_name == "get_quotes" and r.user == "cy" for r in audit_rows(runtime))
+
+    @langchain_tool
+    def convert(amount: float, rate: float = 1.1) -> float:
+        """Convert an amount at a rate.
+
+        Args:
+            amount: How much.
+            rate: The rate.
+        """
+        if amount < 0:
+            raise ToolException("amount must not be negative")
+        return round(amount * rate, 2)
+
+    imported = ToolRegistry([from_langchain(convert)])
+    (definition,) = imported.list_definitions()
+    assert definition.input_schema["required"] == ["amount"]
+    assert (await imported.execute("convert", {"amount": 10})).data == 11.0
+    failed = await imported.execute("convert", {"amount": -1})
+    assert failed.error is not None and failed.error.type == "execution"
+    assert "must not be negative" in failed.error.message
+    refused = await imported.execute("convert", {"amount": "ten"})
+    assert refused.error is not None and refused.error.type == "validation"

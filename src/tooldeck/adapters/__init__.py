@@ -8,7 +8,10 @@ framework installed (an extra):
 - ``openai_agents.openai_agents_tools``: OpenAI Agents SDK ``FunctionTool`` s, with
   tooldeck's strict schemas and ``needs_approval`` (``tooldeck[openai-agents]``);
 - ``pydantic_ai.ToolDeckToolset``: a pydantic-ai ``AbstractToolset``; approval through
-  its deferred tool requests (``tooldeck[pydantic-ai]``).
+  its deferred tool requests (``tooldeck[pydantic-ai]``);
+- ``langchain.langchain_tools``: LangChain ``StructuredTool`` s, and
+  ``langchain.from_langchain``: a LangChain tool as a tooldeck tool
+  (``tooldeck[langchain]``).
 """
 
 from __future__ import annotations
