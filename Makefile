@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # the dev install (STAMP) includes it and touches both stamps.
 SERVE_STAMP := $(VENV)/.installed-serve
 
-.PHONY: install browser real-files serve test test-model lint typecheck bench check clean
+.PHONY: install browser real-files npm-servers serve test test-model lint typecheck bench check clean
 
 $(SERVE_STAMP): pyproject.toml
 	@echo "tooldeck: installing what serving needs into $(VENV) (first run only)..."
@@ -50,7 +50,17 @@ browser:
 real-files: $(STAMP)
 	$(BIN)/python tests/data/real_files.py > /dev/null
 
-test: $(STAMP) browser real-files  ## the whole test suite; pytest's exit 5 (no tests ran) fails too
+# MCP servers from npm the tests run (pinned), under tests/.npm/ (not in git). Without
+# npm those tests are skipped, unless TOOLDECK_REQUIRE_NPM=1 (set by .ci/run).
+NPM_SERVERS := tests/.npm/node_modules/.bin/mcp-server-everything
+$(NPM_SERVERS):
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --prefix tests/.npm \
+	    @modelcontextprotocol/server-everything@2026.8.31; \
+	else echo "note: no npm; the tests with npm's MCP servers will be skipped"; fi
+npm-servers: $(NPM_SERVERS)
+
+test: $(STAMP) browser real-files npm-servers  ## the whole test suite; pytest's exit 5 (no tests ran) fails too
 	$(BIN)/python -m pytest
 
 # The chat agent against a real local model (Gemma 3 270M via llama-cpp-python's

@@ -390,6 +390,60 @@ class MCPToolsProvider(ToolsProvider):
                 return self._unavailable(name, why, request_id, start, may_have_run=True)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    # -- resources and prompts (passed through by tooldeck's MCP server) ----------------
+
+    async def resources(self) -> list[Any]:
+        """The server's resources, then its resource templates (``mcp_types`` objects).
+
+        Empty when the server offers none, cannot be reached, or has no resources
+        capability.
+        """
+        client = await self._reachable()
+        if client is None:
+            return []
+        found: list[Any] = []
+        for listing, attribute in (
+            (client.list_resources, "resources"),
+            (client.list_resource_templates, "resource_templates"),
+        ):
+            with contextlib.suppress(Exception):  # a server without resources says so
+                found += getattr(await listing(), attribute)
+        return found
+
+    async def read_resource(self, uri: str) -> Any:
+        """``resources/read`` on the server: its ``ReadResourceResult``.
+
+        Raises:
+            Exception: the server's error (an unknown URI), or it cannot be reached.
+        """
+        client = await self._connected()
+        return await client.read_resource(uri)
+
+    async def prompts(self) -> list[Any]:
+        """The server's prompts; empty when it has none or cannot be reached."""
+        client = await self._reachable()
+        if client is None:
+            return []
+        try:
+            return list((await client.list_prompts()).prompts)
+        except Exception:  # a server without prompts says so
+            return []
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
+        """``prompts/get`` on the server: its ``GetPromptResult``.
+
+        Raises:
+            Exception: the server's error (unknown prompt, missing argument).
+        """
+        client = await self._connected()
+        return await client.get_prompt(name, arguments)
+
+    async def _reachable(self) -> Client | None:
+        try:
+            return await self._connected()
+        except _ServerDown:
+            return None
+
     async def close(self) -> None:
         """Stop the session (and the server process, for stdio). Idempotent."""
         if self._loop is asyncio.get_running_loop():

@@ -8,6 +8,9 @@ client supports it (on 2026-07-28 connections as an ``InputRequiredResult`` the 
 answers by repeating the call; on earlier ones as an ``elicitation/create`` request);
 otherwise the call returns the ``confirmation_required`` error. A client that sends a
 ``progressToken`` gets the tool's ``ctx.report_progress`` as ``notifications/progress``.
+The upstream MCP servers' resources, resource templates and prompts in the profile's
+view pass through (``resources/list``, ``resources/read``, ``prompts/list``,
+``prompts/get``).
 Over HTTP, ``/mcp?profile=NAME`` picks the profile. When the tools change (``--reload``,
 an MCP server's own change), clients are told: ``notifications/tools/list_changed`` on
 a session, or a ``subscriptions/listen`` event for 2026-07-28 clients.
@@ -37,6 +40,8 @@ from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
 from tooldeck.providers.base import ToolsProvider
+from tooldeck.providers.mcp import MCPToolsProvider
+from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime, ToolsReload
 
@@ -248,6 +253,78 @@ def create_mcp_server(
                 return _ask_on_the_page(details, link)
         return types.CallToolResult.model_validate(to_mcp_result(result))
 
+    def upstream(ctx: ServerRequestContext[Any]) -> list[MCPToolsProvider]:
+        # the MCP servers the chosen profile's view includes; per-user ones are left
+        # out (their resources are each caller's own)
+        name = chosen(ctx)
+        view(name)  # an unknown profile: the error that names the profiles
+        config = runtime.settings.profiles.get(name) if name is not None else None
+        allowed = config.mcp_servers if config is not None else None
+        return [
+            provider
+            for sid, provider in runtime.mcp.items()
+            if (allowed is None or sid in allowed)
+            and not isinstance(provider, PerUserMCPToolsProvider)
+        ]
+
+    async def everything(ctx: ServerRequestContext[Any], kind: type[Any]) -> list[Any]:
+        found: list[Any] = []
+        for provider in upstream(ctx):
+            found += [r for r in await provider.resources() if isinstance(r, kind)]
+        return found
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await everything(ctx, types.Resource))
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates = await everything(ctx, types.ResourceTemplate)
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        providers = upstream(ctx)
+        for provider in providers:  # the server that listed it
+            listed = await provider.resources()
+            if any(str(getattr(r, "uri", "")) == uri for r in listed):
+                return await provider.read_resource(uri)  # type: ignore[no-any-return]
+        for provider in providers:  # a template's: the servers with templates, in turn
+            if any(isinstance(r, types.ResourceTemplate) for r in await provider.resources()):
+                with contextlib.suppress(Exception):
+                    return await provider.read_resource(uri)  # type: ignore[no-any-return]
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"no resource {uri!r} in this view's MCP servers "
+            f"({', '.join(p.id for p in providers) or 'none'}); resources/list names them",
+        )
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        found: dict[str, Any] = {}
+        for provider in upstream(ctx):
+            for prompt in await provider.prompts():
+                found.setdefault(prompt.name, prompt)  # the first server's, on a clash
+        return types.ListPromptsResult(prompts=list(found.values()))
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        providers = upstream(ctx)
+        for provider in providers:
+            if any(p.name == params.name for p in await provider.prompts()):
+                return await provider.get_prompt(params.name, params.arguments)  # type: ignore[no-any-return]
+        known = sorted({p.name for provider in providers for p in await provider.prompts()})
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"no prompt {params.name!r}; prompts: {', '.join(known) or 'none'}",
+        )
+
     return _server_class()(
         "tooldeck",
         version=__version__,
@@ -255,6 +332,11 @@ def create_mcp_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
 
 
