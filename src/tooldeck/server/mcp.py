@@ -44,6 +44,7 @@ from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime, ToolsReload
+from tooldeck.server.mcp_upstream import upstream_handlers
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -267,64 +268,6 @@ def create_mcp_server(
             and not isinstance(provider, PerUserMCPToolsProvider)
         ]
 
-    async def everything(ctx: ServerRequestContext[Any], kind: type[Any]) -> list[Any]:
-        found: list[Any] = []
-        for provider in upstream(ctx):
-            found += [r for r in await provider.resources() if isinstance(r, kind)]
-        return found
-
-    async def list_resources(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=await everything(ctx, types.Resource))
-
-    async def list_resource_templates(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        templates = await everything(ctx, types.ResourceTemplate)
-        return types.ListResourceTemplatesResult(resource_templates=templates)
-
-    async def read_resource(
-        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        uri = str(params.uri)
-        providers = upstream(ctx)
-        for provider in providers:  # the server that listed it
-            listed = await provider.resources()
-            if any(str(getattr(r, "uri", "")) == uri for r in listed):
-                return await provider.read_resource(uri)  # type: ignore[no-any-return]
-        for provider in providers:  # a template's: the servers with templates, in turn
-            if any(isinstance(r, types.ResourceTemplate) for r in await provider.resources()):
-                with contextlib.suppress(Exception):
-                    return await provider.read_resource(uri)  # type: ignore[no-any-return]
-        raise MCPError(
-            types.INVALID_PARAMS,
-            f"no resource {uri!r} in this view's MCP servers "
-            f"({', '.join(p.id for p in providers) or 'none'}); resources/list names them",
-        )
-
-    async def list_prompts(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        found: dict[str, Any] = {}
-        for provider in upstream(ctx):
-            for prompt in await provider.prompts():
-                found.setdefault(prompt.name, prompt)  # the first server's, on a clash
-        return types.ListPromptsResult(prompts=list(found.values()))
-
-    async def get_prompt(
-        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        providers = upstream(ctx)
-        for provider in providers:
-            if any(p.name == params.name for p in await provider.prompts()):
-                return await provider.get_prompt(params.name, params.arguments)  # type: ignore[no-any-return]
-        known = sorted({p.name for provider in providers for p in await provider.prompts()})
-        raise MCPError(
-            types.INVALID_PARAMS,
-            f"no prompt {params.name!r}; prompts: {', '.join(known) or 'none'}",
-        )
-
     return _server_class()(
         "tooldeck",
         version=__version__,
@@ -332,11 +275,7 @@ def create_mcp_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
+        **upstream_handlers(upstream),
     )
 
 
