@@ -156,8 +156,9 @@ class ModelAgent:
                 )
             )
             self.messages.extend(tool_message(c.id, r) for c, r in zip(calls, results, strict=True))
-            if any(r.success and len(r.llm_body()) > DEFAULT_MAX_LLM_CHARS for r in results):
-                own[READ_RESULT] = pager  # a result was cut: the model may read the rest
+            cut = any(r.success and len(r.llm_body()) > DEFAULT_MAX_LLM_CHARS for r in results)
+            if cut and READ_RESULT not in names:  # the model may read the rest from now on
+                own[READ_RESULT] = pager
         return could_not_answer(
             "The model did not finish within its step limit ([agent] max_steps)."
         )

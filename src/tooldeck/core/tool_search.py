@@ -128,30 +128,25 @@ class ToolIndex:
                 _CACHE.popitem(last=False)  # freed when no run or session holds it
         return index
 
-    def search(
-        self, query: str, limit: int = 5, *, exclude: Iterable[str] = ()
-    ) -> list[ToolDefinition]:
+    def search(self, query: str, limit: int = 5) -> list[ToolDefinition]:
         """The ``limit`` tools that match ``query`` best, best first.
 
         Args:
             query: What the tool should do, in words ("send an email").
             limit: Most tools returned (at least 1).
-            exclude: Names to leave out (the tools already visible).
         """
         words = [w for w in dict.fromkeys(_words(query).split()) if w not in _STOP]
         words = words[:_MAX_QUERY_WORDS]
         if not words:
             return []
-        skip = set(exclude)
         match = " OR ".join(f'"{w}"' for w in words)  # quoted: FTS5 syntax cannot leak in
         with self._lock:
             rows = self._db.execute(
                 "SELECT rowid FROM tools WHERE tools MATCH ? "
                 "ORDER BY bm25(tools, 3.0, 2.0, 1.0, 1.0), rowid LIMIT ?",
-                (match, max(1, limit) + len(skip)),
+                (match, max(1, limit)),
             ).fetchall()
-        found = [self.definitions[row - 1] for (row,) in rows]
-        return [d for d in found if d.name not in skip][: max(1, limit)]
+        return [self.definitions[row - 1] for (row,) in rows]
 
 
 _CACHE: OrderedDict[tuple[int, ...], ToolIndex] = OrderedDict()
