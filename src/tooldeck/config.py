@@ -186,6 +186,9 @@ class ProfileConfig(BaseModel):
     """Tools (names or globs) that need a human's approval in this profile."""
     policy: ProfilePolicy = Field(default_factory=ProfilePolicy)
     """Timeouts, retries and confirmation for this profile's calls."""
+    delegates: list[str] = Field(default_factory=list)
+    """Profiles whose agent this profile's runs may ask (the ``delegate`` tool,
+    ``agent.delegate``); each answers with its own view of the tools."""
 
 
 class ApprovalSettings(BaseModel):

@@ -36,6 +36,7 @@ from tooldeck.core.context import ServiceContainer, ToolContext
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.extensions import Extensions
+from tooldeck.core.names import closest_names
 from tooldeck.core.notify import Notifications
 from tooldeck.core.pack import (
     ConsolePage,
@@ -644,6 +645,7 @@ def build_runtime(
         )
 
     runtime._make_runs = make_runs
+    _offer_delegation(settings, runtime, services)
     return runtime
 
 
@@ -670,6 +672,32 @@ def _receipt_store(settings: Settings) -> ReceiptStore | None:
 
         return PostgresReceipts(settings.receipts_url, keep_s=config.keep_s)
     return ReceiptFile(settings.data_dir / "receipts.db", keep_s=config.keep_s)
+
+
+def _offer_delegation(settings: Settings, runtime: Runtime, services: ServiceContainer) -> None:
+    """Register ``agent.delegate.Delegation`` when a profile lists ``delegates``.
+
+    Raises:
+        ConfigError: a delegate names no profile (the closest one suggested).
+    """
+    delegates = {name: cfg.delegates for name, cfg in settings.profiles.items() if cfg.delegates}
+    for name, targets in delegates.items():
+        unknown = [t for t in targets if t not in settings.profiles]
+        if unknown:
+            near = closest_names(unknown[0], list(settings.profiles), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ConfigError(
+                f"[profiles.{name}] delegates: no profile {unknown[0]!r}{hint}; "
+                f"profiles: {', '.join(sorted(settings.profiles))}"
+            )
+    if delegates and settings.runs.engine == "temporal":  # a child run from an activity
+        logging.getLogger("tooldeck").warning(
+            "[profiles] delegates: not offered to runs on Temporal (embedded runs only)"
+        )
+    elif delegates:
+        from tooldeck.agent.delegate import Delegation
+
+        services.register(Delegation, Delegation(lambda: runtime.runs, delegates))
 
 
 def _openapi_tools(

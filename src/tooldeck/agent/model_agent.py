@@ -2,7 +2,8 @@
 
 Each turn sends the profile's tool definitions (``exporters.openai.to_openai_chat``),
 or, past ``defer_tools_over`` tools, ``search_tools`` and the tools found so far
-(and ``read_result`` once a result was too long to show whole, ``agent.pages``);
+(and ``read_result`` once a result was too long to show whole, ``agent.pages``, and
+``delegate`` when the run's profile lists delegates, ``agent.delegate``);
 the model is asked to mark each figure with the field it took it from
 (``core.claims.read_marked``), so its answer comes with claims the validator checks;
 the tool calls a turn returns run concurrently through ``RunTools`` (so through the
@@ -18,6 +19,7 @@ from typing import Any
 
 from tooldeck.agent.base import Draft, could_not_answer
 from tooldeck.agent.calls import RunTools
+from tooldeck.agent.delegate import DELEGATE, Delegation
 from tooldeck.agent.grounding import find_citations
 from tooldeck.agent.pages import READ_RESULT, ReadResult
 from tooldeck.core.claims import read_marked
@@ -134,9 +136,15 @@ class ModelAgent:
         own: dict[str, ToolExecutor] = {}  # tools the agent answers itself, by name
         if deferred is not None:
             own[SEARCH_TOOLS] = deferred
+        delegation = tools.ctx.services.get_optional(Delegation)
+        delegate = delegation.tool(tools.ctx) if delegation is not None else None
+        if delegate is not None and DELEGATE not in names:
+            own[DELEGATE] = ToolRegistry([delegate])
         pager = ToolRegistry([ReadResult(tools.result)])
         for _ in range(self.max_steps):
             sent = definitions if deferred is None else deferred.visible()
+            if DELEGATE in own:
+                sent = [*sent, delegate.definition]  # type: ignore[union-attr]
             if READ_RESULT in own:
                 sent = [*sent, pager.list_definitions()[0]]
             message = await self._complete(to_openai_chat(sent, strict=self.strict_tools))
