@@ -23,6 +23,7 @@ import pytest
 import temporalio
 import uvicorn
 from fastapi import FastAPI, Header, HTTPException
+from fastapi.responses import PlainTextResponse
 from processes import free_port
 from pydantic import BaseModel
 from temporal import temporal_server
@@ -72,6 +73,16 @@ def shop() -> tuple[FastAPI, list[str]]:
     def broken() -> Any:
         """Answers what its document does not allow."""
         return {"name": 5}
+
+    @app.get("/echo", operation_id="echo")
+    def echo(authorization: str | None = Header(None)) -> Any:
+        """Refuses, echoing the request's token (as some APIs' errors do)."""
+        raise HTTPException(400, f"bad request; you sent {authorization}")
+
+    @app.get("/huge", operation_id="huge", response_class=PlainTextResponse)
+    def huge() -> str:
+        """Two megabytes of text."""
+        return "x" * 2_000_000
 
     @app.get("/admin", operation_id="admin")
     def admin() -> dict[str, str]:
@@ -137,6 +148,29 @@ async def test_a_fastapi_apps_operations_are_tools(
             export(list(listed.values()), fmt)
     finally:
         await runtime.aclose()
+
+
+async def test_a_hostile_api_cannot_leak_the_token_flood_memory_or_take_a_header(
+    served: tuple[str, FastAPI, list[str]], tmp_path: Path
+) -> None:
+    url, app, _ = served
+    (tmp_path / "shop.json").write_text(json.dumps(app.openapi()))
+    config = OpenAPIConfig(
+        spec=str(tmp_path / "shop.json"),
+        base_url=url,
+        auth="bearer",
+        secret="s3cret",  # type: ignore[arg-type]
+        max_bytes=100_000,
+    )
+    tools = {t.name: t for t in openapi_tools("shop", config)}
+    echoed = await tools["echo"].execute({})
+    assert echoed.error is not None and "Bearer ***" in echoed.error.message
+    assert "s3cret" not in echoed.model_dump_json()
+    flooded = await tools["huge"].execute({})
+    assert flooded.error is not None and "more than max_bytes (100000)" in flooded.error.message
+    injected = await tools["getItem"].execute({"item_id": "1", "x-trace": "a\r\nX-Evil: 1"})
+    assert injected.error is not None and injected.error.type == "validation"
+    assert "x-trace: a line break is not allowed" in injected.error.message
 
 
 async def test_each_caller_uses_their_own_stored_credential(

@@ -315,11 +315,14 @@ class _Api:
                 values = value if isinstance(value, list) else [value]
                 query += [(pname, _text(v)) for v in values]
             elif location == "header":
-                headers[pname] = _text(value)
+                text = _text(value)
+                if "\r" in text or "\n" in text:  # one header, never a second one
+                    raise InvalidArgumentsError.for_field(argument, "a line break is not allowed")
+                headers[pname] = text
             else:
                 content = json.dumps(value).encode()
                 headers["Content-Type"] = "application/json"
-        self._authenticate(headers, query, ctx)
+        secret = self._authenticate(headers, query, ctx)
         url = self.base.copy_with(
             path=self.base.path.rstrip("/") + filled, query=None
         ).copy_merge_params(query)
@@ -331,30 +334,36 @@ class _Api:
             headers["Host"] = url.netloc.decode("ascii")
         try:
             async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
-                response = await client.request(
-                    method, request_url, headers=headers, content=content, follow_redirects=False
+                request = client.build_request(
+                    method, request_url, headers=headers, content=content
                 )
+                response = await client.send(request, stream=True, follow_redirects=False)
+                try:
+                    body = await _capped(response, self.config.max_bytes)
+                finally:
+                    await response.aclose()
         except httpx.TimeoutException:
             raise ToolUnavailableError(
                 f"{self.name}: {method} {path} timed out after {self.config.timeout_s:g} s"
             ) from None
         except httpx.HTTPError as exc:
             raise ToolUnavailableError(f"{self.name}: {method} {path} failed: {exc}") from None
-        if len(response.content) > self.config.max_bytes:
+        if body is None:
             raise ToolFailure(
-                f"{self.name}: the answer has {len(response.content)} bytes, more than "
-                f"max_bytes ({self.config.max_bytes})"
+                f"{self.name}: {method} {path} answered more than max_bytes "
+                f"({self.config.max_bytes}) bytes; the rest was not read"
             )
-        data: Any = response.text
+        text = body.decode(response.encoding or "utf-8", errors="replace")
+        data: Any = text
         declared = expects_json or "json" in response.headers.get("content-type", "")
-        if declared and response.content:
+        if declared and body:
             try:
-                data = response.json()
+                data = json.loads(body)
             except ValueError:
-                data = response.text
+                data = text
         status = response.status_code
         if status >= 300:
-            raise _failure(self.name, method, path, status, data)
+            raise _failure(self.name, method, path, status, data, secret)
         check = checks.get(str(status)) or checks.get("2xx")
         if check is not None and not isinstance(data, str):
             problems = sorted(check.iter_errors(data), key=lambda e: list(e.path))
@@ -373,10 +382,11 @@ class _Api:
         headers: dict[str, str],
         query: list[tuple[str, str | int | float | bool | None]],
         ctx: ToolContext,
-    ) -> None:
+    ) -> str | None:
+        """Add the auth the table names; the secret sent (to keep it out of messages)."""
         config = self.config
         if config.auth == "none":
-            return
+            return None
         secret = self._secret(ctx)
         if config.auth == "bearer":
             headers["Authorization"] = f"Bearer {secret}"
@@ -386,6 +396,7 @@ class _Api:
             headers[config.api_key_name] = secret
         else:
             query.append((config.api_key_name, secret))
+        return secret
 
     def _secret(self, ctx: ToolContext) -> str:
         scope = f"openapi:{self.name}"
@@ -487,10 +498,27 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _failure(name: str, method: str, path: str, status: int, data: Any) -> ToolFailure:
-    """The error envelope an HTTP error status maps to, with the API's own message."""
+async def _capped(response: httpx.Response, limit: int) -> bytes | None:
+    """The body, or None past ``limit`` bytes (the rest is never read into memory)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def _failure(
+    name: str, method: str, path: str, status: int, data: Any, secret: str | None
+) -> ToolFailure:
+    """The error envelope an HTTP error status maps to, with the API's own message.
+
+    An API that echoes the request (its token included) does not put the secret in the
+    model's view: it is replaced by ``***``.
+    """
     said = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    message = f"{name}: {method} {path} answered HTTP {status}: {said[:500]}"
+    said = said[:500] if not secret else said.replace(secret, "***")[:500]
+    message = f"{name}: {method} {path} answered HTTP {status}: {said}"
     details = {"status_code": status}
     if status in (401, 403):
         return ToolDeniedError(message, details=details)
