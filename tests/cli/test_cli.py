@@ -25,6 +25,14 @@ def test_tools_table_and_formats() -> None:
     assert bad.exit_code == 2 and "unknown format 'yaml'" in bad.output
 
 
+def test_tools_found_by_words() -> None:
+    found = runner.invoke(app, ["tools", "-q", "run a shell command", "--limit", "2", "-f", "json"])
+    assert found.exit_code == 0, found.output
+    assert [d["name"] for d in json.loads(found.output)][0] == "shell"
+    exported = runner.invoke(app, ["tools", "-q", "stock quote", "--limit", "1", "-f", "openai"])
+    assert [t["function"]["name"] for t in json.loads(exported.output)] == ["get_quotes"]
+
+
 def test_call_with_pairs_and_json_and_exit_codes() -> None:
     ok = runner.invoke(app, ["call", "get_positions", "symbol=AAPL", "account=joint"])
     assert ok.exit_code == 0, ok.output

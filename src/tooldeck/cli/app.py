@@ -44,6 +44,7 @@ from tooldeck.cli.worker import worker
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
+from tooldeck.core.tool_search import ToolIndex
 from tooldeck.exceptions import ToolDeckError
 from tooldeck.exporters import FORMATS, export
 from tooldeck.packs.loader import pack_commands
@@ -94,11 +95,22 @@ def tools(
             "--explain", metavar="NAME", help="Show the policy of one tool and its sources."
         ),
     ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query", "-q", help="Only the tools that match these words best, best first."
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most tools with --query.")] = 10,
     config: ConfigOption = None,
     own_tools: ToolsOption = None,
     with_packs: WithOption = None,
 ) -> None:
-    """List the tools a profile sees, as a table or in a model/client format."""
+    """List the tools a profile sees, as a table or in a model/client format.
+
+    With --query, only the best matches (BM25 over names, descriptions and parameters:
+    what a model's search_tools finds).
+    """
     if format not in ("table", "json", *FORMATS):
         err.print(
             f"[red]error:[/red] unknown format {escape(repr(format))}; "
@@ -113,10 +125,13 @@ def tools(
             await _explain(runtime, view, explain, profile)
             return
         definitions = await view.all_definitions()
+        if query is not None:
+            definitions = ToolIndex.of(definitions).search(query, limit)
         if format == "json":
             out.print_json(data=[d.model_dump(mode="json") for d in definitions])
         elif format in FORMATS:
-            out.print_json(data=export(await view.definitions(), format))
+            exported = await view.definitions()
+            out.print_json(data=export(exported, format, query=query, limit=limit))
         else:
             hidden = view.unavailable()
             title = f"tools (profile {profile})" if profile else "tools (all)"
