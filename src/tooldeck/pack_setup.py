@@ -16,7 +16,7 @@ from tooldeck.config import ProfileConfig, Settings
 from tooldeck.core.context import ServiceContainer
 from tooldeck.core.intents import IntentPack, IntentPacks
 from tooldeck.core.names import closest_names
-from tooldeck.core.pack import ConsolePage, Pack, PackRoutes
+from tooldeck.core.pack import ConsolePage, Pack, PackRoutes, ResourceSource
 from tooldeck.core.tool import Tool
 from tooldeck.exceptions import ConfigError, ToolDeckError
 from tooldeck.packs.loader import LoadError
@@ -52,6 +52,8 @@ class PackSetup:
         """Each pack's console pages (names unique)."""
         self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []
         """Each pack's work while a server runs (``PackParts.background``)."""
+        self.resources: list[ResourceSource] = []
+        """The packs' MCP resources (``PackParts.resources``)."""
         self.workflows: list[type] = []
         self.activities: list[Callable[..., Any]] = []
         """The packs' Temporal workflows and activities (``PackParts.workflows``)."""
@@ -96,6 +98,7 @@ class PackSetup:
             self.routes.append(parts.routes)
         if parts.background is not None:
             self.background.append(parts.background)
+        self.resources.extend(parts.resources)
         self.workflows.extend(parts.workflows)
         self.activities.extend(parts.activities)
         taken = {page.name for page in self.console} | RESERVED_PAGES

@@ -43,6 +43,7 @@ from tooldeck.core.pack import (
     PackEnvironment,
     PackReloader,
     PackRoutes,
+    ResourceSource,
     TemporalAccess,
 )
 from tooldeck.core.tool import Tool, ToolExecutor, ToolViews
@@ -128,6 +129,8 @@ class Runtime:
     """The packs' REST routes, made by the server (``PackParts.routes``)."""
     console: list[ConsolePage] = field(default_factory=list)
     """The packs' console pages (``PackParts.console``)."""
+    resources: list[ResourceSource] = field(default_factory=list)
+    """The packs' MCP resources (``PackParts.resources``)."""
     background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
     """The packs' work while a server runs (``PackParts.background``, ``serving()``)."""
     workflows: list[type] = field(default_factory=list)
@@ -589,6 +592,7 @@ def build_runtime(
         packs=packs.states,
         routes=packs.routes,
         console=packs.console,
+        resources=packs.resources,
         background=packs.background,
         workflows=packs.workflows,
         activities=packs.activities,

@@ -28,7 +28,7 @@ def test_tools_table_and_formats() -> None:
 def test_tools_found_by_words() -> None:
     found = runner.invoke(app, ["tools", "-q", "run a shell command", "--limit", "2", "-f", "json"])
     assert found.exit_code == 0, found.output
-    assert [d["name"] for d in json.loads(found.output)][0] == "shell"
+    assert json.loads(found.output)[0]["name"] == "shell"
     exported = runner.invoke(app, ["tools", "-q", "stock quote", "--limit", "1", "-f", "openai"])
     assert [t["function"]["name"] for t in json.loads(exported.output)] == ["get_quotes"]
 

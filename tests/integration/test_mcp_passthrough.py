@@ -83,3 +83,38 @@ async def test_an_upstream_tools_progress_reaches_the_client(config: Path, tmp_p
         )
     assert not result.is_error
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+async def test_the_knowledge_packs_documents_are_resources(tmp_path: Path) -> None:
+    """A document nobody here wrote (a README that ships in ``temporalio``), added with
+    ``tooldeck docs add``, read back over MCP as ``tooldeck://documents/<id>``."""
+    import subprocess
+
+    import temporalio
+
+    readme = Path(temporalio.__file__).parent / "contrib/aws/s3driver/README.md"
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        "[knowledge]\nenabled = true\n[builtin]\nenabled = false\n"
+        '[profiles.quotes]\ntools = ["get_quotes"]\n'
+    )
+    env = {**os.environ, "TOOLDECK_DATA_DIR": str(tmp_path / "data")}
+    added = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "docs", "add", str(readme), "--config", str(config)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    async with tooldeck_mcp(config, tmp_path) as client:
+        documents = [
+            r
+            for r in (await client.list_resources()).resources
+            if str(r.uri).startswith("tooldeck://documents/")
+        ]
+        assert len(documents) == 1 and documents[0].mime_type == "text/markdown"
+        read = await client.read_resource(str(documents[0].uri))
+        text = read.contents[0].text  # type: ignore[union-attr]
+        assert text.startswith("# ") and "S3" in text
+        with pytest.raises(MCPError, match="no resource"):
+            await client.read_resource("tooldeck://documents/nope")
+    async with tooldeck_mcp(config, tmp_path, "--profile", "quotes") as client:
+        assert (await client.list_resources()).resources == []  # no document tools here

@@ -30,6 +30,7 @@ __all__ = [
     "PackParts",
     "PackReloader",
     "PackRoutes",
+    "ResourceSource",
     "TemporalAccess",
 ]
 
@@ -96,6 +97,32 @@ class ConsolePage:
     """The ES module's file."""
 
 
+class ResourceSource(Protocol):
+    """Resources a pack publishes to MCP clients (``resources/list``, ``resources/read``).
+
+    Listed in a view only when it includes one of ``tools`` (the knowledge pack's
+    documents go with its document tools: a profile without them sees none). ``viewer``
+    is the caller's principal; a source shows each caller only what that caller may
+    read (a user's own notes to that user alone).
+    """
+
+    prefix: str
+    """The URIs the source answers (``tooldeck://documents/``)."""
+    tools: frozenset[str]
+    """The pack's tools the resources go with."""
+
+    def list(self, viewer: str | None) -> list[dict[str, Any]]:
+        """MCP ``Resource`` objects (wire JSON: ``uri``, ``name``, ``mimeType``, ...)."""
+        ...
+
+    def read(self, uri: str, viewer: str | None) -> dict[str, Any] | None:
+        """One resource's contents (``{"uri", "mimeType", "text"}``).
+
+        None: no such resource, or not ``viewer``'s to read.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class PackParts:
     """What a pack contributes to a runtime."""
@@ -131,6 +158,8 @@ class PackParts:
     workflow sandbox); tooldeck itself is passed through."""
     activities: Sequence[Callable[..., Any]] = ()
     """Temporal activities (``@activity.defn`` callables) the workers register with them."""
+    resources: Sequence[ResourceSource] = ()
+    """Resources it publishes over MCP (``ResourceSource``)."""
     background: Callable[[], Coroutine[Any, Any, None]] | None = None
     """Work the pack does while a server runs (``tooldeck serve``, ``tooldeck mcp``): a
     coroutine started as a task at start and cancelled at stop (the schedules pack runs

@@ -32,6 +32,7 @@ from tooldeck.core.confirmation import (
     arguments_hash,
 )
 from tooldeck.core.context import ToolEvent, new_request_id
+from tooldeck.core.pack import ResourceSource
 from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import trusted_metadata
 from tooldeck.core.tool import error_result
@@ -268,6 +269,12 @@ def create_mcp_server(
             and not isinstance(provider, PerUserMCPToolsProvider)
         ]
 
+    async def local(ctx: ServerRequestContext[Any]) -> list[ResourceSource]:
+        if not runtime.resources:
+            return []
+        names = {d.name for d in await view(chosen(ctx)).definitions()}
+        return [r for r in runtime.resources if r.tools & names]
+
     return _server_class()(
         "tooldeck",
         version=__version__,
@@ -275,7 +282,7 @@ def create_mcp_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
-        **upstream_handlers(upstream),
+        **upstream_handlers(upstream, local),
     )
 
 

@@ -1,19 +1,22 @@
-"""What tooldeck's MCP server passes through from a view's upstream MCP servers.
+"""The resources and prompts tooldeck's MCP server offers: the packs' and the upstream's.
 
-``resources/list``, ``resources/templates/list``, ``resources/read``, ``prompts/list``
-and ``prompts/get`` are answered from the MCP servers the profile's view includes,
-as they answer them (their URIs and names unchanged; on a prompt name two servers
-share, the first server's). A resource is read from the server that listed it; a URI
-no server listed (a template's) is tried on the servers that have templates. Errors
-name what exists.
+``resources/list`` gives the packs' resources that go with a tool of the view (the
+knowledge pack's documents, ``tooldeck://documents/<id>``, read for the caller), then
+the upstream MCP servers' that the profile's view includes, as they list them.
+``resources/templates/list``, ``prompts/list`` and ``prompts/get`` come from those
+servers (their URIs and names unchanged; on a prompt name two servers share, the
+first server's). A resource is read from whoever listed it; a URI nobody listed (a
+template's) is tried on the servers that have templates. Errors name what exists.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from tooldeck.core.pack import ResourceSource
 from tooldeck.providers.mcp import MCPToolsProvider
 
 if TYPE_CHECKING:
@@ -23,13 +26,16 @@ __all__ = ["upstream_handlers"]
 
 Upstream = Callable[["ServerRequestContext[Any]"], list[MCPToolsProvider]]
 """The MCP servers a request's profile includes."""
+Local = Callable[["ServerRequestContext[Any]"], Awaitable[list[ResourceSource]]]
+"""The packs' resource sources that go with a tool of the request's view."""
 
 
-def upstream_handlers(upstream: Upstream) -> dict[str, Any]:
+def upstream_handlers(upstream: Upstream, local: Local) -> dict[str, Any]:
     """The SDK ``Server`` 's resource and prompt handlers (``on_list_resources``, ...).
 
     Args:
         upstream: The MCP servers of the request's view.
+        local: The packs' resource sources of the request's view.
     """
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
@@ -43,7 +49,11 @@ def upstream_handlers(upstream: Upstream) -> dict[str, Any]:
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=await everything(ctx, types.Resource))
+        own: list[Any] = []
+        for source in await local(ctx):
+            listed = await asyncio.to_thread(source.list, None)  # MCP callers: shared only
+            own += [types.Resource.model_validate(item) for item in listed]
+        return types.ListResourcesResult(resources=own + await everything(ctx, types.Resource))
 
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -55,6 +65,16 @@ def upstream_handlers(upstream: Upstream) -> dict[str, Any]:
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        for source in await local(ctx):
+            if uri.startswith(source.prefix):
+                found = await asyncio.to_thread(source.read, uri, None)
+                if found is None:
+                    raise MCPError(
+                        types.INVALID_PARAMS, f"no resource {uri!r}; resources/list names them"
+                    )
+                return types.ReadResourceResult(
+                    contents=[types.TextResourceContents.model_validate(found)]
+                )
         providers = upstream(ctx)
         for provider in providers:  # the server that listed it
             listed = await provider.resources()

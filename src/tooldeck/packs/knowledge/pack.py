@@ -11,6 +11,7 @@ from tooldeck.packs.knowledge.answers import KnowledgeAnswers
 from tooldeck.packs.knowledge.config import KnowledgeConfig
 from tooldeck.packs.knowledge.embed import Embedder, OpenAIEmbedder, local_embedder
 from tooldeck.packs.knowledge.reader import DocumentReader
+from tooldeck.packs.knowledge.resources import DocumentResources
 from tooldeck.packs.knowledge.store import KnowledgeStore
 from tooldeck.packs.knowledge.tools import knowledge_tools
 
@@ -86,6 +87,7 @@ class KnowledgePack:
             profiles={"rag": RAG_PROFILE},
             routes=lambda: _routes(config),
             console=[ConsolePage("documents", "Documents", _CONSOLE / "documents.js")],
+            resources=[DocumentResources(store)],
         )
 
 
