@@ -243,8 +243,8 @@ class _Api:
         }
         if required:
             input_schema["required"] = required
-        if resolve.defs:
-            input_schema["$defs"] = resolve.defs
+        if resolve.defs:  # a copy: the responses' schemas add theirs below
+            input_schema["$defs"] = dict(resolve.defs)
         responses = _response_schemas(operation.get("responses") or {}, resolve)
         output = responses.get("2xx")
         if output is not None and resolve.defs:
