@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,20 +72,24 @@ def bfcl_wheel(folder: str | Path) -> Path:
     return wheel
 
 
+def single_turn_functions(zf: zipfile.ZipFile) -> Iterator[dict[str, Any]]:
+    """Every function document of the single-turn categories, repeats included."""
+    for name in sorted(zf.namelist()):
+        if not name.startswith("bfcl_eval/data/BFCL_v4_") or not name.endswith(".json"):
+            continue
+        if any(s in name for s in ("multi_turn", "memory", "web_search", "format_sensitivity")):
+            continue
+        for entry in json_lines(zf, name):
+            yield from entry.get("function", [])
+
+
 def collection(wheel: Path) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
     """(document key → text, [(query, relevant keys)]); a key is the function's text."""
     documents: dict[str, str] = {}
     queries: list[tuple[str, set[str]]] = []
     with zipfile.ZipFile(wheel) as zf:
-        names = zf.namelist()
-        for name in sorted(names):
-            if not name.startswith("bfcl_eval/data/BFCL_v4_") or not name.endswith(".json"):
-                continue
-            if any(s in name for s in ("multi_turn", "memory", "web_search", "format_sensitivity")):
-                continue
-            for entry in json_lines(zf, name):
-                for function in entry.get("function", []):
-                    documents.setdefault(_text(function), function["name"])
+        for function in single_turn_functions(zf):
+            documents.setdefault(_text(function), function["name"])
         for category in QUERY_SETS:
             entries = json_lines(zf, f"bfcl_eval/data/BFCL_v4_{category}.json")
             answers = {

@@ -27,7 +27,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from retrieval import QUERY_SETS, VERSION, bfcl_wheel, json_lines
+from retrieval import QUERY_SETS, VERSION, bfcl_wheel, json_lines, single_turn_functions
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.tool_search import DeferredTools, ToolIndex
 from tooldeck.exporters import export
@@ -47,14 +47,8 @@ def collection(
     """
     functions: dict[str, dict[str, Any]] = {}
     with zipfile.ZipFile(wheel) as zf:
-        for name in sorted(zf.namelist()):
-            if not name.startswith("bfcl_eval/data/BFCL_v4_") or not name.endswith(".json"):
-                continue
-            if any(s in name for s in ("multi_turn", "memory", "web_search", "format_sensitivity")):
-                continue
-            for entry in json_lines(zf, name):
-                for function in entry.get("function", []):
-                    functions.setdefault(_key(function), function)
+        for function in single_turn_functions(zf):
+            functions.setdefault(_key(function), function)
         names: dict[str, str] = {}
         original: dict[str, str] = {}
         tools: list[ToolDefinition] = []
