@@ -10,7 +10,8 @@ entries whose answer calls one function (``simple_*``, ``multiple``, ``live_simp
 ``live_multiple``); the relevant tool is that function. ``ToolIndex.search(query, 5)``
 over all the tools at once, as a model's ``search_tools`` call would.
 
-Prints recall@1 and @5 (target @5 ≥ 0.9), search p50 at the corpus size and at 10,000
+Prints recall@1 and @5 (target @5 ≥ 0.9; with ``--dense`` also BM25 fused with the
+local embedder's ranking, ``core.tool_vectors``), search p50 at the corpus size and at 10,000
 tools (target ≤ 5 ms), the build time, and the tool list a model is sent per turn: every
 tool's OpenAI definition vs ``search_tools`` plus five found tools (target: ≥ 85% fewer
 at 200+ tools), in bytes of JSON and in tokens estimated at 4 bytes each.
@@ -30,6 +31,7 @@ from typing import Any
 from retrieval import QUERY_SETS, VERSION, bfcl_wheel, json_lines, single_turn_functions
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.tool_search import DeferredTools, ToolIndex
+from tooldeck.core.tool_vectors import ToolVectors
 from tooldeck.exporters import export
 
 
@@ -81,18 +83,39 @@ def collection(
     return tools, queries, original
 
 
-def p50_ms(index: ToolIndex, queries: list[str]) -> float:
+def p50_ms(index: ToolIndex, queries: list[str], vectors: ToolVectors | None = None) -> float:
     times = []
     for query in queries:
         begin = time.perf_counter()
-        index.search(query, 5)
+        index.search(query, 5, vectors=vectors)
         times.append((time.perf_counter() - begin) * 1000)
     return statistics.median(times)
+
+
+def report(
+    label: str,
+    index: ToolIndex,
+    queries: list[tuple[str, str]],
+    original: dict[str, str],
+    vectors: ToolVectors | None,
+) -> None:
+    at1 = at5 = same5 = 0
+    for query, relevant in queries:
+        found = [d.name for d in index.search(query, 5, vectors=vectors)]
+        at1 += found[:1] == [relevant]
+        at5 += relevant in found
+        same5 += original[relevant] in {original[n] for n in found}
+    n = len(queries)
+    print(f"{label}: recall@1 {at1 / n:.3f}   recall@5 {at5 / n:.3f} (target ≥ 0.9)")
+    print(f"  recall@5 counting a same-named variant as found: {same5 / n:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int, help="only the first N queries")
+    parser.add_argument(
+        "--dense", action="store_true", help="also BM25 fused with the local embedder's ranking"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tools, queries, original = collection(bfcl_wheel(tmp))
@@ -101,17 +124,23 @@ def main() -> None:
     begin = time.perf_counter()
     index = ToolIndex.of(tools)
     print(f"index built in {(time.perf_counter() - begin) * 1000:.0f} ms")
-    at1 = at5 = same5 = 0
-    for query, relevant in queries:
-        found = [d.name for d in index.search(query, 5)]
-        at1 += found[:1] == [relevant]
-        at5 += relevant in found
-        same5 += original[relevant] in {original[n] for n in found}
-    n = len(queries)
-    print(f"recall@1 {at1 / n:.3f}   recall@5 {at5 / n:.3f} (target ≥ 0.9)")
-    print(f"recall@5 counting a same-named variant as found: {same5 / n:.3f}")
     texts = [q for q, _ in queries]
+    report("BM25", index, queries, original, None)
     print(f"search p50 at {len(tools)} tools: {p50_ms(index, texts):.2f} ms")
+    if args.dense:
+        from tooldeck.packs.knowledge.embed import local_embedder
+
+        embedder = local_embedder()
+        if embedder is None:
+            raise SystemExit("--dense needs the knowledge extra (the local embedder)")
+        begin = time.perf_counter()
+        vectors = index.vectors(embedder)
+        vectors.wait()
+        print(f"\nvectors of {len(tools)} tools made in {time.perf_counter() - begin:.0f} s")
+        report("BM25 + dense (RRF)", index, queries, original, vectors)
+        print(
+            f"search p50: {p50_ms(index, texts[:300], vectors):.2f} ms (the query's vector included)"
+        )
     copies = -(-10_000 // len(tools))
     big = [d.model_copy(update={"name": f"{d.name}_{n}"}) for n in range(copies) for d in tools][
         :10_000

@@ -71,3 +71,20 @@ def test_export_with_a_query_sends_only_the_matches() -> None:
     exported = export(TOOLS, "openai", query="convert currency", limit=3)
     assert len(exported) == 3
     assert "currency" in json.dumps(exported[0]).lower()
+
+
+def test_with_a_local_embedder_a_query_in_other_words_finds_the_tool() -> None:
+    from tooldeck.packs.knowledge.embed import local_embedder
+
+    embedder = local_embedder()
+    assert embedder is not None, "the knowledge extra is part of dev"
+    some = TOOLS[400:520]  # send_email (446) among 119 others, to keep the test short
+    index = ToolIndex.of(some)
+    query = "electronic mail to a colleague"
+    assert "send_email" not in names(index.search(query, 3))  # no word in common
+    vectors = index.vectors(embedder)
+    assert index.search(query, 3, vectors=vectors) == index.search(query, 3)  # not ready yet
+    assert vectors.wait(120) and index.vectors(embedder) is vectors  # made once
+    assert "send_email" in names(index.search(query, 3, vectors=vectors))
+    deferred = DeferredTools(some, embedder=embedder)
+    assert deferred.tool.vectors is vectors and deferred.tool.blocking

@@ -23,6 +23,7 @@ from tooldeck.agent.delegate import DELEGATE, Delegation
 from tooldeck.agent.grounding import find_citations
 from tooldeck.agent.pages import READ_RESULT, ReadResult
 from tooldeck.core.claims import read_marked
+from tooldeck.core.extensions import TEXT_EMBEDDERS, Extensions
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
@@ -127,7 +128,14 @@ class ModelAgent:
             ModelError: the endpoint failed.
         """
         definitions = await self.view.definitions()
-        deferred = DeferredTools.over(definitions, self.defer_tools_over, self.always_visible)
+        extensions = tools.ctx.services.get_optional(Extensions)
+        embedders = extensions.items(TEXT_EMBEDDERS) if extensions is not None else []
+        deferred = DeferredTools.over(
+            definitions,
+            self.defer_tools_over,
+            self.always_visible,
+            embedder=embedders[0] if embedders else None,
+        )
         names = {safe_tool_name(d.name): d.name for d in definitions}
         self.messages = [
             {"role": "system", "content": SYSTEM_PROMPT},

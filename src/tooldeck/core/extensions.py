@@ -13,6 +13,12 @@ Names in use:
     configured sources' owners: the modules pack offers those of installed modules of
     ``kind = "context_adapter"``.
 
+``text_embedders``
+    Objects that turn texts into unit vectors, on this machine (a ``model_id`` and
+    ``embed(texts)`` returning a ``(n, dim)`` float array): the knowledge pack offers
+    its local embedder when installed, and tool search (``core.tool_search``) ranks
+    tools by meaning with it, beside BM25. Nothing leaves the machine for it.
+
 Example::
 
     services.get(Extensions).provide("context_adapters", lambda: [my_adapter])
@@ -24,10 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["CONTEXT_ADAPTERS", "Extensions"]
+__all__ = ["CONTEXT_ADAPTERS", "TEXT_EMBEDDERS", "Extensions"]
 
 CONTEXT_ADAPTERS = "context_adapters"
 """The extension point of context adapters (see the module docstring)."""
+TEXT_EMBEDDERS = "text_embedders"
+"""The extension point of local text embedders (see the module docstring)."""
 
 
 class Extensions:

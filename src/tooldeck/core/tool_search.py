@@ -10,7 +10,9 @@ a search finds are sent from then on. ``export(..., query=)`` exports the matche
 
 Lexical: BM25 (SQLite FTS5, in memory, Porter stemming) over each tool's name (split
 at ``_``, ``.``, ``-`` and camelCase), title, description and parameter names and
-descriptions; the name counts 3x, the title 2x.
+descriptions; the name counts 3x, the title 2x. With a local text embedder (the
+knowledge pack's), ``search_tools`` also ranks by meaning and fuses the two
+(``core.tool_vectors``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import Arguments, BaseTool
+from tooldeck.core.tool_vectors import TextEmbedder, ToolVectors, fused, tool_text
 
 __all__ = ["SEARCH_TOOLS", "DeferredTools", "SearchTools", "ToolIndex"]
 
@@ -38,6 +41,8 @@ SEARCH_TOOLS = "search_tools"
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+", re.UNICODE)
 """Words of a name or text: camelCase, snake_case, dotted and dashed names split."""
 _MAX_QUERY_WORDS = 32
+_FUSED = 50
+"""Candidates from each ranking before fusion."""
 _STOP = frozenset(
     re.findall(
         r"\w+",
@@ -81,12 +86,13 @@ class ToolIndex:
         definitions: The tools to search, in their listing order.
     """
 
-    __slots__ = ("_db", "_lock", "definitions")
+    __slots__ = ("_db", "_lock", "_vectors", "definitions")
 
     def __init__(self, definitions: Sequence[ToolDefinition]) -> None:
         self.definitions = list(definitions)
         """The indexed definitions, in order; a hit's row is its position + 1."""
         self._lock = threading.Lock()
+        self._vectors: dict[int, tuple[TextEmbedder, ToolVectors]] = {}
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
             "CREATE VIRTUAL TABLE tools USING fts5(name, title, description, parameters, "
@@ -128,13 +134,26 @@ class ToolIndex:
                 _CACHE.popitem(last=False)  # freed when no run or session holds it
         return index
 
-    def search(self, query: str, limit: int = 5) -> list[ToolDefinition]:
+    def search(
+        self, query: str, limit: int = 5, *, vectors: ToolVectors | None = None
+    ) -> list[ToolDefinition]:
         """The ``limit`` tools that match ``query`` best, best first.
 
         Args:
             query: What the tool should do, in words ("send an email").
             limit: Most tools returned (at least 1).
+            vectors: This index's vectors (``vectors``): once they are ready, BM25's
+                top 50 and the 50 nearest by meaning are fused (reciprocal rank
+                fusion); before, BM25 alone.
         """
+        limit = max(1, limit)
+        dense = vectors.ranked(query, _FUSED) if vectors is not None else None
+        lexical = self._lexical(query, _FUSED if dense is not None else limit)
+        order = lexical[:limit] if dense is None else fused([lexical, dense], limit)
+        return [self.definitions[i] for i in order]
+
+    def _lexical(self, query: str, limit: int) -> list[int]:
+        """BM25's best ``limit`` positions."""
         words = [w for w in dict.fromkeys(_words(query).split()) if w not in _STOP]
         words = words[:_MAX_QUERY_WORDS]
         if not words:
@@ -144,9 +163,18 @@ class ToolIndex:
             rows = self._db.execute(
                 "SELECT rowid FROM tools WHERE tools MATCH ? "
                 "ORDER BY bm25(tools, 3.0, 2.0, 1.0, 1.0), rowid LIMIT ?",
-                (match, max(1, limit)),
+                (match, limit),
             ).fetchall()
-        return [self.definitions[row - 1] for (row,) in rows]
+        return [row - 1 for (row,) in rows]
+
+    def vectors(self, embedder: TextEmbedder) -> ToolVectors:
+        """The tools' vectors by ``embedder``: made once per index, in the background."""
+        with self._lock:
+            found = self._vectors.get(id(embedder))
+            if found is None:
+                texts = [tool_text(d, _parameters(d.input_schema)) for d in self.definitions]
+                found = self._vectors[id(embedder)] = (embedder, ToolVectors(texts, embedder))
+        return found[1]
 
 
 _CACHE: OrderedDict[tuple[int, ...], ToolIndex] = OrderedDict()
@@ -197,9 +225,13 @@ class SearchTools(BaseTool[SearchRequest, SearchResponse]):
     annotations = ToolAnnotations(read_only=True, open_world=False, title="Search tools")
     blocking = False
 
-    def __init__(self, index: ToolIndex, *, schemas: bool = False) -> None:
+    def __init__(
+        self, index: ToolIndex, *, schemas: bool = False, vectors: ToolVectors | None = None
+    ) -> None:
         self.index = index
         self.schemas = schemas
+        self.vectors = vectors
+        self.blocking = vectors is not None  # embedding the query takes ~10 ms of CPU
         self.description = (
             f"Find tools by what they do, among {len(index.definitions)} tools not all "
             "listed here. Describe the task in a few words; the tools found are added to "
@@ -209,7 +241,7 @@ class SearchTools(BaseTool[SearchRequest, SearchResponse]):
 
     def execute_internal(self, request: SearchRequest, ctx: ToolContext) -> SearchResponse:
         """The best ``limit`` matches of ``query``."""
-        found = self.index.search(request.query, request.limit)
+        found = self.index.search(request.query, request.limit, vectors=self.vectors)
         return SearchResponse(
             tools=[
                 FoundTool(
@@ -243,6 +275,8 @@ class DeferredTools:
         definitions: The view's tools.
         always_visible: Names or patterns of tools always sent.
         schemas: Found tools come with their input schemas (``SearchTools``).
+        embedder: A local text embedder: search by meaning too, once the tools'
+            vectors are made (``core.tool_vectors``); None: BM25 alone.
     """
 
     def __init__(
@@ -251,8 +285,11 @@ class DeferredTools:
         always_visible: Iterable[str] = (),
         *,
         schemas: bool = False,
+        embedder: TextEmbedder | None = None,
     ) -> None:
-        self.tool = SearchTools(ToolIndex.of(definitions), schemas=schemas)
+        index = ToolIndex.of(definitions)
+        vectors = index.vectors(embedder) if embedder is not None else None
+        self.tool = SearchTools(index, schemas=schemas, vectors=vectors)
         patterns = list(always_visible)
         self.found: set[str] = {
             d.name for d in definitions if any(fnmatch.fnmatchcase(d.name, p) for p in patterns)
@@ -267,6 +304,7 @@ class DeferredTools:
         always_visible: Iterable[str] = (),
         *,
         schemas: bool = False,
+        embedder: TextEmbedder | None = None,
     ) -> DeferredTools | None:
         """A ``DeferredTools`` when ``definitions`` are more than ``threshold`` (0: never).
 
@@ -276,7 +314,7 @@ class DeferredTools:
             return None
         if any(d.name == SEARCH_TOOLS for d in definitions):
             return None
-        return cls(definitions, always_visible, schemas=schemas)
+        return cls(definitions, always_visible, schemas=schemas, embedder=embedder)
 
     def visible(self) -> list[ToolDefinition]:
         """``search_tools`` first, then the visible tools in the view's order."""

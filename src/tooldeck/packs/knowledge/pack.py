@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tooldeck.core.context import ServiceContainer
+from tooldeck.core.extensions import TEXT_EMBEDDERS, Extensions
 from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackRoutes
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.knowledge.answers import KnowledgeAnswers
@@ -79,6 +80,10 @@ class KnowledgePack:
         if not config.enabled:
             return PackParts()
         store = open_store(config, services.get(PackEnvironment).data_dir)
+        local = local_embedder()
+        extensions = services.get_optional(Extensions)
+        if local is not None and extensions is not None:  # tool search by meaning, too
+            extensions.provide(TEXT_EMBEDDERS, lambda: [local])
         services.register(KnowledgeStore, store)  # type: ignore[type-abstract]  # a protocol is the key
         services.register(DocumentReader, DocumentReader(config))
         return PackParts(
