@@ -30,6 +30,7 @@ from temporal import temporal_server
 
 from deadlines import wait_until
 from tooldeck.config import load_settings
+from tooldeck.exceptions import ConfigError
 from tooldeck.exporters import FORMATS, export
 from tooldeck.providers.openapi import OpenAPIConfig, openapi_tools
 from tooldeck.runtime import build_runtime
@@ -171,6 +172,17 @@ async def test_a_hostile_api_cannot_leak_the_token_flood_memory_or_take_a_header
     injected = await tools["getItem"].execute({"item_id": "1", "x-trace": "a\r\nX-Evil: 1"})
     assert injected.error is not None and injected.error.type == "validation"
     assert "x-trace: a line break is not allowed" in injected.error.message
+
+
+def test_a_document_from_a_url_passes_the_address_guard(
+    served: tuple[str, FastAPI, list[str]],
+) -> None:
+    url, _, _ = served
+    spec = f"{url}/openapi.json"
+    with pytest.raises(ConfigError, match=r"non-public address; add the host to openapi.shop"):
+        openapi_tools("shop", OpenAPIConfig(spec=spec))
+    tools = openapi_tools("shop", OpenAPIConfig(spec=spec, base_url=url, allow_hosts=["127.0.0.1"]))
+    assert "getItem" in {t.name for t in tools}
 
 
 async def test_each_caller_uses_their_own_stored_credential(

@@ -120,3 +120,8 @@ async def test_entries_expire_and_a_write_without_a_declaration_ends_them_all() 
     stats = cached.stats
     assert (stats.hits, stats.misses, stats.invalidated) == (1, 5, 2)
     assert 0 < stats.hit_rate < 1
+    small = CachingToolsProvider(ToolRegistry([price]), config, max_entry_chars=10)
+    RAN.clear()
+    await small.execute("price", {"symbol": "A"})
+    await small.execute("price", {"symbol": "A"})
+    assert RAN == ["price A", "price A"]  # too long to keep: run each time

@@ -12,7 +12,7 @@ profile, so one user never gets another's. Any call of a tool that is not read-o
 through the same stack ends the cached results it declares (``invalidates``; all of
 them when it declares nothing), whether it succeeded or not (a failed write may have
 changed something), unless it never ran (``validation``, ``denied``, ...). Errors are
-never cached. A reused result keeps its ``source_id`` and ``as_of`` (the data's age,
+never cached, nor results longer than 256,000 characters. A reused result keeps its ``source_id`` and ``as_of`` (the data's age,
 not the answer's) and says ``attempts = 0``: no call was made (the audit records that).
 """
 
@@ -69,6 +69,8 @@ class CachingToolsProvider(WrapperProvider):
         config: The policy configuration (``cache_ttl_s``, ``invalidates`` per tool and
             profile).
         max_entries: Most results kept; the least recently used go first.
+        max_entry_chars: A result whose text is longer is not kept (4,096 results of 5 MB
+            would be 20 GB); it still answers its own call.
         clock: Monotonic seconds (tests move it).
     """
 
@@ -78,11 +80,13 @@ class CachingToolsProvider(WrapperProvider):
         config: PolicyConfig,
         *,
         max_entries: int = 4096,
+        max_entry_chars: int = 256_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(wrapped)
         self.config = config
         self.max_entries = max_entries
+        self.max_entry_chars = max_entry_chars
         self.clock = clock
         self.stats = CacheStats()
         self._entries: OrderedDict[tuple[str, ...], tuple[float, ToolResult]] = OrderedDict()
@@ -140,7 +144,7 @@ class CachingToolsProvider(WrapperProvider):
             return _reused(found[1], ctx)
         self.stats.misses += 1
         result = await self.wrapped.execute(definition.name, arguments, ctx)
-        if result.error is None:
+        if result.error is None and len(result.llm_body()) <= self.max_entry_chars:
             self._entries[key] = (now + ttl_s, result)
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:

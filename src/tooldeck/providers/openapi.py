@@ -61,6 +61,8 @@ __all__ = ["OpenAPIConfig", "load_document", "openapi_tools"]
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _SKIPPED_HEADERS = {"authorization", "accept", "content-type", "cookie", "host"}
+_MAX_DOCUMENT = 50_000_000
+"""Bytes of an OpenAPI document read (the largest public ones are a few MB)."""
 
 
 def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict[str, Any]:
@@ -74,13 +76,20 @@ def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict
         if spec.startswith(("http://", "https://")):
             url = httpx.URL(spec)
             _check_host(url, guard)
-            response = httpx.get(url, timeout=30, follow_redirects=False)
-            response.raise_for_status()
-            text = response.text
+            with httpx.stream("GET", url, timeout=30, follow_redirects=False) as response:
+                response.raise_for_status()
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > _MAX_DOCUMENT:
+                        raise ConfigError(f"{spec!r} is larger than {_MAX_DOCUMENT:,} bytes")
+                text = body.decode(response.encoding or "utf-8", errors="replace")
         else:
             path = Path(spec).expanduser()
             if not path.is_absolute() and base_dir is not None:
                 path = base_dir / path
+            if path.stat().st_size > _MAX_DOCUMENT:
+                raise ConfigError(f"{spec!r} is larger than {_MAX_DOCUMENT:,} bytes")
             text = path.read_text(encoding="utf-8")
     except (OSError, httpx.HTTPError) as exc:
         raise ConfigError(f"cannot read the OpenAPI document {spec!r}: {exc}") from None
