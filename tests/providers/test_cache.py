@@ -125,3 +125,29 @@ async def test_entries_expire_and_a_write_without_a_declaration_ends_them_all() 
     await small.execute("price", {"symbol": "A"})
     await small.execute("price", {"symbol": "A"})
     assert RAN == ["price A", "price A"]  # too long to keep: run each time
+
+
+async def test_a_read_under_way_when_a_write_lands_is_not_kept() -> None:
+    import asyncio
+
+    from tooldeck.core import tool as make_tool
+
+    gate = asyncio.Event()
+    reads: list[str] = []
+
+    @make_tool(annotations=ToolAnnotations(read_only=True))
+    async def slow_price(symbol: str) -> int:
+        """A price read slowly."""
+        reads.append(symbol)
+        await gate.wait()
+        return len(reads)
+
+    config = PolicyConfig(tools={"slow_price": {"cache_ttl_s": 60}})  # type: ignore[dict-item]
+    cached = CachingToolsProvider(ToolRegistry([slow_price, set_price]), config)
+    pending = asyncio.create_task(cached.execute("slow_price", {"symbol": "A"}))
+    await asyncio.sleep(0.01)  # the read has started
+    await cached.execute("set_price", {"symbol": "A", "value": 1})  # a write lands
+    gate.set()
+    await pending
+    await cached.execute("slow_price", {"symbol": "A"})
+    assert reads == ["A", "A"]  # the first read's result was not kept

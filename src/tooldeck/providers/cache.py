@@ -12,7 +12,8 @@ profile, so one user never gets another's. Any call of a tool that is not read-o
 through the same stack ends the cached results it declares (``invalidates``; all of
 them when it declares nothing), whether it succeeded or not (a failed write may have
 changed something), unless it never ran (``validation``, ``denied``, ...). Errors are
-never cached, nor results longer than 256,000 characters. A reused result keeps its ``source_id`` and ``as_of`` (the data's age,
+never cached, nor results longer than 256,000 characters, nor a read that was under
+way when a write ended entries (its result may predate the write). A reused result keeps its ``source_id`` and ``as_of`` (the data's age,
 not the answer's) and says ``attempts = 0``: no call was made (the audit records that).
 """
 
@@ -92,6 +93,7 @@ class CachingToolsProvider(WrapperProvider):
         self._entries: OrderedDict[tuple[str, ...], tuple[float, ToolResult]] = OrderedDict()
         self._by_name: dict[str, ToolDefinition] | None = None
         self._policies: dict[tuple[str, str | None], ToolPolicy] = {}
+        self._generation = 0  # writes seen; a read stores only if none ended during it
 
     def reset(self) -> None:
         """The tools changed: forget their definitions, policies and cached results."""
@@ -143,7 +145,10 @@ class CachingToolsProvider(WrapperProvider):
             self.stats.saved_s += (found[1].metadata.duration_ms or 0.0) / 1000
             return _reused(found[1], ctx)
         self.stats.misses += 1
+        generation = self._generation
         result = await self.wrapped.execute(definition.name, arguments, ctx)
+        if generation != self._generation:  # a write ended entries meanwhile: may be stale
+            return result
         if result.error is None and len(result.llm_body()) <= self.max_entry_chars:
             self._entries[key] = (now + ttl_s, result)
             self._entries.move_to_end(key)
@@ -154,6 +159,7 @@ class CachingToolsProvider(WrapperProvider):
     def _invalidate(
         self, targets: tuple[str, ...] | None, definitions: dict[str, ToolDefinition]
     ) -> None:
+        self._generation += 1  # reads under way when the write ended do not store
         if not self._entries:
             return
         if targets is None:
