@@ -147,6 +147,11 @@ async def test_a_fastapi_apps_operations_are_tools(
         assert escaped.error is not None and "admin" not in hits
         for fmt in FORMATS:
             export(list(listed.values()), fmt)
+        # in one session, an API's answer is untrusted: a write after it asks first
+        session = runtime.context(session_id="s1")
+        await view.execute("getItem", {"item_id": "1"}, session)
+        gated = await view.execute("createItem", {"body": {"name": "cup", "price": 2}}, session)
+        assert gated.error is not None and gated.error.type == "confirmation_required"
     finally:
         await runtime.aclose()
 

@@ -21,8 +21,11 @@ A call:
   (401/403 → ``denied``, 400/422 → ``validation``, 429 and 5xx → retryable
   ``unavailable``, others ``execution``) with the API's message.
 
-Annotations follow the method: GET and HEAD are read-only, PUT and DELETE idempotent,
-DELETE destructive.
+Annotations follow the method: GET and HEAD are read-only; every other method may
+change things (``destructive``, MCP's default for a tool that is not read-only); PUT
+and DELETE are idempotent; all are ``open_world``. So the data-flow rules apply
+(``providers.flow``): an API's answers are ``untrusted``, every call is ``egress``, and
+a run that read private data, or untrusted content, asks before it sends or changes.
 """
 
 from __future__ import annotations
@@ -292,7 +295,7 @@ class _Api:
             annotations=ToolAnnotations(
                 read_only=upper in ("GET", "HEAD") or None,
                 idempotent=upper in ("GET", "HEAD", "PUT", "DELETE") or None,
-                destructive=True if upper == "DELETE" else None,
+                destructive=None if upper in ("GET", "HEAD") else True,  # MCP's default
                 open_world=True,
             ),
         )
