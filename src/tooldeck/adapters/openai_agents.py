@@ -48,6 +48,9 @@ async def openai_agents_tools(
         view: A profile's view (``runtime.view(profile)``).
         ctx: The calls' context (user, profile, session); each call gets the SDK's
             ``tool_call_id`` as its ``request_id`` and the channel ``openai-agents``.
+            Give each agent run its own ``session_id``: the data-flow rules
+            (``providers.flow``) follow a session's calls (the SDK's tool context
+            carries no run id to take one from).
         strict: Send strict schemas (tools whose arguments are a free-form map have
             none and are sent non-strict).
 
