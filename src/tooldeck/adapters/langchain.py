@@ -56,7 +56,8 @@ async def langchain_tools(
     Args:
         view: A profile's view (``runtime.view(profile)``).
         ctx: The calls' context (user, profile, a ``confirm`` callback); the channel
-            is ``langchain``.
+            is ``langchain``. Give each agent run its own ``session_id``: the
+            data-flow rules (``providers.flow``) follow a session's calls.
 
     Raises:
         ConfigError: ``langchain-core`` is not installed.
