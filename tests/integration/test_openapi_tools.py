@@ -184,7 +184,10 @@ def test_a_document_from_a_url_passes_the_address_guard(
 ) -> None:
     url, _, _ = served
     spec = f"{url}/openapi.json"
-    with pytest.raises(ConfigError, match=r"non-public address; add the host to openapi.shop"):
+    with pytest.raises(
+        ConfigError,
+        match=r"non-public address; fetching it is refused \(add the host to openapi\.shop\.allow_hosts",
+    ):
         openapi_tools("shop", OpenAPIConfig(spec=spec))
     tools = openapi_tools("shop", OpenAPIConfig(spec=spec, base_url=url, allow_hosts=["127.0.0.1"]))
     assert "getItem" in {t.name for t in tools}

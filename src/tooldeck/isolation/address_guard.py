@@ -12,6 +12,7 @@ import ipaddress
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -83,24 +84,31 @@ class AddressGuard:
                 and the ``allow_hosts`` setting.
             ToolUnavailableError: the host name does not resolve.
         """
-        try:
-            parsed = httpx.URL(str(url))
-        except (httpx.InvalidURL, TypeError) as exc:
-            raise InvalidArgumentsError.for_field(
-                "url", f"{url!r} is not a valid URL ({exc})"
-            ) from None
-        if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise InvalidArgumentsError.for_field(
-                "url", f"{url!r} is not an http(s) URL with a host"
-            )
-        host = parsed.host
-        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        parsed, port = _http_url(url)
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM
+                parsed.host, port, type=socket.SOCK_STREAM
             )
         except (socket.gaierror, UnicodeError) as exc:
-            raise ToolUnavailableError(f"cannot resolve host {host!r}: {exc}") from None
+            raise ToolUnavailableError(f"cannot resolve host {parsed.host!r}: {exc}") from None
+        return self._vetted(parsed, infos)
+
+    def check_blocking(self, url: str | httpx.URL) -> VettedURL:
+        """``check`` resolving in this thread, for start-up code that has no event loop.
+
+        Raises:
+            InvalidArgumentsError, ToolDeniedError, ToolUnavailableError: as ``check``.
+        """
+        parsed, port = _http_url(url)
+        try:
+            infos = socket.getaddrinfo(parsed.host, port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise ToolUnavailableError(f"cannot resolve host {parsed.host!r}: {exc}") from None
+        return self._vetted(parsed, infos)
+
+    def _vetted(self, parsed: httpx.URL, infos: Sequence[tuple[Any, ...]]) -> VettedURL:
+        """The first address of ``infos``, once every one is allowed."""
+        host = parsed.host
         addresses = list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
         for text in addresses:
             address = ipaddress.ip_address(text)
@@ -112,6 +120,19 @@ class AddressGuard:
                     details={"url": str(parsed), "address": str(address)},
                 )
         return VettedURL(parsed, addresses[0])
+
+
+def _http_url(url: str | httpx.URL) -> tuple[httpx.URL, int]:
+    """``url`` parsed, with its port; an http(s) URL with a host, or a validation error."""
+    try:
+        parsed = httpx.URL(str(url))
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise InvalidArgumentsError.for_field(
+            "url", f"{url!r} is not a valid URL ({exc})"
+        ) from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise InvalidArgumentsError.for_field("url", f"{url!r} is not an http(s) URL with a host")
+    return parsed, parsed.port or (443 if parsed.scheme == "https" else 80)
 
 
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))

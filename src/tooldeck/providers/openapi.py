@@ -34,7 +34,6 @@ import base64
 import fnmatch
 import json
 import re
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -78,7 +77,10 @@ def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict
     try:
         if spec.startswith(("http://", "https://")):
             url = httpx.URL(spec)
-            _check_host(url, guard)
+            try:
+                guard.check_blocking(url)
+            except ToolFailure as exc:
+                raise ConfigError(f"the OpenAPI document {spec!r}: {exc.message}") from None
             with httpx.stream("GET", url, timeout=30, follow_redirects=False) as response:
                 response.raise_for_status()
                 body = bytearray()
@@ -116,23 +118,6 @@ def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict
             "Swagger 2.0 documents need converting first)"
         )
     return dict(document)
-
-
-def _check_host(url: httpx.URL, guard: AddressGuard) -> None:
-    """The address guard, synchronously (at start, before any loop runs)."""
-    import ipaddress
-
-    try:
-        infos = socket.getaddrinfo(url.host, url.port or 443, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise ConfigError(f"cannot resolve {url.host!r}: {exc}") from None
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if not guard.allowed(url.host, address):
-            raise ConfigError(
-                f"{url} resolves to {address}, a non-public address; add the host to "
-                f"{guard.setting} to permit it"
-            )
 
 
 def openapi_tools(
