@@ -19,7 +19,6 @@ gets ``needs_approval``: the SDK interrupts the run, and once your app approves
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.adapters._calls import approved_by, needs_approval
@@ -88,7 +87,7 @@ def _function_tool(
 
     async def invoke(tool_ctx: Any, arguments: str) -> str:
         ctx = base.derive(request_id=tool_ctx.tool_call_id)
-        if asks and needs_approval(definition, _parsed(arguments)):
+        if needs_approval(definition, arguments):
             ctx = approved_by(ctx, APPROVER)  # the SDK only invokes it once approved
         result = await view.execute(definition.name, arguments or "{}", ctx)
         return result.to_llm()
@@ -104,10 +103,3 @@ def _function_tool(
         strict_json_schema=bool(function.get("strict")),
         needs_approval=approval if asks else False,
     )
-
-
-def _parsed(arguments: str) -> object:
-    try:
-        return json.loads(arguments or "{}")
-    except ValueError:
-        return None
