@@ -23,12 +23,12 @@ from tooldeck.agent.delegate import DELEGATE, Delegation
 from tooldeck.agent.grounding import find_citations
 from tooldeck.agent.pages import READ_RESULT, ReadResult
 from tooldeck.core.claims import read_marked
-from tooldeck.core.extensions import TEXT_EMBEDDERS, Extensions
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
 from tooldeck.core.tool import ToolExecutor
 from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools
+from tooldeck.core.tool_vectors import text_embedder
 from tooldeck.exporters.openai import to_openai_chat, tool_message
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.registry import ToolRegistry
@@ -128,13 +128,11 @@ class ModelAgent:
             ModelError: the endpoint failed.
         """
         definitions = await self.view.definitions()
-        extensions = tools.ctx.services.get_optional(Extensions)
-        embedders = extensions.items(TEXT_EMBEDDERS) if extensions is not None else []
         deferred = DeferredTools.over(
             definitions,
             self.defer_tools_over,
             self.always_visible,
-            embedder=embedders[0] if embedders else None,
+            embedder=text_embedder(tools.ctx.services),
         )
         names = {safe_tool_name(d.name): d.name for d in definitions}
         self.messages = [

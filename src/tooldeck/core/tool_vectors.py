@@ -18,9 +18,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from tooldeck.core.context import ServiceContainer
 from tooldeck.core.definition import ToolDefinition
+from tooldeck.core.extensions import TEXT_EMBEDDERS, Extensions
 
-__all__ = ["TextEmbedder", "ToolVectors", "fused", "tool_text"]
+__all__ = ["TextEmbedder", "ToolVectors", "fused", "text_embedder", "tool_text"]
 
 _CHUNK = 32
 _RRF_K = 60
@@ -35,6 +37,13 @@ class TextEmbedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Any:
         """Unit vectors of ``texts``, a ``(len(texts), dim)`` float array."""
         ...
+
+
+def text_embedder(services: ServiceContainer) -> TextEmbedder | None:
+    """The first local text embedder a pack offers (``core.extensions.TEXT_EMBEDDERS``)."""
+    extensions = services.get_optional(Extensions)
+    offered = extensions.items(TEXT_EMBEDDERS) if extensions is not None else []
+    return offered[0] if offered else None
 
 
 def tool_text(definition: ToolDefinition, parameters: str) -> str:

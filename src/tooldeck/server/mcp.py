@@ -32,12 +32,12 @@ from tooldeck.core.confirmation import (
     arguments_hash,
 )
 from tooldeck.core.context import ToolEvent, new_request_id
-from tooldeck.core.extensions import TEXT_EMBEDDERS, Extensions
 from tooldeck.core.pack import ResourceSource
 from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import trusted_metadata
 from tooldeck.core.tool import error_result
 from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools, ToolIndex
+from tooldeck.core.tool_vectors import text_embedder
 from tooldeck.exceptions import ConfigError
 from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
@@ -136,13 +136,12 @@ def create_mcp_server(
         current = mine.get(name)
         if current is not None and current.tool.index is ToolIndex.of(definitions):
             return current
-        embedders = runtime.services.get(Extensions).items(TEXT_EMBEDDERS)
         fresh = DeferredTools.over(
             definitions,
             settings.agent.defer_tools_over,
             settings.agent.always_visible,
             schemas=True,
-            embedder=embedders[0] if embedders else None,
+            embedder=text_embedder(runtime.services),
         )
         if fresh is not None and current is not None:  # the tools changed: keep the finds
             fresh.found |= current.found

@@ -59,11 +59,11 @@ def _store(config: Path | None) -> Iterator[tuple[KnowledgeConfig, KnowledgeStor
     A bad configuration, or a store that cannot be used (a PostgreSQL server down), is
     said in one line and the command exits 2.
     """
-    from tooldeck.packs.knowledge.pack import open_store
+    from tooldeck.packs.knowledge.pack import embedder_of, open_store
 
     knowledge, environment = pack_settings(config, "knowledge")
     try:
-        store = open_store(knowledge, environment.data_dir)
+        store = open_store(knowledge, environment.data_dir, embedder_of(knowledge))
     except ToolDeckError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None

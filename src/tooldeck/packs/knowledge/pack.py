@@ -10,7 +10,12 @@ from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackRout
 from tooldeck.exceptions import ConfigError
 from tooldeck.packs.knowledge.answers import KnowledgeAnswers
 from tooldeck.packs.knowledge.config import KnowledgeConfig
-from tooldeck.packs.knowledge.embed import Embedder, OpenAIEmbedder, local_embedder
+from tooldeck.packs.knowledge.embed import (
+    Embedder,
+    LocalEmbedder,
+    OpenAIEmbedder,
+    local_embedder,
+)
 from tooldeck.packs.knowledge.reader import DocumentReader
 from tooldeck.packs.knowledge.resources import DocumentResources
 from tooldeck.packs.knowledge.store import KnowledgeStore
@@ -36,18 +41,19 @@ def embedder_of(config: KnowledgeConfig) -> Embedder | None:
     return local_embedder() if config.embedder == "local" else None
 
 
-def open_store(config: KnowledgeConfig, data_dir: Path) -> KnowledgeStore:
+def open_store(
+    config: KnowledgeConfig, data_dir: Path, embedder: Embedder | None
+) -> KnowledgeStore:
     """The store of ``config``: PostgreSQL at ``url``, else SQLite at ``path``.
 
-    ``path`` defaults to ``knowledge.db`` in ``data_dir``. Nothing is opened until first
-    use.
+    ``path`` defaults to ``knowledge.db`` in ``data_dir``; ``embedder`` is the one
+    ``config`` asks for (``embedder_of``). Nothing is opened until first use.
 
     Raises:
         ConfigError: ``url`` is set and ``tooldeck[postgres]`` is not installed.
     """
     import importlib.util
 
-    embedder = embedder_of(config)
     if config.url is not None:
         if importlib.util.find_spec("psycopg_pool") is None:
             raise ConfigError(
@@ -79,8 +85,10 @@ class KnowledgePack:
         """The tools over the store; nothing when ``enabled`` is false."""
         if not config.enabled:
             return PackParts()
-        store = open_store(config, services.get(PackEnvironment).data_dir)
-        local = local_embedder()
+        embedder = embedder_of(config)
+        store = open_store(config, services.get(PackEnvironment).data_dir, embedder)
+        # the same local model for tool search; OpenAI's never: tools stay on the machine
+        local = embedder if isinstance(embedder, LocalEmbedder) else local_embedder()
         extensions = services.get_optional(Extensions)
         if local is not None and extensions is not None:  # tool search by meaning, too
             extensions.provide(TEXT_EMBEDDERS, lambda: [local])
