@@ -12,7 +12,7 @@ from scripted_openai import ScriptedModel, text, tool_calls
 from tooldeck.agent.contracts import ChatRequest
 from tooldeck.config import load_settings
 from tooldeck.exceptions import ConfigError
-from tooldeck.runtime import build_runtime
+from tooldeck.runtime import Runtime, build_runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
@@ -24,6 +24,16 @@ PROFILES = {
 
 def names(request: dict[str, Any]) -> list[str]:
     return [t["function"]["name"] for t in request.get("tools", [])]
+
+
+def delegating_runtime(base_url: str, profiles: dict[str, Any]) -> Runtime:
+    """A runtime whose model is the scripted one, with ``profiles``."""
+    settings = load_settings(
+        builtin={"enabled": False},
+        agent={"model": "scripted", "base_url": base_url},
+        profiles=profiles,
+    )
+    return build_runtime(settings)
 
 
 def reply(body: dict[str, Any]) -> dict[str, Any]:
@@ -41,12 +51,7 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
 async def test_a_run_asks_another_profiles_agent() -> None:
     model = ScriptedModel([reply])
     with model.serve() as base_url:
-        settings = load_settings(
-            builtin={"enabled": False},
-            agent={"model": "scripted", "base_url": base_url},
-            profiles=PROFILES,
-        )
-        runtime = build_runtime(settings)
+        runtime = delegating_runtime(base_url, PROFILES)
         try:
             run = await runtime.runs.start(
                 ChatRequest(question="AAPL?", profile="desk"), user="ana"
@@ -85,12 +90,7 @@ async def test_an_approval_inside_the_child_is_said_on_the_parents_stream() -> N
     model = ScriptedModel([reply])
     careful = {**PROFILES, "research": {**PROFILES["research"], "confirm": ["get_quotes"]}}
     with model.serve() as base_url:
-        settings = load_settings(
-            builtin={"enabled": False},
-            agent={"model": "scripted", "base_url": base_url},
-            profiles=careful,
-        )
-        runtime = build_runtime(settings)
+        runtime = delegating_runtime(base_url, careful)
         try:
             run = await runtime.runs.start(
                 ChatRequest(question="AAPL?", profile="desk"), user="ana"

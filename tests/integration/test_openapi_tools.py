@@ -94,25 +94,27 @@ def shop() -> tuple[FastAPI, list[str]]:
 
 
 @pytest.fixture
-def served() -> Iterator[tuple[str, FastAPI, list[str]]]:
+def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
+    """The shop on 127.0.0.1: its URL, its OpenAPI document in a file, its hits."""
     app, hits = shop()
+    spec = tmp_path / "shop.json"
+    spec.write_text(json.dumps(app.openapi()))
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_until(lambda: server.started, "the shop app to start")
     try:
-        yield f"http://127.0.0.1:{port}", app, hits
+        yield f"http://127.0.0.1:{port}", spec, hits
     finally:
         server.should_exit = True
         thread.join(timeout=10)
 
 
 async def test_a_fastapi_apps_operations_are_tools(
-    served: tuple[str, FastAPI, list[str]], tmp_path: Path
+    served: tuple[str, Path, list[str]], tmp_path: Path
 ) -> None:
-    url, app, hits = served
-    (tmp_path / "shop.json").write_text(json.dumps(app.openapi()))
+    url, _, hits = served
     config = tmp_path / "tooldeck.toml"
     config.write_text(
         f'[builtin]\nenabled = false\n[openapi.shop]\nspec = "shop.json"\nbase_url = "{url}"\n'
@@ -157,12 +159,11 @@ async def test_a_fastapi_apps_operations_are_tools(
 
 
 async def test_a_hostile_api_cannot_leak_the_token_flood_memory_or_take_a_header(
-    served: tuple[str, FastAPI, list[str]], tmp_path: Path
+    served: tuple[str, Path, list[str]],
 ) -> None:
-    url, app, _ = served
-    (tmp_path / "shop.json").write_text(json.dumps(app.openapi()))
+    url, spec, _ = served
     config = OpenAPIConfig(
-        spec=str(tmp_path / "shop.json"),
+        spec=str(spec),
         base_url=url,
         auth="bearer",
         secret="s3cret",  # type: ignore[arg-type]
@@ -180,7 +181,7 @@ async def test_a_hostile_api_cannot_leak_the_token_flood_memory_or_take_a_header
 
 
 def test_a_document_from_a_url_passes_the_address_guard(
-    served: tuple[str, FastAPI, list[str]],
+    served: tuple[str, Path, list[str]],
 ) -> None:
     url, _, _ = served
     spec = f"{url}/openapi.json"
@@ -194,13 +195,10 @@ def test_a_document_from_a_url_passes_the_address_guard(
 
 
 async def test_each_caller_uses_their_own_stored_credential(
-    served: tuple[str, FastAPI, list[str]], tmp_path: Path
+    served: tuple[str, Path, list[str]],
 ) -> None:
-    url, app, _ = served
-    (tmp_path / "shop.json").write_text(json.dumps(app.openapi()))
-    config = OpenAPIConfig(
-        spec=str(tmp_path / "shop.json"), base_url=url, auth="bearer", credential=True
-    )
+    url, spec, _ = served
+    config = OpenAPIConfig(spec=str(spec), base_url=url, auth="bearer", credential=True)
     runtime = build_runtime(load_settings(builtin={"enabled": False}, openapi={"shop": config}))
     try:
         from tooldeck.core.credentials import CredentialStore
