@@ -7,7 +7,7 @@ import pytest
 from openai.lib._pydantic import _ensure_strict_json_schema, to_strict_json_schema
 from pydantic import BaseModel, Field
 
-from tooldeck.core.schema import inline_refs, model_schema, strip_titles, to_strict
+from tooldeck.core.schema import INLINED_NODES, inline_refs, model_schema, strip_titles, to_strict
 from tooldeck.exceptions import RegistrationError
 
 
@@ -82,3 +82,24 @@ def test_inline_refs_and_recursion() -> None:
     child = cut["properties"]["children"]["items"]  # a Node inside a Node
     assert child["type"] == "object" and "not expanded" in child["description"]
     assert "$defs" not in cut
+
+
+def test_refs_that_double_at_every_level_inline_to_a_bounded_schema() -> None:
+    levels = 30  # 2^30 objects if every ref were inlined
+    defs: dict[str, object] = {
+        f"L{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/L{i + 1}"}, "b": {"$ref": f"#/$defs/L{i + 1}"}},
+        }
+        for i in range(levels)
+    }
+    defs[f"L{levels}"] = {"type": "integer"}
+    schema = {"type": "object", "properties": {"tree": {"$ref": "#/$defs/L0"}}, "$defs": defs}
+    with pytest.raises(RegistrationError, match="more than 20,000 objects"):
+        inline_refs(schema)
+    cut = inline_refs(schema, cut_recursion=True)
+    text = str(cut)
+    assert text.count("'description': 'A L") > 0 and "$defs" not in cut
+    assert text.count("{") < 3 * INLINED_NODES
+    strict = to_strict(schema)  # what OpenAI strict mode gets: the same cut, then closed
+    assert strict["properties"]["tree"]["properties"]["a"]["additionalProperties"] is False

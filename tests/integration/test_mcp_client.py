@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,6 +134,28 @@ async def test_upstream_tools_take_strict_nulls_and_refuse_undeclared_arguments(
         assert result.success
         wrong = await provider.execute("get_current_time", {"timezone": "UTC", "tz": "x"})
         assert wrong.error is not None and "tz: unexpected argument" in wrong.error.message
+
+
+async def test_an_upstream_schema_whose_refs_double_exports_bounded_in_every_format() -> None:
+    """2^40 objects if its $refs were inlined: every listing would stall (a stranger's schema)."""
+    from google.genai import types
+
+    from tooldeck.exporters import export
+
+    async with fixture("--nested") as provider:
+        nested = next(d for d in await provider.definitions() if d.name == "nested")
+        begin = time.perf_counter()
+        exported = {fmt: export([nested], fmt) for fmt in ("openai", "anthropic", "gemini", "mcp")}
+        assert time.perf_counter() - begin < 20  # unbounded: hours
+        for fmt, tools in exported.items():
+            assert len(json.dumps(tools)) < 2_000_000, fmt
+        types.FunctionDeclaration.model_validate(exported["gemini"][0])
+        assert "not expanded: the schema is too large" in json.dumps(exported["openai"])
+        # calls are still checked against the real schema, refs and all
+        ok = await provider.execute("nested", {"tree": {"left": {"right": {}}}})
+        assert ok.success, ok.error
+        wrong = await provider.execute("nested", {"tree": {"left": 5}})
+        assert wrong.error is not None and wrong.error.type == "validation"
 
 
 async def test_a_tool_that_needs_mcp_tasks_is_listed_unavailable_with_the_reason() -> None:

@@ -27,6 +27,7 @@ from tooldeck.exceptions import RegistrationError
 
 __all__ = [
     "ANY_VALUE",
+    "INLINED_NODES",
     "closed_objects",
     "flatten_root_union",
     "inline_refs",
@@ -102,6 +103,14 @@ def resolve_ref(root: Schema, ref: str) -> Schema:
     return node  # type: ignore[no-any-return]
 
 
+INLINED_NODES = 20_000
+"""Most schema objects ``inline_refs`` makes: refs used twice at each of N levels
+double the schema N times (a schema's "billion laughs"; 30 levels are 2^30 objects),
+and a stranger's schema (an upstream MCP server's, an OpenAPI document's) must not
+stall every listing. Real schemas stay far below (the largest of Temporal's OpenAPI
+operations' schemas inlines to ~2,800)."""
+
+
 def inline_refs(schema: Schema, *, cut_recursion: bool = False) -> Schema:
     """Replace every local ``$ref`` by its target and drop ``$defs``.
 
@@ -111,22 +120,34 @@ def inline_refs(schema: Schema, *, cut_recursion: bool = False) -> Schema:
             schema it is already inside (``Failure.cause: Failure``) becomes a free
             object described as that shape, one level down, instead of an error. The
             model may send less structure there; tooldeck still validates the call
-            against the real schema.
+            against the real schema. Past ``INLINED_NODES`` objects, every further ref
+            is left unexpanded the same way (any value, described as that shape).
 
     Raises:
-        RegistrationError: the schema is recursive and ``cut_recursion`` is false, or a
-            ``$ref`` does not resolve.
+        RegistrationError: the schema is recursive, or would inline to more than
+            ``INLINED_NODES`` objects, and ``cut_recursion`` is false; or a ``$ref``
+            does not resolve.
     """
+    made = 0
 
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        nonlocal made
         if isinstance(node, list):
             return [walk(n, seen) for n in node]
         if not isinstance(node, dict):
             return node
+        made += 1
         ref = node.get("$ref")
         if isinstance(ref, str):
+            shape = ref.rsplit("/", 1)[-1]
+            if made > INLINED_NODES and cut_recursion:
+                return {"description": f"A {shape} (not expanded: the schema is too large)."}
+            if made > INLINED_NODES:
+                raise RegistrationError(
+                    f"the schema inlines to more than {INLINED_NODES:,} objects (its $refs "
+                    "nest and repeat); give the tool a smaller input_schema"
+                )
             if ref in seen and cut_recursion:
-                shape = ref.rsplit("/", 1)[-1]
                 return {
                     "type": "object",
                     "description": f"A {shape} (the same shape as its parent; not expanded).",
