@@ -596,3 +596,65 @@ def test_the_modules_page_shows_versions_drafts_and_each_validation_check(
         shot(page, "modules")
     finally:
         server.stop()
+
+
+NESTING_TOOLS = '''
+from __future__ import annotations
+
+from pydantic import BaseModel, create_model
+
+from tooldeck import tool
+
+
+class Failure(BaseModel):
+    message: str
+    cause: Failure | None = None
+
+
+@tool
+def report(failure: Failure) -> str:
+    """Count a failure's causes."""
+    causes = 0
+    while failure.cause is not None:
+        causes, failure = causes + 1, failure.cause
+    return f"{causes} causes"
+
+
+Level = create_model("L12", x=(int, 0))
+for n in range(11, -1, -1):  # each level holds the next one twice: 4,096 leaves
+    Level = create_model(f"L{n}", left=(Level, None), right=(Level, None))
+Tree = Level
+
+
+@tool
+def grow(tree: Tree) -> str:  # type: ignore[valid-type]
+    """Take a tree."""
+    return "ok"
+'''
+
+
+def test_forms_of_recursive_and_doubling_schemas_stop_unfolding(tmp_path: Path, page: Any) -> None:
+    """A recursive model unfolded without end (a stack overflow), a doubling one 4,096 fields."""
+    from playwright.sync_api import expect
+
+    tools = tmp_path / "nesting.py"
+    tools.write_text(NESTING_TOOLS)
+    server = Server(tmp_path / "data", free_port(), extra_args=["--tools", str(tools)])
+    try:
+        page.goto(f"{server.url}/tools/t/report")
+        expect(page.locator("h1")).to_contain_text("report")
+        assert page.locator("input[name=message]").count() <= 6  # one per level shown
+        expect(page.locator('textarea[name="cause"]')).to_have_count(1)  # the rest as JSON
+        page.locator("input[name=message]").first.fill("disk full")
+        page.locator('textarea[name="cause"]').fill(
+            '{"message": "quota", "cause": {"message": "x"}}'
+        )
+        page.click("#run")
+        expect(page.locator("#result-status")).to_have_text("success")
+        expect(page.locator("#result")).to_contain_text("causes")
+        page.goto(f"{server.url}/tools/t/grow")
+        expect(page.locator("h1")).to_contain_text("grow")
+        assert page.locator("section input, section textarea, section select").count() <= 220
+        shot(page, "tool-nesting-form")
+    finally:
+        server.stop()

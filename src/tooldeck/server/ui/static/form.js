@@ -7,11 +7,17 @@ import { h } from "./dom.js";
 
 const TEXTAREA_NAMES = new Set(["code", "script", "content", "body", "text", "command", "patch", "prompt"]);
 
-function resolve(schema, root) {
+// A schema written elsewhere may nest without end (a recursive model) or double at each
+// level ($refs used twice): past MAX_DEPTH nested objects, or MAX_FIELDS fields in one
+// form, an object, array or union is typed as JSON instead of unfolded into fields.
+const MAX_DEPTH = 6;
+const MAX_FIELDS = 200;
+
+function resolve(schema, form) {
   let s = schema || {};
   for (let depth = 0; s.$ref && depth < 20; depth++) {
     const path = s.$ref.replace(/^#\//, "").split("/");
-    let target = root;
+    let target = form.schema;
     for (const part of path) target = target?.[part];
     const { $ref, ...rest } = s;
     s = { ...(target || {}), ...rest };
@@ -19,25 +25,25 @@ function resolve(schema, root) {
   return s;
 }
 
-function nonNull(schema, root) {
+function nonNull(schema, form) {
   // Optional[X] comes as anyOf [X, {type: null}]: use X, remember it may be empty.
-  const s = resolve(schema, root);
+  const s = resolve(schema, form);
   const options = s.anyOf || s.oneOf;
   if (options) {
-    const real = options.filter((o) => resolve(o, root).type !== "null");
+    const real = options.filter((o) => resolve(o, form).type !== "null");
     if (real.length === 1 && real.length < options.length) {
       const { anyOf, oneOf, ...rest } = s;
-      return { ...resolve(real[0], root), ...rest, _nullable: true };
+      return { ...resolve(real[0], form), ...rest, _nullable: true };
     }
   }
   return s;
 }
 
-function discriminator(variants, root) {
+function discriminator(variants, form) {
   // The property every variant pins with a const (e.g. "action").
-  const first = resolve(variants[0], root).properties || {};
+  const first = resolve(variants[0], form).properties || {};
   for (const key of Object.keys(first)) {
-    if (variants.every((v) => resolve(v, root).properties?.[key]?.const !== undefined)) return key;
+    if (variants.every((v) => resolve(v, form).properties?.[key]?.const !== undefined)) return key;
   }
   return null;
 }
@@ -111,12 +117,12 @@ function scalarInput(name, schema, value, required) {
   };
 }
 
-function arrayInput(name, schema, value, root) {
+function arrayInput(name, schema, value, form) {
   const itemSchema = schema.items || {};
   const list = h("div", { class: "array" });
   const items = [];
   const add = (v) => {
-    const field = node(`${name}[${items.length}]`, itemSchema, v, true, root);
+    const field = node(`${name}[${items.length}]`, itemSchema, v, true, form);
     const row = h("div", { class: "array-item" }, field.element);
     const entry = { field, row };
     row.append(h("button", { type: "button", class: "danger", title: "Remove", onclick: () => {
@@ -130,12 +136,12 @@ function arrayInput(name, schema, value, root) {
   return { element, value: () => (items.length ? items.map((i) => i.field.value()) : undefined) };
 }
 
-function objectInput(schema, value, root) {
+function objectInput(schema, value, form) {
   const required = new Set(schema.required || []);
   const fields = [];
   const element = h("div", {});
   for (const [key, sub] of Object.entries(schema.properties || {})) {
-    const field = node(key, sub, value?.[key], required.has(key), root);
+    const field = node(key, sub, value?.[key], required.has(key), form);
     fields.push([key, field]);
     element.append(field.element);
   }
@@ -152,9 +158,9 @@ function objectInput(schema, value, root) {
   };
 }
 
-function unionInput(name, schema, value, root) {
-  const variants = (schema.oneOf || schema.anyOf).map((v) => resolve(v, root));
-  const key = discriminator(variants, root);
+function unionInput(name, schema, value, form) {
+  const variants = (schema.oneOf || schema.anyOf).map((v) => resolve(v, form));
+  const key = discriminator(variants, form);
   if (!key) return scalarInput(name, { type: "json" }, value, false);
   const choose = h("select", { id: `f-${name || "root"}-${key}`, name: key, "aria-label": key },
     ...variants.map((v, i) => h("option", { value: String(i) }, String(v.properties[key].const))));
@@ -167,7 +173,7 @@ function unionInput(name, schema, value, root) {
     const variant = variants[Number(choose.value)];
     const { [key]: _pinned, ...props } = variant.properties;
     const rest = { ...variant, properties: props, required: (variant.required || []).filter((r) => r !== key) };
-    current = objectInput(rest, keep, root);
+    current = objectInput(rest, keep, form);
     description.textContent = variant.description || variant.properties[key].description || "";
     holder.replaceChildren(current.element);
   };
@@ -177,25 +183,33 @@ function unionInput(name, schema, value, root) {
   return { element, value: () => ({ [key]: variants[Number(choose.value)].properties[key].const, ...current.value() }) };
 }
 
-function node(name, schema, value, required, root) {
-  const s = nonNull(schema, root);
+function node(name, schema, value, required, form) {
+  const s = nonNull(schema, form);
+  form.fields += 1;
+  const unfolds = s.properties || s.oneOf || s.anyOf || s.type === "array";
+  if (unfolds && (form.depth >= MAX_DEPTH || form.fields > MAX_FIELDS)) {
+    const inner = scalarInput(name, { ...s, type: "json" }, value, false);
+    return { element: h("div", { class: "field" }, label(name, s, required), inner.element, help(s)), value: inner.value };
+  }
   const isUnion = (s.oneOf || s.anyOf) && !s.properties;
   if (isUnion) {
-    const inner = unionInput(name, s, value, root);
+    const inner = unionInput(name, s, value, form);
     return name ? { element: h("fieldset", {}, h("legend", {}, name), help(s), inner.element), value: inner.value } : inner;
   }
   if (s.type === "object" && s.properties) {
-    const inner = objectInput(s, value, root);
+    form.depth += 1;
+    const inner = objectInput(s, value, form);
+    form.depth -= 1;
     if (!name) return inner;
     return { element: h("fieldset", {}, h("legend", {}, name, required ? h("span", { class: "req" }, " *") : null), help(s), inner.element), value: () => {
       const v = inner.value();
       return Object.keys(v).length || required ? v : undefined;
     } };
   }
-  const inner = s.type === "array" ? arrayInput(name, s, value, root) : scalarInput(name, s, value, required && !s._nullable);
+  const inner = s.type === "array" ? arrayInput(name, s, value, form) : scalarInput(name, s, value, required && !s._nullable);
   return { element: h("div", { class: "field" }, label(name, s, required), inner.element, help(s)), value: inner.value };
 }
 
 export function buildForm(schema, value) {
-  return node("", schema, value || {}, true, schema);
+  return node("", schema, value || {}, true, { schema, depth: 0, fields: 0 });
 }
