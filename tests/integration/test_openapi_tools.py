@@ -194,6 +194,85 @@ def test_a_document_from_a_url_passes_the_address_guard(
     assert "getItem" in {t.name for t in tools}
 
 
+def _laughs(levels: int) -> str:
+    """YAML's "billion laughs": each anchor's list holds the previous one nine times."""
+    lines = ["openapi: 3.0.0", "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("laughs.yaml", _laughs(8), "its YAML aliases expand it past 50,000,000 bytes"),
+        (
+            "deep.json",
+            '{"openapi": "3.0.0", "x": ' + "[" * 200_000 + "]" * 200_000 + "}",
+            "nested too deeply to read",
+        ),
+        (
+            "deep.yaml",
+            "openapi: 3.0.0\nx: " + "[" * 150 + "]" * 150 + "\n",
+            "nested more than 100 levels deep",
+        ),
+        ("swagger.yaml", "swagger: '2.0'\n", "not an OpenAPI 3.0 or 3.1 document"),
+        ("dates.yaml", "openapi: 3.0.0\nx: !!binary aGk=\n", "holds a value JSON cannot"),
+    ],
+)
+def test_a_hostile_document_is_a_load_error_read_in_a_killable_process(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    (tmp_path / name).write_text(text)
+    (tmp_path / "tooldeck.toml").write_text(
+        f'[openapi.evil]\nspec = "{name}"\nbase_url = "http://127.0.0.1:9"\n'
+    )
+    runtime = build_runtime(load_settings(tmp_path / "tooldeck.toml"))
+    try:
+        assert [e.spec for e in runtime.load_errors] == ["[openapi.evil]"]
+        assert message in runtime.load_errors[0].message
+        assert runtime.registry.names  # the rest of the runtime serves
+    finally:
+        asyncio.run(runtime.aclose())
+
+
+def test_components_whose_refs_double_make_tools_that_export_bounded(tmp_path: Path) -> None:
+    schemas: dict[str, Any] = {
+        f"L{i}": {
+            "type": "object",
+            "properties": {
+                "a": {"$ref": f"#/components/schemas/L{i + 1}"},
+                "b": {"$ref": f"#/components/schemas/L{i + 1}"},
+            },
+        }
+        for i in range(40)
+    }
+    schemas["L40"] = {"type": "string"}
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/t": {
+                "post": {
+                    "operationId": "grow",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/L0"}}
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+        "components": {"schemas": schemas},
+    }
+    (tmp_path / "doubling.json").write_text(json.dumps(document))
+    [tool] = openapi_tools(
+        "t", OpenAPIConfig(spec=str(tmp_path / "doubling.json"), base_url="http://127.0.0.1:9")
+    )
+    for fmt in FORMATS:
+        assert len(json.dumps(export([tool.definition], fmt))) < 2_000_000, fmt
+
+
 async def test_each_caller_uses_their_own_stored_credential(
     served: tuple[str, Path, list[str]],
 ) -> None:

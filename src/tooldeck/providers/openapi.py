@@ -31,6 +31,7 @@ a run that read private data, or untrusted content, asks before it sends or chan
 from __future__ import annotations
 
 import base64
+import contextlib
 import fnmatch
 import json
 import re
@@ -45,6 +46,7 @@ from pydantic import SecretStr
 from tooldeck.core.context import ToolContext, principal_of
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations
+from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.core.json_schema_tool import JsonSchemaTool
 from tooldeck.core.validation import compile_schema
 from tooldeck.exceptions import (
@@ -65,6 +67,10 @@ _NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _SKIPPED_HEADERS = {"authorization", "accept", "content-type", "cookie", "host"}
 _MAX_DOCUMENT = 50_000_000
 """Bytes of an OpenAPI document read (the largest public ones are a few MB)."""
+_MAX_DEPTH = 100
+"""Levels of nesting in a document (Temporal's 1.9 MB document has 15)."""
+_PARSE_LIMITS = ProcessLimits(timeout_s=60, memory_mb=2048)
+"""A document is parsed in a killable process under these (``core.isolated``)."""
 
 
 def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict[str, Any]:
@@ -99,18 +105,13 @@ def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict
     except (OSError, httpx.HTTPError) as exc:
         raise ConfigError(f"cannot read the OpenAPI document {spec!r}: {exc}") from None
     try:
-        document = json.loads(text)
-    except ValueError:
-        try:
-            import yaml
-        except ImportError:
-            raise ConfigError(
-                f"{spec!r} is not JSON; reading YAML needs pyyaml: pip install 'tooldeck[openapi]'"
-            ) from None
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{spec!r} is neither JSON nor YAML: {exc}") from None
+        with contextlib.closing(IsolatedProcesses(1, ("yaml",))) as parser:
+            document = json.loads(parser.call(_as_json, text, limits=_PARSE_LIMITS))
+    except IsolationError as exc:
+        raise ConfigError(f"the OpenAPI document {spec!r} was not read: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"the OpenAPI document {spec!r}: {exc}") from None
+    _check_depth(document, spec)
     version = document.get("openapi") if isinstance(document, dict) else None
     if not isinstance(version, str) or not version.startswith("3."):
         raise ConfigError(
@@ -118,6 +119,52 @@ def load_document(spec: str, base_dir: Path | None, guard: AddressGuard) -> dict
             "Swagger 2.0 documents need converting first)"
         )
     return dict(document)
+
+
+def _as_json(text: str) -> str:
+    """(In a killable process) the JSON or YAML document ``text`` as JSON text.
+
+    YAML's aliases are expanded here (a "billion laughs" document meets the process's
+    memory limit or deadline, not the server's); nesting past the recursion limit, or
+    more than ``_MAX_DOCUMENT`` bytes once expanded, is a ``ValueError``.
+    """
+    try:
+        try:
+            document = json.loads(text)
+        except ValueError:
+            try:
+                import yaml
+            except ImportError:
+                raise ValueError(
+                    "it is not JSON; reading YAML needs pyyaml: pip install 'tooldeck[openapi]'"
+                ) from None
+            try:
+                document = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise ValueError(f"it is neither JSON nor YAML: {exc}") from None
+        out = json.dumps(document)
+        if len(out) > _MAX_DOCUMENT:
+            raise ValueError(f"its YAML aliases expand it past {_MAX_DOCUMENT:,} bytes")
+        return out
+    except RecursionError:
+        raise ValueError("it is nested too deeply to read") from None
+    except TypeError as exc:  # YAML's dates, binary or non-text keys
+        raise ValueError(f"it holds a value JSON cannot: {exc}") from None
+
+
+def _check_depth(document: Any, spec: str) -> None:
+    """Refuse a document nested past ``_MAX_DEPTH`` (the converter recurses through it)."""
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise ConfigError(
+                f"the OpenAPI document {spec!r} is nested more than {_MAX_DEPTH} levels deep"
+            )
+        children = (
+            node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        )
+        stack.extend((child, depth + 1) for child in children)
 
 
 def openapi_tools(
