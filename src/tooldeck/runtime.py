@@ -188,13 +188,17 @@ class Runtime:
             flow=self.flow,
             tracker=self.flow_tracker,
         )
-        view = self._with_receipts(view)
-        if self.audit is not None or self.tracer is not None:
-            view = view.observed(
-                self.audit, self.tracer, fail_closed=self.settings.audit.fail_closed
-            )
+        view = self.observed(self._with_receipts(view))
         self._views[profile] = view
         return view
+
+    def observed(self, provider: ToolsProvider) -> ToolsProvider:
+        """``provider`` behind the runtime's audit and tracing (when either is on)."""
+        if self.audit is None and self.tracer is None:
+            return provider
+        return provider.observed(
+            self.audit, self.tracer, fail_closed=self.settings.audit.fail_closed
+        )
 
     def _with_receipts(self, provider: ToolsProvider) -> ToolsProvider:
         """``provider`` behind the receipts layer (when receipts are on)."""
@@ -447,6 +451,10 @@ class _RuntimeViews(ToolViews):
         """The definitions the view lists."""
         return await self.runtime.view(profile).definitions()
 
+    def observed(self, tools: ToolExecutor) -> ToolExecutor:
+        """``tools`` behind the runtime's audit and tracing (a provider; others as they are)."""
+        return self.runtime.observed(tools) if isinstance(tools, ToolsProvider) else tools
+
 
 class _RuntimePacks(PackReloader):
     """``PackReloader`` over a runtime, for a pack's tools (``module_admin``)."""
@@ -606,10 +614,7 @@ def build_runtime(
         _pack_reloaders=dict(packs.reloaders),
         _tracer_provider=own_provider,
     )
-    provider = runtime._with_receipts(provider)
-    if audit is not None or tracer is not None:
-        provider = provider.observed(audit, tracer, fail_closed=settings.audit.fail_closed)
-    runtime.provider = provider
+    provider = runtime.provider = runtime.observed(runtime._with_receipts(provider))
     services.register(ToolsProvider, provider)  # type: ignore[type-abstract]
     services.register(ToolViews, _RuntimeViews(runtime))  # type: ignore[type-abstract]
     services.register(PackReloader, _RuntimePacks(runtime))  # type: ignore[type-abstract]

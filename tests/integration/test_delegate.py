@@ -59,9 +59,13 @@ async def test_a_run_asks_another_profiles_agent() -> None:
             run = await runtime.runs.wait(run.run_id)
             events = [e async for e in runtime.runs.events(run.run_id)]
             runs = await runtime.runs.recent(5)
+            assert runtime.audit is not None
+            runtime.audit.flush()
+            audited = [r.tool_name for r in runtime.audit.query(run_id=run.run_id)]
         finally:
             await runtime.aclose()
     assert run.state == "completed", run.error
+    assert audited == ["delegate"]  # the child's own calls are audited under its run
     assert run.answer is not None and "228.42" in run.answer.answer_markdown
     parent_first, child_first = model.requests[0], model.requests[1]
     assert names(parent_first) == ["get_positions", "delegate"]

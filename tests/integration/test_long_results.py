@@ -66,9 +66,13 @@ async def test_the_model_sees_head_and_tail_and_reads_the_middle(tmp_path: Any) 
         try:
             run = await runtime.runs.start(ChatRequest(question="How long is the log?"), user="ana")
             run = await runtime.runs.wait(run.run_id)
+            assert runtime.audit is not None
+            runtime.audit.flush()
+            audited = [(r.tool_name, r.request_id) for r in runtime.audit.query(run_id=run.run_id)]
         finally:
             await runtime.aclose()
     assert run.state == "completed", run.error
+    assert sorted(audited) == [("big_report", "c1"), ("read_result", "r1")]
     shown = seen["shown"]
     assert len(shown) < DEFAULT_MAX_LLM_CHARS + 200  # the model's view stays in budget
     head, end, total, request_id = seen["marker"]

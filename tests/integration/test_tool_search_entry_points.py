@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,12 @@ async def test_a_run_over_many_tools_searches_then_calls_what_it_found() -> None
             every = [d.name for d in await runtime.view(None).definitions()]
             run = await runtime.runs.start(ChatRequest(question="AAPL price?"), user="ana")
             run = await runtime.runs.wait(run.run_id)
+            assert runtime.audit is not None
+            runtime.audit.flush()
+            audited = {(r.tool_name, r.request_id, r.run_id) for r in runtime.audit.query()}
         finally:
             await runtime.aclose()
+    assert {("search_tools", "s1", run.run_id), ("get_quotes", "q1", run.run_id)} <= audited
     assert len(every) > 5 and "get_quotes" in every
     assert run.state == "completed", run.error
     first, second, third = model.requests
@@ -125,6 +130,16 @@ async def test_an_mcp_session_lists_search_then_what_it_found(tmp_path: Path) ->
         # any tool of the view can be called, listed or not
         hidden = await client.call_tool("get_activity", {})
         assert not hidden.is_error
+    audit = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "audit", "--json"],
+        env={"TOOLDECK_DATA_DIR": str(tmp_path / "data"), "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    records = [json.loads(line) for line in audit.stdout.splitlines()]
+    assert [r["tool_name"] for r in records][::-1] == ["search_tools", "get_activity"]
 
 
 async def test_over_http_one_clients_finds_are_not_listed_to_another(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from tooldeck.core.claims import read_marked
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
-from tooldeck.core.tool import ToolExecutor
+from tooldeck.core.tool import ToolExecutor, ToolViews
 from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools
 from tooldeck.core.tool_vectors import text_embedder
 from tooldeck.exporters.openai import to_openai_chat, tool_message
@@ -139,20 +139,24 @@ class ModelAgent:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": question},
         ]
-        own: dict[str, ToolExecutor] = {}  # tools the agent answers itself, by name
+        services = tools.ctx.services
+        views = services.get_optional(ToolViews)  # type: ignore[type-abstract]
+        observed = views.observed if views is not None else (lambda own: own)
+        own: dict[str, ToolExecutor] = {}  # tools the agent answers itself, audited, by name
         if deferred is not None:
-            own[SEARCH_TOOLS] = deferred
-        delegation = tools.ctx.services.get_optional(Delegation)
+            own[SEARCH_TOOLS] = observed(ToolRegistry([deferred.tool]))
+        delegation = services.get_optional(Delegation)
         delegate = delegation.tool(tools.ctx) if delegation is not None else None
         if delegate is not None and DELEGATE not in names:
-            own[DELEGATE] = ToolRegistry([delegate])
-        pager = ToolRegistry([ReadResult(tools.result)])
+            own[DELEGATE] = observed(ToolRegistry([delegate]))
+        reader = ReadResult(tools.result)
+        pager = observed(ToolRegistry([reader]))
         for _ in range(self.max_steps):
             sent = definitions if deferred is None else deferred.visible()
             if DELEGATE in own:
                 sent = [*sent, delegate.definition]  # type: ignore[union-attr]
             if READ_RESULT in own:
-                sent = [*sent, pager.list_definitions()[0]]
+                sent = [*sent, reader.definition]
             message = await self._complete(to_openai_chat(sent, strict=self.strict_tools))
             calls = list(message.tool_calls or ())
             if not calls:
@@ -170,6 +174,10 @@ class ModelAgent:
                 )
             )
             self.messages.extend(tool_message(c.id, r) for c, r in zip(calls, results, strict=True))
+            if deferred is not None:  # what a search found is sent from now on
+                for call, result in zip(calls, results, strict=True):
+                    if call.function.name == SEARCH_TOOLS:
+                        deferred.note(result)
             cut = any(r.success and len(r.llm_body()) > DEFAULT_MAX_LLM_CHARS for r in results)
             if cut and READ_RESULT not in names:  # the model may read the rest from now on
                 own[READ_RESULT] = pager

@@ -101,6 +101,16 @@ class ToolViews(ABC):
     async def definitions(self, profile: str | None) -> list[ToolDefinition]:
         """The definitions of the tools ``profile`` sees (to check a call before it runs)."""
 
+    def observed(self, tools: ToolExecutor) -> ToolExecutor:
+        """``tools`` behind the same audit and tracing as the views.
+
+        For tools a caller answers itself, outside any view (the model agent's
+        ``search_tools``, ``read_result`` and ``delegate``; the MCP server's
+        ``search_tools``), so that their calls are recorded like every other. This base
+        returns ``tools`` unchanged (nothing to record with).
+        """
+        return tools
+
 
 def error_result(
     type: str,

@@ -325,7 +325,13 @@ class DeferredTools:
         self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
     ) -> ToolResult:
         """Run ``search_tools``; the tools it finds become visible."""
-        result = await self.tool.execute(arguments, ctx)
+        return self.note(await self.tool.execute(arguments, ctx))
+
+    def note(self, result: ToolResult) -> ToolResult:
+        """Make the tools ``search_tools`` found (its ``result``) visible; returns ``result``.
+
+        For a caller that ran ``self.tool`` through its own executor (to audit it).
+        """
         if result.success and isinstance(result.data, dict):
             self.found.update(t["name"] for t in result.data.get("tools", ()))
         return result

@@ -45,6 +45,7 @@ from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.receipts import key_problem
+from tooldeck.providers.registry import ToolRegistry
 from tooldeck.runtime import Runtime, ToolsReload
 from tooldeck.server.mcp_upstream import upstream_handlers
 
@@ -234,7 +235,8 @@ def create_mcp_server(
             searched = deferred_of(ctx, name, await view(name).definitions())
         if searched is not None:
             before = len(searched.found)
-            result = await searched.execute(params.name, params.arguments or {}, call_ctx)
+            search = runtime.observed(ToolRegistry([searched.tool]))  # audited as any call
+            result = searched.note(await search.execute(params.name, params.arguments, call_ctx))
             if len(searched.found) > before:  # this client's list grew
                 with contextlib.suppress(Exception):  # a client gone meanwhile
                     await connection.send_tool_list_changed()
