@@ -4,6 +4,8 @@
   OpenAI-compatible server on 127.0.0.1: what the SDK sends (strict schemas) and what
   its tools answer; ``needs_approval`` interrupts, ``RunState.approve`` resumes.
 - pydantic-ai's own ``FunctionModel``: the toolset's calls, and deferred approval.
+- LangChain's ``create_agent`` with its fake chat model: tool calls, and approval through
+  its human-in-the-loop middleware (interrupt, resume with approve or reject).
 
 Every call lands in tooldeck's audit with its provenance and, when approved in the
 framework, the framework as approver.
@@ -213,3 +215,75 @@ async def test_langchain_both_ways(runtime: Runtime) -> None:
     assert "must not be negative" in failed.error.message
     refused = await imported.execute("convert", {"amount": "ten"})
     assert refused.error is not None and refused.error.type == "validation"
+
+
+async def test_langchains_own_agent_asks_through_its_middleware_then_tooldeck_records_it(
+    runtime: Runtime,
+) -> None:
+    """LangChain's ``create_agent`` loop with its fake chat model and its HITL middleware."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from tooldeck.adapters.langchain import human_in_the_loop, langchain_tools
+
+    class Model(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    def turn(*calls: tuple[str, str, dict[str, Any]]) -> AIMessage:
+        return AIMessage(
+            content="",
+            tool_calls=[{"id": i, "name": n, "args": a, "type": "tool_call"} for i, n, a in calls],
+        )
+
+    model = Model(
+        messages=iter(
+            [
+                turn(
+                    ("r1", "refund", {"order": "A-1", "amount": 5}),
+                    ("q1", "get_quotes", {"symbols": ["AAPL"]}),
+                ),
+                AIMessage(content="Refunded."),
+                turn(("r2", "refund", {"order": "B-2", "amount": 9})),
+                AIMessage(content="Not refunded."),
+            ]
+        )
+    )
+    tools = await langchain_tools(runtime.view(None), runtime.context(user="cy", session_id="lc"))
+    middleware = human_in_the_loop(tools)
+    assert set(middleware.interrupt_on) == {"refund"}  # only what tooldeck would ask for
+    agent = create_agent(model, tools, middleware=[middleware], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t1"}}
+
+    paused = await agent.ainvoke({"messages": [{"role": "user", "content": "Refund A-1"}]}, thread)
+    [asked] = paused["__interrupt__"]
+    assert [a["name"] for a in asked.value["action_requests"]] == ["refund"]
+    assert not any(r.tool_name == "refund" for r in audit_rows(runtime))  # nothing ran yet
+    done = await agent.ainvoke(Command(resume={"decisions": [{"type": "approve"}]}), thread)
+    refunded = next(m for m in done["messages"] if getattr(m, "tool_call_id", None) == "r1")
+    assert '"refunded":"A-1"' in refunded.content
+    assert approvers(runtime) == {"refund": "langchain"}
+
+    await agent.ainvoke({"messages": [{"role": "user", "content": "Refund B-2"}]}, thread)
+    await agent.ainvoke(
+        Command(resume={"decisions": [{"type": "reject", "message": "no"}]}), thread
+    )
+    rows = audit_rows(runtime)
+    assert [r.status for r in rows if r.tool_name == "refund"] == ["success"]  # B-2 never ran
+    assert any(r.tool_name == "get_quotes" and r.user == "cy" for r in rows)
+
+    # the same tools in an agent without the middleware: tooldeck's own confirmation
+    bare = create_agent(
+        Model(
+            messages=iter(
+                [turn(("r3", "refund", {"order": "C-3", "amount": 1})), AIMessage(content="?")]
+            )
+        ),
+        tools,
+    )
+    answered = await bare.ainvoke({"messages": [{"role": "user", "content": "Refund C-3"}]})
+    gated = next(m for m in answered["messages"] if getattr(m, "tool_call_id", None) == "r3")
+    assert "confirmation" in gated.content.lower() and '"refunded"' not in gated.content

@@ -10,17 +10,26 @@ For example::
 Out, each call runs through the view's stack (policies, confirmation, audit with the
 call's provenance) and answers ``ToolResult.to_llm()``; the tool's JSON Schema is the
 model-facing one. A tool a person must approve answers ``confirmation_required``
-unless your ``ctx`` has a ``confirm`` callback (LangChain's human-in-the-loop
-middleware lives in the ``langchain`` package; put it in front of these tools to ask
-first). In, a LangChain tool keeps its name, description and argument schema; its
+unless your ``ctx`` has a ``confirm`` callback, or the agent has
+``human_in_the_loop(tools)``: LangChain's own middleware, asking before exactly those
+calls (a composite tool's ``confirm_actions`` only); a call it let through runs with
+the approver ``langchain`` in tooldeck's audit::
+
+    agent = create_agent(model, tools, middleware=[human_in_the_loop(tools)],
+                         checkpointer=InMemorySaver())
+
+In, a LangChain tool keeps its name, description and argument schema; its
 ``ToolException`` s become ``execution`` errors with their message. Needs
-``tooldeck[langchain]``.
+``tooldeck[langchain]`` (the middleware: the ``langchain`` package too).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Literal
 
+from tooldeck.adapters._calls import approved_by, needs_approval
 from tooldeck.core.context import EMPTY_CONTEXT, ToolContext
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.json_schema_tool import JsonSchemaTool
@@ -30,13 +39,18 @@ from tooldeck.exceptions import ConfigError, ToolFailure
 from tooldeck.exporters.openai import openai_parameters
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langchain_core.tools import BaseTool, StructuredTool
 
     from tooldeck.providers.base import ToolsProvider
 
-__all__ = ["from_langchain", "langchain_tools"]
+__all__ = ["from_langchain", "human_in_the_loop", "langchain_tools"]
 
 CHANNEL = "langchain"
+"""The calls' channel, and the approver of a call the middleware let through."""
+
+_LET_THROUGH: ContextVar[str | None] = ContextVar("tooldeck_langchain_let_through", default=None)
+"""The name of the tool whose call ``human_in_the_loop``'s middleware is running."""
 
 
 def _require() -> None:
@@ -72,16 +86,91 @@ async def langchain_tools(
 def _structured(
     kind: type[StructuredTool], view: ToolsProvider, base: ToolContext, definition: ToolDefinition
 ) -> StructuredTool:
+    name = safe_tool_name(definition.name)
+
     async def call(**arguments: Any) -> str:
-        result = await view.execute(definition.name, arguments, base)
+        ctx = base
+        if _LET_THROUGH.get() == name and needs_approval(definition, arguments):
+            ctx = approved_by(base, CHANNEL)  # the middleware asked, and a person said yes
+        result = await view.execute(definition.name, arguments, ctx)
         return result.to_llm()
 
+    asks = definition.requires_confirmation or bool(definition.confirm_actions)
     return kind(
-        name=safe_tool_name(definition.name),
+        name=name,
         description=definition.description,
         args_schema=openai_parameters(definition, strict=False),
         coroutine=call,
+        metadata={"tooldeck_asks": _approval_rule(definition)} if asks else None,
     )
+
+
+def _approval_rule(definition: ToolDefinition) -> bool | list[str]:
+    """True: every call asks; a list: the ``action`` s that ask (``confirm_actions``)."""
+    return True if definition.requires_confirmation else list(definition.confirm_actions)
+
+
+def human_in_the_loop(
+    tools: Sequence[BaseTool],
+    *,
+    decisions: Sequence[Literal["approve", "edit", "reject"]] = ("approve", "edit", "reject"),
+    interrupt_mode: Literal["batched", "per_call"] = "batched",
+) -> HumanInTheLoopMiddleware:
+    """LangChain's human-in-the-loop middleware, asking before the calls tooldeck would.
+
+    Semantics:
+        ``interrupt_on`` names each of ``tools`` (from ``langchain_tools``) that needs a
+        person's approval; a composite tool asks only for its ``confirm_actions``
+        (the middleware's ``when``). A call the middleware lets run (approved, or
+        edited by the reviewer) runs with the approver ``langchain`` in tooldeck's
+        audit; rejected, it never reaches tooldeck. Only calls that pass through this
+        middleware are approved so: the same tools in an agent without it still
+        answer ``confirmation_required``. The agent needs a checkpointer (LangGraph
+        keeps the interrupted run there).
+
+    Args:
+        tools: The agent's tools; those not made by ``langchain_tools`` are left alone.
+        decisions: What the reviewer may decide (``respond`` is not offered: it would
+            answer for a tool that changes things).
+        interrupt_mode: The middleware's: one interrupt for a turn's calls, or one each.
+
+    Raises:
+        ConfigError: the ``langchain`` package is not installed.
+    """
+    try:
+        from langchain.agents.middleware import HumanInTheLoopMiddleware
+    except ImportError:
+        raise ConfigError(
+            "human_in_the_loop needs LangChain's agents: pip install langchain"
+        ) from None
+
+    interrupt_on: dict[str, Any] = {}
+    for tool in tools:
+        rule = (tool.metadata or {}).get("tooldeck_asks")
+        if rule is None:
+            continue
+        config: dict[str, Any] = {"allowed_decisions": list(decisions)}
+        if rule is not True:
+            actions = frozenset(rule)
+            config["when"] = lambda request, actions=actions: (
+                request.tool_call["args"].get("action") in actions
+            )
+        interrupt_on[tool.name] = config
+
+    class _LetThrough(HumanInTheLoopMiddleware):
+        async def awrap_tool_call(
+            self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+        ) -> Any:
+            async def run(let_through: Any) -> Any:
+                token = _LET_THROUGH.set(let_through.tool_call["name"])
+                try:
+                    return await handler(let_through)
+                finally:
+                    _LET_THROUGH.reset(token)
+
+            return await super().awrap_tool_call(request, run)
+
+    return _LetThrough(interrupt_on, interrupt_mode=interrupt_mode)
 
 
 def from_langchain(tool: BaseTool, *, source_id: str | None = None) -> JsonSchemaTool:
