@@ -192,6 +192,36 @@ class Runtime:
         self._views[profile] = view
         return view
 
+    def resource_servers(self, profile: str | None) -> list[MCPToolsProvider]:
+        """The upstream MCP servers whose resources and prompts ``profile`` sees.
+
+        Those its view includes (``mcp_servers``); per-user servers are left out (their
+        resources are each caller's own).
+
+        Raises:
+            ConfigError: no such profile.
+        """
+        self.view(profile)  # an unknown profile: the error that names the profiles
+        config = self.settings.profiles.get(profile) if profile is not None else None
+        allowed = config.mcp_servers if config is not None else None
+        return [
+            provider
+            for sid, provider in self.mcp.items()
+            if (allowed is None or sid in allowed)
+            and not isinstance(provider, PerUserMCPToolsProvider)
+        ]
+
+    async def resource_sources(self, profile: str | None) -> list[ResourceSource]:
+        """The packs' resource sources that go with a tool ``profile`` sees.
+
+        Raises:
+            ConfigError: no such profile.
+        """
+        if not self.resources:
+            return []
+        names = {d.name for d in await self.view(profile).definitions()}
+        return [r for r in self.resources if r.tools & names]
+
     def observed(self, provider: ToolsProvider) -> ToolsProvider:
         """``provider`` behind the runtime's audit and tracing (when either is on)."""
         if self.audit is None and self.tracer is None:

@@ -169,3 +169,32 @@ def test_no_get_route_shows_alices_data_to_bob(client: TestClient) -> None:
         for secret in secrets:
             assert secret not in body, f"GET {url} shows bob alice's {secret!r}"
     assert walked >= 10
+
+
+def test_a_users_own_note_is_a_resource_for_them_alone(tmp_path: Any) -> None:
+    """The knowledge pack's documents as resources (``GET /api/resources``), per caller."""
+    settings = load_settings(
+        builtin={"enabled": False},
+        knowledge={"path": str(tmp_path / "knowledge.db")},
+        server={"trust_user_header": True},
+    )
+    with TestClient(create_app(build_runtime(settings)), base_url="http://127.0.0.1") as client:
+        stored = client.post(
+            "/api/tools/execute/knowledge_store",
+            json={"text": f"{MARKER}: my pension number", "metadata": {"title": "pension"}},
+            headers=ALICE,
+        )
+        assert stored.status_code == 200, stored.text
+        uri = f"tooldeck://documents/{stored.json()['data']['document']['document_id']}"
+
+        def listed(headers: dict[str, str]) -> list[str]:
+            body = client.get("/api/resources", headers=headers).json()
+            return [r["uri"] for r in body["resources"] if r["server"] == "tooldeck"]
+
+        assert uri in listed(ALICE)
+        assert uri not in listed(BOB) and uri not in listed({})
+        read = client.get("/api/resources/read", params={"uri": uri}, headers=ALICE)
+        assert read.status_code == 200 and MARKER in read.json()["contents"][0]["text"]
+        for other in (BOB, {}):
+            refused = client.get("/api/resources/read", params={"uri": uri}, headers=other)
+            assert refused.status_code == 404 and MARKER not in refused.text

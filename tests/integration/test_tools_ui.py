@@ -658,3 +658,55 @@ def test_forms_of_recursive_and_doubling_schemas_stop_unfolding(tmp_path: Path, 
         shot(page, "tool-nesting-form")
     finally:
         server.stop()
+
+
+EVERYTHING = Path(__file__).parents[1] / ".npm/node_modules/.bin/mcp-server-everything"
+
+
+def test_an_upstream_servers_resources_and_prompts_are_shown_beside_the_tools(
+    tmp_path: Path, page: Any
+) -> None:
+    """npm's ``server-everything`` behind ``tooldeck serve``: REST, then the tools page."""
+    from playwright.sync_api import expect
+
+    if not EVERYTHING.exists():
+        if os.environ.get("TOOLDECK_REQUIRE_NPM") == "1":
+            pytest.fail(f"{EVERYTHING} is missing: run make npm-servers")
+        pytest.skip("npm's server-everything is not installed (make npm-servers)")
+    config = tmp_path / "tooldeck.toml"
+    config.write_text(
+        f'[mcp_servers.everything]\ncommand = "{EVERYTHING}"\nargs = ["stdio"]\n'
+        "[profiles.none]\nmcp_servers = []\n"
+    )
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
+    doc = "demo://resource/static/document/architecture.md"
+    try:
+        listed = httpx.get(f"{server.url}/api/resources", timeout=60).json()
+        by_uri = {r["uri"]: r for r in listed["resources"]}
+        assert by_uri[doc]["server"] == "everything"
+        assert any("{resourceId}" in t["uriTemplate"] for t in listed["templates"])
+        read = httpx.get(f"{server.url}/api/resources/read", params={"uri": doc}, timeout=60)
+        assert read.status_code == 200 and "Architecture" in read.json()["contents"][0]["text"]
+        missing = httpx.get(
+            f"{server.url}/api/resources/read", params={"uri": "file:///etc/passwd"}, timeout=60
+        )
+        assert missing.status_code == 404 and "everything" in missing.json()["detail"]
+        prompts = httpx.get(f"{server.url}/api/prompts", timeout=60).json()["prompts"]
+        assert {"simple-prompt", "args-prompt"} <= {p["name"] for p in prompts}
+        hidden = httpx.get(f"{server.url}/api/resources", params={"profile": "none"}, timeout=60)
+        assert hidden.json() == {"resources": [], "templates": []}  # not in that view
+        unknown = httpx.get(f"{server.url}/api/prompts", params={"profile": "nope"}, timeout=60)
+        assert unknown.status_code == 404 and "none" in unknown.json()["detail"]
+
+        page.goto(f"{server.url}/tools")
+        link = page.locator(f'a[data-resource="{doc}"]')
+        expect(link).to_contain_text("everything")
+        expect(page.locator('#prompts [data-prompt="args-prompt"]')).to_contain_text("city")
+        link.click()
+        expect(page.locator("#resource .resource-text")).to_contain_text("Architecture")
+        shot(page, "resource")
+        page.reload()  # the address opens the same resource
+        expect(page.locator("#resource h1")).to_be_visible()
+        expect(page.locator("#resource .resource-text")).to_contain_text("Architecture")
+    finally:
+        server.stop()

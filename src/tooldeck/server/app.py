@@ -19,7 +19,7 @@ from tooldeck.runtime import Runtime, ToolsReload, build_runtime
 from tooldeck.server import ui
 from tooldeck.server.guard import GuardRules, RequestGuard
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
-from tooldeck.server.routes import approvals, audit, catalog, chat, metrics, tools
+from tooldeck.server.routes import approvals, audit, catalog, chat, metrics, resources, tools
 
 __all__ = ["check_exposure", "create_app"]
 
@@ -144,7 +144,7 @@ def create_app(
     # Without a key there is nothing to check: no dependency (FastAPI solving one costs
     # ~0.1 ms a request; benchmarks/rest.py).
     guarded = [Depends(_require_api_key)] if server.api_key is not None else []
-    for module in (tools, catalog, approvals, audit, chat, metrics):
+    for module in (tools, catalog, resources, approvals, audit, chat, metrics):
         app.include_router(module.router, dependencies=guarded)
     for pack_routes in routes:  # each pack's own (PackParts.routes)
         for router in pack_routes.routers:

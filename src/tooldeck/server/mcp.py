@@ -43,7 +43,6 @@ from tooldeck.exporters.mcp import to_mcp, to_mcp_result
 from tooldeck.providers.approvals import Decider
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.mcp import MCPToolsProvider
-from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.providers.registry import ToolRegistry
 from tooldeck.runtime import Runtime, ToolsReload
@@ -260,24 +259,14 @@ def create_mcp_server(
         return types.CallToolResult.model_validate(to_mcp_result(result))
 
     def upstream(ctx: ServerRequestContext[Any]) -> list[MCPToolsProvider]:
-        # the MCP servers the chosen profile's view includes; per-user ones are left
-        # out (their resources are each caller's own)
         name = chosen(ctx)
-        view(name)  # an unknown profile: the error that names the profiles
-        config = runtime.settings.profiles.get(name) if name is not None else None
-        allowed = config.mcp_servers if config is not None else None
-        return [
-            provider
-            for sid, provider in runtime.mcp.items()
-            if (allowed is None or sid in allowed)
-            and not isinstance(provider, PerUserMCPToolsProvider)
-        ]
+        view(name)  # an unknown profile: the MCP error that names the profiles
+        return runtime.resource_servers(name)
 
     async def local(ctx: ServerRequestContext[Any]) -> list[ResourceSource]:
-        if not runtime.resources:
-            return []
-        names = {d.name for d in await view(chosen(ctx)).definitions()}
-        return [r for r in runtime.resources if r.tools & names]
+        name = chosen(ctx)
+        view(name)
+        return await runtime.resource_sources(name)
 
     return _server_class()(
         "tooldeck",

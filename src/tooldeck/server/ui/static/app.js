@@ -7,7 +7,7 @@ import { runPage } from "./runs.js";
 
 const app = document.getElementById("app");
 const profileSelect = document.getElementById("profile");
-const state = { catalog: null, profile: localStorage.getItem("tooldeck.profile") || "" };
+const state = { catalog: null, resources: null, profile: localStorage.getItem("tooldeck.profile") || "" };
 
 // ---- API ------------------------------------------------------------------------
 async function api(path, { method = "GET", body, headers = {}, query = {} } = {}) {
@@ -66,12 +66,12 @@ document.addEventListener("click", (event) => {
 window.addEventListener("popstate", render);
 profileSelect.addEventListener("change", () => {
   state.profile = profileSelect.value; localStorage.setItem("tooldeck.profile", state.profile);
-  state.catalog = null; render();
+  state.catalog = null; state.resources = null; render();
 });
 
 async function render() {
   const path = location.pathname.replace(/\/+$/, "");
-  const page = path.startsWith("/tools/t/") ? "tools" : (path.split("/")[2] || "tools");
+  const page = /^\/tools\/[tr]\//.test(path) ? "tools" : (path.split("/")[2] || "tools");
   const pack = (await packPages).find((p) => p.name === page); // its link is in the nav now
   const nav = page === "runs" ? "history" : page; // a run is opened from History or Chat
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === nav));
@@ -83,6 +83,7 @@ async function render() {
     else if (page === "approvals") await approvalsPage();
     else if (page === "chat") await chatPage(app, { api, detail, state, authHeaders, refreshPending });
     else if (pack) await (await import(pack.script)).default(app, { api, detail, state });
+    else if (path.startsWith("/tools/r/")) await toolsPage(null, decodeURIComponent(path.slice(9)));
     else await toolsPage(path.startsWith("/tools/t/") ? decodeURIComponent(path.slice(9)) : null);
   } catch (error) {
     app.replaceChildren(h("div", { class: "panel error-box" }, String(error.message || error)));
@@ -117,8 +118,53 @@ function toolBadges(tool) {
     a.destructive ? h("span", { class: "badge err" }, "destructive") : null);
 }
 
+// The profile's MCP resources and prompts (the packs' and the upstream servers'); a
+// failure leaves the lists empty, with the reason, and the tools still shown.
+async function loadResources() {
+  if (state.resources) return state.resources;
+  const query = { profile: state.profile };
+  const [listed, prompts] = await Promise.all([api("/api/resources", { query }), api("/api/prompts", { query })]);
+  const failed = [listed, prompts].find((r) => r.status !== 200);
+  state.resources = {
+    resources: listed.status === 200 ? listed.data.resources : [],
+    templates: listed.status === 200 ? listed.data.templates : [],
+    prompts: prompts.status === 200 ? prompts.data.prompts : [],
+    error: failed ? detail(failed.data) : null,
+  };
+  return state.resources;
+}
+
+function resourceGroups(listed, uri) {
+  const { resources, templates, prompts, error } = listed;
+  if (!resources.length && !templates.length && !prompts.length && !error) return [];
+  return [
+    h("div", { class: "group", id: "resources" },
+      h("h3", {}, "Resources ", h("span", { class: "muted" }, `(${resources.length})`)),
+      error ? h("div", { class: "error" }, error) : null,
+      ...resources.map((r) => h("a", { href: `/tools/r/${encodeURIComponent(r.uri)}`, "data-link": true, "data-resource": r.uri,
+        title: r.uri, class: `tool-link${r.uri === uri ? " current" : ""}` }, r.name || r.uri, h("span", { class: "badges" }, h("span", { class: "badge" }, r.server)))),
+      ...templates.map((t) => h("div", { class: "tool-link muted", title: t.description || "" }, t.uriTemplate))),
+    prompts.length ? h("div", { class: "group", id: "prompts" },
+      h("h3", {}, "Prompts ", h("span", { class: "muted" }, `(${prompts.length})`)),
+      ...prompts.map((p) => h("div", { class: "tool-link", "data-prompt": p.name, title: p.description || "" }, p.name,
+        h("span", { class: "badges" }, ...(p.arguments || []).map((a) => h("span", { class: "badge" }, a.name)))))) : null,
+  ];
+}
+
+async function resourceDetail(uri, listed) {
+  const known = listed.resources.find((r) => r.uri === uri);
+  const { status, data } = await api("/api/resources/read", { query: { uri, profile: state.profile } });
+  const head = [h("h1", {}, known?.name || uri), h("p", { class: "muted" }, h("code", {}, uri), known ? ` · ${known.server}` : "")];
+  if (status !== 200) return h("div", { class: "panel" }, ...head, h("div", { class: "error-box", id: "resource-error" }, detail(data)));
+  // text is shown as text, never as markup: it comes from another server
+  const parts = data.contents.map((c) => c.text !== undefined
+    ? h("pre", { class: "code resource-text" }, c.text)
+    : h("p", { class: "muted" }, `${c.mimeType || "binary"} · ${Math.round((c.blob || "").length * 3 / 4).toLocaleString()} bytes (not shown)`));
+  return h("div", { class: "panel", id: "resource" }, ...head, ...parts);
+}
+
 // ---- tools ------------------------------------------------------------------------
-async function toolsPage(name) {
+async function toolsPage(name, uri = null) {
   const catalog = await loadCatalog();
   const all = catalog.providers.flatMap((p) => p.tools);
   const search = h("input", { type: "search", placeholder: "Search tools…", "aria-label": "Search tools", value: sessionStorage.getItem("tooldeck.search") || "" });
@@ -138,10 +184,12 @@ async function toolsPage(name) {
   };
   search.addEventListener("input", drawList);
   drawList();
-  const sidebar = h("aside", { class: "panel sidebar" }, search, groups);
+  const listed = await loadResources();
+  const sidebar = h("aside", { class: "panel sidebar" }, search, groups, ...resourceGroups(listed, uri));
   const tool = name ? all.find((t) => t.name === name) : null;
   let mainPanel;
-  if (name && !tool) {
+  if (uri) mainPanel = await resourceDetail(uri, listed);
+  else if (name && !tool) {
     const near = closest(name, all.map((t) => t.name));
     mainPanel = h("div", { class: "panel error-box", id: "no-tool" }, `No tool named ${name}.`,
       near.length ? h("p", {}, "Did you mean ", ...near.flatMap((n, i) => [i ? ", " : "", h("a", { href: `/tools/t/${encodeURIComponent(n)}`, "data-link": true }, n)]), "?") : null);
