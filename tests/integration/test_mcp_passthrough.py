@@ -1,5 +1,5 @@
-"""Upstream MCP servers' resources, prompts and progress through tooldeck (issue 32,
-parts 4 and 5), with a server nobody here wrote: npm's ``server-everything``
+"""Upstream MCP servers' resources, prompts, progress and tasks through tooldeck (issue
+32, parts 4 and 5), with a server nobody here wrote: npm's ``server-everything``
 (``make npm-servers`` installs it, pinned), behind ``tooldeck mcp``, driven by the
 official SDK's client."""
 
@@ -83,6 +83,51 @@ async def test_an_upstream_tools_progress_reaches_the_client(config: Path, tmp_p
         )
     assert not result.is_error
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+async def test_a_tool_that_runs_only_as_an_mcp_task_is_called_as_one(
+    config: Path, tmp_path: Path
+) -> None:
+    """``simulate-research-query`` (taskSupport required): tools/call with a task, then
+    tasks/get until done (each stage a progress report), then tasks/result."""
+    messages: list[str | None] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message)
+
+    async with tooldeck_mcp(config, tmp_path) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert "simulate-research-query" in listed  # no longer "unavailable"
+        result = await client.call_tool(
+            "simulate-research-query", {"topic": "tide pools"}, progress_callback=on_progress
+        )
+    assert not result.is_error, result.content
+    assert "Research Report: tide pools" in result.content[0].text  # type: ignore[union-attr]
+    assert "Analyzing content..." in messages and "Generating report..." in messages
+
+
+async def test_an_mcp_task_cancelled_by_its_caller_is_cancelled_upstream(config: Path) -> None:
+    """The call's timeout cancels it here, and tasks/cancel ends the task on the server."""
+    import asyncio
+
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    runtime = build_runtime(load_settings(config, policy={"timeout_s": 1.5, "max_attempts": 1}))
+    try:
+        provider = runtime.mcp["everything"]
+        began = asyncio.get_running_loop().time()
+        result = await runtime.view(None).execute("simulate-research-query", {"topic": "x"})
+        assert result.error is not None and result.error.type == "timeout"
+        assert asyncio.get_running_loop().time() - began < 4  # not the task's 4 s
+        import mcp_types as types
+
+        client = await provider._connected()  # the same session: its tasks are its own
+
+        listed = await client.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        assert [t.status for t in listed.tasks] == ["cancelled"]
+    finally:
+        await runtime.aclose()
 
 
 async def test_the_knowledge_packs_documents_are_resources(tmp_path: Path) -> None:

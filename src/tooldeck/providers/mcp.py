@@ -38,6 +38,7 @@ from tooldeck.core.validation import compile_schema
 from tooldeck.exceptions import ConfigError, InvalidArgumentsError, RegistrationError
 from tooldeck.providers.base import ToolsProvider, not_found
 from tooldeck.providers.mcp_config import MCPServerConfig, load_mcp_servers_file, resolve_command
+from tooldeck.providers.mcp_tasks import call_as_task, runs_tasks
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -106,6 +107,9 @@ class MCPToolsProvider(ToolsProvider):
         self._tools: dict[str, ToolDefinition] = {}
         self._validators: dict[str, tuple[Validator, ArgumentShape]] = {}
         self._needs_tasks: frozenset[str] = frozenset()
+        """Tools that run only as MCP tasks, on a server that does not take tasks."""
+        self._as_tasks: frozenset[str] = frozenset()
+        """Tools that run only as MCP tasks, called so (``providers.mcp_tasks``)."""
         self._listed = False
 
     # -- connection ----------------------------------------------------------------------
@@ -280,10 +284,13 @@ class MCPToolsProvider(ToolsProvider):
             if cursor is None:
                 break
         definitions = {tool.name: self._definition(tool) for tool in tools}
-        self._needs_tasks = frozenset(
+        as_tasks = frozenset(
             t.name
             for t in tools
             if t.execution is not None and t.execution.task_support == "required"
+        )
+        self._as_tasks, self._needs_tasks = (
+            (as_tasks, frozenset()) if runs_tasks(client) else (frozenset(), as_tasks)
         )
         changed = self._listed and definitions != self._tools
         self._tools, self._validators, self._listed = definitions, {}, True
@@ -329,9 +336,10 @@ class MCPToolsProvider(ToolsProvider):
         return [d for d in await self.all_definitions() if d.name not in self._needs_tasks]
 
     def unavailable(self) -> dict[str, str]:
-        """Tools whose ``execution.taskSupport`` is ``required``, with why.
+        """Tools that run only as MCP tasks, with why, on a server that takes no tasks.
 
-        They only run as MCP tasks, which tooldeck does not send yet.
+        A server that declares ``capabilities.tasks.requests.tools.call`` has them
+        called as tasks instead (``providers.mcp_tasks``).
         """
         return dict.fromkeys(sorted(self._needs_tasks), _NEEDS_TASKS)
 
@@ -360,7 +368,10 @@ class MCPToolsProvider(ToolsProvider):
         for attempt in (1, 2):
             try:
                 client = await self._connected()
-                called = await client.call_tool(name, parsed, progress_callback=progress)
+                if name in self._as_tasks:
+                    called = await call_as_task(client, name, parsed, ctx)
+                else:
+                    called = await client.call_tool(name, parsed, progress_callback=progress)
                 return self._result(called, definition, request_id, start, attempt)
             except _ServerDown as exc:
                 return self._unavailable(name, str(exc), request_id, start)
@@ -627,8 +638,8 @@ def _describe(exc: BaseException) -> str:
 
 
 _NEEDS_TASKS = (
-    "runs only as an MCP task (execution.taskSupport = required), which tooldeck does not "
-    "support yet"
+    "runs only as an MCP task (execution.taskSupport = required), and the server does not "
+    "declare that it takes tools/call as a task (capabilities.tasks.requests.tools.call)"
 )
 
 
