@@ -32,7 +32,7 @@ TOOLS = '''
 import time
 from pathlib import Path
 
-from tooldeck import tool
+from tooldeck import ToolContext, tool
 
 EFFECTS = Path(__file__).parent / "effects.txt"
 
@@ -56,6 +56,19 @@ def send_note(key: str, pause_s: float = 0.0) -> dict:
     return {"sent": key}
 
 
+@tool
+def count_pages(pages: int, ctx: ToolContext) -> dict:
+    """Count a document's pages, one at a time (0.7 s each).
+
+    Args:
+        pages: How many pages.
+    """
+    for page in range(1, pages + 1):
+        time.sleep(0.7)
+        ctx.report_progress(page, pages, f"page {page}")
+    return {"pages": pages}
+
+
 @tool(requires_confirmation=True)
 def pay(to: str, cents: int) -> dict:
     """Pay someone (one line in effects.txt).
@@ -76,6 +89,8 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     if messages[-1]["role"] == "tool":
         return text("Done.")
     question = messages[-1]["content"]
+    if question == "count":
+        return tool_calls(("call_p", "count_pages", {"pages": 3}))
     if question.startswith("send "):
         key = question.removeprefix("send ")
         return tool_calls(("call_1", "send_note", {"key": key, "pause_s": 3.0}))
@@ -232,6 +247,27 @@ def test_three_parallel_approvals_survive_a_restart_of_every_process(
 
 
 @pytest.mark.integration
+@pytest.mark.integration
+def test_a_tools_progress_reaches_the_runs_events_from_the_worker(
+    deployment: Deployment,
+) -> None:
+    """The call runs in a worker process; its reports reach the run's event stream."""
+    deployment.start_worker()
+    with deployment.client() as client:
+        started = client.post("/api/chat", json={"question": "count"})
+        assert started.status_code in (200, 202), started.text  # 200: done within its wait
+        run = finished(client, started.json()["run_id"])
+        assert run["state"] == "completed", run
+        events = client.get(f"/api/runs/{run['run_id']}/events").text
+    lines = [json.loads(x[5:]) for x in events.splitlines() if x.startswith("data:")]
+    types = [e.get("type") for e in lines]
+    progress = [e["data"] for e in lines if e.get("type") == "tool_call.progress"]
+    assert [p["message"] for p in progress] == ["page 1", "page 2", "page 3"], types
+    assert all(p["call_id"] == "call_p" and p["total"] == 3 for p in progress)
+    order = [e.get("type") for e in lines if e.get("type", "").startswith("tool_call")]
+    assert order == ["tool_call.started", *["tool_call.progress"] * 3, "tool_call.completed"]
+
+
 def test_a_run_resumes_after_the_temporal_service_restarts(tmp_path: Path) -> None:
     """The service stops while a run waits for a confirmation; on the same database it
     starts again, the same worker reconnects by itself, and the run completes."""

@@ -36,7 +36,7 @@ from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.periodic import periodically
 from tooldeck.providers.approvals import Decider
 from tooldeck.worker.journal import Journal, JournalTools, NeedsCalls, ReplayingClient
-from tooldeck.worker.workflow import TOOL_CALL, TURN
+from tooldeck.worker.workflow import PROGRESS, TOOL_CALL, TURN
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -128,7 +128,7 @@ class RunActivities:
         ctx = self._context(start)
         if decision is not None:
             self._decide(call, decision, ctx)
-        tools = RunTools(view, ctx, _quiet)  # key run:<run_id>:<call_id>, as in process
+        tools = RunTools(view, ctx, _Progress())  # key run:<run_id>:<call_id>, as in process
         async with periodically(start["heartbeat_s"] / 3, activity.heartbeat):
             result = await tools.execute(call["name"], call["arguments"], call_id=call["call_id"])
         error = result.error
@@ -196,8 +196,30 @@ _MARGIN_S = 30.0
 """Added to a tool's budget for the stack around it (confirmation, receipts, audit)."""
 
 
-async def _quiet(type: str, data: dict[str, Any]) -> None:
-    """The workflow sends a call's events, not the activity."""
+class _Progress:
+    """A call's progress reports, sent to its workflow as the signal ``progress``.
+
+    The workflow sends a call's other events itself. Each signal is an event in the
+    workflow's history, so a report within ``_PROGRESS_EVERY_S`` of the last one sent
+    is dropped; a signal that cannot be sent is dropped too (never failing the call).
+    """
+
+    def __init__(self) -> None:
+        self._last = -_PROGRESS_EVERY_S
+
+    async def __call__(self, type: str, data: dict[str, Any]) -> None:
+        now = asyncio.get_running_loop().time()
+        if type != "tool_call.progress" or now - self._last < _PROGRESS_EVERY_S:
+            return
+        self._last = now
+        workflow_id = activity.info().workflow_id
+        if workflow_id is None:  # not a workflow's activity
+            return
+        with contextlib.suppress(Exception):
+            await activity.client().get_workflow_handle(workflow_id).signal(PROGRESS, data)
+
+
+_PROGRESS_EVERY_S = 0.5
 
 
 def _described(details: dict[str, Any], description: str) -> str:

@@ -9,7 +9,9 @@ A call that needs confirmation moves the run to ``waiting_input`` until the upda
 survives restarts of every process. The update ``cancel`` (or cancelling the
 workflow) ends the run ``cancelled``. Events and the record are read with the queries
 ``snapshot`` (record and events), and the record from the workflow's memo, which a
-server reads with no worker running; the workflow's result is both, once finished.
+server reads with no worker running; the workflow's result is both, once finished. A
+tool's progress reports reach the run's events through the signal ``progress``, which
+the ``tool_call`` activity sends (at most two a second per call).
 
 Everything crossing the workflow boundary is JSON (dicts), so this module imports
 nothing of tooldeck and stays replay-safe; the shapes are the run contract's
@@ -26,7 +28,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-__all__ = ["RUN_WORKFLOW", "TOOL_CALL", "TURN", "RunWorkflow", "record_of"]
+__all__ = ["PROGRESS", "RUN_WORKFLOW", "TOOL_CALL", "TURN", "RunWorkflow", "record_of"]
 
 RUN_WORKFLOW = "tooldeck.run"
 """The workflow type of a run."""
@@ -34,6 +36,8 @@ TURN = "tooldeck.run_turn"
 """Activity: one turn of the agent (``RunActivities.run_turn``)."""
 TOOL_CALL = "tooldeck.tool_call"
 """Activity: one tool call through the profile's stack (``RunActivities.tool_call``)."""
+PROGRESS = "progress"
+"""Signal: a running call's progress (``tool_call.progress``'s data)."""
 
 MAX_TURNS = 64
 """Turns of the agent at most (each asks for one batch of tool calls)."""
@@ -71,6 +75,7 @@ class RunWorkflow:
         self.decision: dict[str, Any] | None = None
         self.cancel_reason: str | None = None
         self._asking = asyncio.Lock()  # one pending confirmation at a time (ChatRun.pending)
+        self._running: set[str] = set()  # call ids between started and completed
         self._work: asyncio.Task[None] | None = None
 
     # -- the run ----------------------------------------------------------------------
@@ -123,11 +128,15 @@ class RunWorkflow:
         """One tool call: events around it, a confirmation when the stack asks for one."""
         shown = {"call_id": call["call_id"], "name": call["name"], "arguments": call["shown"]}
         self._event("tool_call.started", shown)
-        done = await self._tool(start, call, None)
-        if done.get("confirmation") is not None:
-            async with self._asking:
-                decision = await self._ask(done["confirmation"], start)
-            done = await self._tool(start, call, decision)
+        self._running.add(call["call_id"])
+        try:
+            done = await self._tool(start, call, None)
+            if done.get("confirmation") is not None:
+                async with self._asking:
+                    decision = await self._ask(done["confirmation"], start)
+                done = await self._tool(start, call, decision)
+        finally:
+            self._running.discard(call["call_id"])
         self._event("tool_call.completed", {"call_id": call["call_id"], **done["record"]})
         return {"kind": "tool", "call_id": call["call_id"], **done["entry"]}
 
@@ -158,7 +167,17 @@ class RunWorkflow:
         self._move("running", pending=None)
         return decision
 
-    # -- updates and queries ------------------------------------------------------------
+    # -- updates, signals and queries ----------------------------------------------------
+
+    @workflow.signal(name=PROGRESS)
+    def progress(self, data: dict[str, Any]) -> None:
+        """A running call's progress: ``{call_id, progress, total, message}``.
+
+        A report for a call that is not running (late, or a retried attempt's after
+        the call completed) is dropped: progress stays between started and completed.
+        """
+        if data.get("call_id") in self._running:
+            self._event("tool_call.progress", data)
 
     @workflow.update
     async def confirm(self, decision: dict[str, Any]) -> dict[str, Any]:
