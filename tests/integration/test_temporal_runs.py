@@ -86,9 +86,14 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     """The scripted model: a question ``send K`` sends note K (pausing 3 s after the
     effect); ``pay ...`` makes three payments at once; after tool results, it is done."""
     messages = body["messages"]
+    answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+    if messages[1]["content"] == "search" and answered == {"s1"}:
+        return tool_calls(("n1", "send_note", {"key": "found"}))
     if messages[-1]["role"] == "tool":
         return text("Done.")
     question = messages[-1]["content"]
+    if question == "search":
+        return tool_calls(("s1", "search_tools", {"query": "send a note"}))
     if question == "count":
         return tool_calls(("call_p", "count_pages", {"pages": 3}))
     if question.startswith("send "):
@@ -104,7 +109,7 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
 class Deployment:
     """A project folder, its workers (processes) and a REST app without a worker."""
 
-    def __init__(self, folder: Path, address: str, model_url: str) -> None:
+    def __init__(self, folder: Path, address: str, model_url: str, agent: str = "") -> None:
         self.folder = folder
         self.workers: list[tuple[subprocess.Popen[bytes], Path]] = []
         folder.mkdir(parents=True, exist_ok=True)
@@ -113,7 +118,7 @@ class Deployment:
         queue = f"faults-{uuid.uuid4().hex[:8]}"
         self.config.write_text(
             'tools = ["./tools.py"]\n'
-            f'[agent]\nmodel = "scripted"\nbase_url = "{model_url}"\napi_key = "x"\n'
+            f'[agent]\nmodel = "scripted"\nbase_url = "{model_url}"\napi_key = "x"\n{agent}'
             f'[runs]\nengine = "temporal"\naddress = "{address}"\ntask_queue = "{queue}"\n'
             "heartbeat_s = 2\n"
             "[receipts]\nlease_s = 1.0\nwait_s = 5\n"
@@ -266,6 +271,34 @@ def test_a_tools_progress_reaches_the_runs_events_from_the_worker(
     assert all(p["call_id"] == "call_p" and p["total"] == 3 for p in progress)
     order = [e.get("type") for e in lines if e.get("type", "").startswith("tool_call")]
     assert order == ["tool_call.started", *["tool_call.progress"] * 3, "tool_call.completed"]
+
+
+@pytest.mark.integration
+def test_a_search_the_agent_answers_is_audited_once_however_many_turns_replay_it(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    """search_tools runs in the turn activity; the next turn replays it, unaudited."""
+    with ScriptedModel([reply]).serve() as url:
+        deployment = Deployment(
+            tmp_path / "project", temporal_address, url, agent="defer_tools_over = 1\n"
+        )
+        try:
+            deployment.start_worker()
+            with deployment.client() as client:
+                started = client.post("/api/chat", json={"question": "search"})
+                assert started.status_code in (200, 202), started.text
+                run = finished(client, started.json()["run_id"])
+                assert run["state"] == "completed", run
+
+                def audited() -> list[str]:
+                    body = client.get("/api/audit", params={"run": run["run_id"]}).json()
+                    return sorted(r["tool_name"] for r in body["records"])
+
+                wait_until(lambda: len(audited()) >= 2, "the worker's audit records", 30)
+                assert audited() == ["search_tools", "send_note"]
+        finally:
+            deployment.stop()
+    assert deployment.effects == ["found"]
 
 
 def test_a_run_resumes_after_the_temporal_service_restarts(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from tooldeck.agent.contracts import ToolCallRecord
 from tooldeck.core.context import ToolContext, ToolEvent, new_request_id
 from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import ToolResult
-from tooldeck.core.tool import Arguments, ToolExecutor
+from tooldeck.core.tool import Arguments, ToolExecutor, ToolViews
 
 __all__ = ["Emit", "RunTools", "run_channel", "run_of_channel", "shown_arguments"]
 
@@ -88,17 +88,24 @@ class RunTools:
         *,
         call_id: str | None = None,
         via: ToolExecutor | None = None,
+        audited: bool = True,
     ) -> ToolResult:
         """Run one call through the view; never raises for tool failures.
 
-        ``via`` runs it with another executor (``search_tools``, which the agent answers).
+        ``via`` runs it with another executor (``search_tools``, which the agent
+        answers), behind the runtime's audit and tracing (``ToolViews.observed``)
+        unless ``audited`` is false (a call replayed from a journal was recorded when
+        it was made).
         """
         call_id = call_id or new_request_id()
+        ctx = ctx or self.ctx
+        if via is not None and audited:
+            views = ctx.services.get_optional(ToolViews)  # type: ignore[type-abstract]
+            via = views.observed(via) if views is not None else via
         shown = shown_arguments(arguments)
         self._order.append(call_id)
         await self.emit("tool_call.started", {"call_id": call_id, "name": name, "arguments": shown})
         start = time.perf_counter()
-        ctx = ctx or self.ctx
         key = ctx.idempotency_key or (ctx.run_id and f"run:{ctx.run_id}:{call_id}")
         relay = EventRelay(partial(self._progress, call_id))
         try:

@@ -26,7 +26,7 @@ from tooldeck.core.claims import read_marked
 from tooldeck.core.intents import ClarifyingQuestion, Figure
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
-from tooldeck.core.tool import ToolExecutor, ToolViews
+from tooldeck.core.tool import ToolExecutor
 from tooldeck.core.tool_search import SEARCH_TOOLS, DeferredTools
 from tooldeck.core.tool_vectors import text_embedder
 from tooldeck.exporters.openai import to_openai_chat, tool_message
@@ -139,18 +139,15 @@ class ModelAgent:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": question},
         ]
-        services = tools.ctx.services
-        views = services.get_optional(ToolViews)  # type: ignore[type-abstract]
-        observed = views.observed if views is not None else (lambda own: own)
-        own: dict[str, ToolExecutor] = {}  # tools the agent answers itself, audited, by name
+        own: dict[str, ToolExecutor] = {}  # tools the agent answers itself, by name
         if deferred is not None:
-            own[SEARCH_TOOLS] = observed(ToolRegistry([deferred.tool]))
-        delegation = services.get_optional(Delegation)
+            own[SEARCH_TOOLS] = ToolRegistry([deferred.tool])
+        delegation = tools.ctx.services.get_optional(Delegation)
         delegate = delegation.tool(tools.ctx) if delegation is not None else None
         if delegate is not None and DELEGATE not in names:
-            own[DELEGATE] = observed(ToolRegistry([delegate]))
+            own[DELEGATE] = ToolRegistry([delegate])
         reader = ReadResult(tools.result)
-        pager = observed(ToolRegistry([reader]))
+        pager = ToolRegistry([reader])
         for _ in range(self.max_steps):
             sent = definitions if deferred is None else deferred.visible()
             if DELEGATE in own:

@@ -51,6 +51,12 @@ class Journal:
 
     def __init__(self, entries: Sequence[dict[str, Any]]) -> None:
         self._models = [e["completion"] for e in entries if e.get("kind") == "model"]
+        self._asked_before = {
+            call.get("id")
+            for completion in self._models
+            for choice in completion.get("choices") or ()
+            for call in (choice.get("message") or {}).get("tool_calls") or ()
+        }
         self._tools: dict[str, list[dict[str, Any]]] = {}
         self._by_id: dict[str, dict[str, Any]] = {}
         for entry in entries:
@@ -81,6 +87,10 @@ class Journal:
             {"call_id": call_id or new_request_id(), "name": name, "arguments": arguments}
         )
         return None
+
+    def asked_before(self, call_id: str | None) -> bool:
+        """Whether a model response of an earlier turn asked for the call ``call_id``."""
+        return call_id is not None and call_id in self._asked_before
 
     def result(self, call_id: str) -> dict[str, Any]:
         """The entry of a call made (``tool`` found it)."""
@@ -138,14 +148,19 @@ class JournalTools(RunTools):
         *,
         call_id: str | None = None,
         via: ToolExecutor | None = None,
+        audited: bool = True,
     ) -> ToolResult:
         """The call's result from the journal, as ``RunTools.execute`` records it.
 
         A call ``via`` an executor of the agent's own (``search_tools``: a search of the
-        view's definitions, the same on every replay) runs here, not in an activity.
+        view's definitions, the same on every replay) runs here, not in an activity;
+        it is audited in the turn that made it, not again when later turns replay it.
         """
         if via is not None:
-            return await super().execute(name, arguments, ctx, call_id=call_id, via=via)
+            audited = audited and not self.journal.asked_before(call_id)
+            return await super().execute(
+                name, arguments, ctx, call_id=call_id, via=via, audited=audited
+            )
         entry = self.journal.tool(name, arguments, call_id)
         if entry is None:
             raise NeedsCalls(name)
