@@ -166,12 +166,80 @@ def raw() -> None:
         sys.stdout.flush()
 
 
+def raw_tasks() -> None:
+    """A hand-written 2025-11-25 peer whose one tool runs only as a task, and pushes:
+    ``pollInterval`` 0, a 10,000-character status message that changes on every
+    ``tasks/get``, done after ``polls`` polls (an argument; 0: answered at once, as the
+    spec allows)."""
+    import json
+    import sys
+
+    polls: dict[str, int] = {}
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        method, reply = message.get("method"), {"jsonrpc": "2.0", "id": message["id"]}
+        params = message.get("params") or {}
+        task = {
+            "taskId": "t1",
+            "createdAt": "2026-11-27T00:00:00Z",
+            "lastUpdatedAt": "2026-11-27T00:00:00Z",
+            "ttl": 60000,
+            "pollInterval": 0,
+        }
+        if method == "initialize":
+            reply["result"] = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+                "serverInfo": {"name": "raw-tasks", "version": "1"},
+            }
+        elif method == "tools/list":
+            reply["result"] = {
+                "tools": [
+                    {
+                        "name": "pushy",
+                        "inputSchema": {
+                            "type": "object",
+                            "properties": {"polls": {"type": "integer"}},
+                        },
+                        "execution": {"taskSupport": "required"},
+                    }
+                ]
+            }
+        elif method == "tools/call":
+            wanted = int((params.get("arguments") or {}).get("polls", 3))
+            if wanted == 0:
+                reply["result"] = {"content": [{"type": "text", "text": "at once"}]}
+            else:
+                polls["t1"] = wanted
+                reply["result"] = {
+                    "task": {**task, "status": "working", "statusMessage": "x" * 10_000}
+                }
+        elif method == "tasks/get":
+            polls["t1"] -= 1
+            status = "completed" if polls["t1"] <= 0 else "working"
+            reply["result"] = {
+                **task,
+                "status": status,
+                "statusMessage": f"{polls['t1']}" + "y" * 10_000,
+            }
+        elif method == "tasks/result":
+            reply["result"] = {"content": [{"type": "text", "text": "pushed through"}]}
+        else:
+            reply["error"] = {"code": -32601, "message": f"Method not found: {method}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
     import sys
 
     STATE["inject"] = "--inject" in sys.argv
     STATE["nested"] = "--nested" in sys.argv
-    if "--raw" in sys.argv:
+    if "--raw-tasks" in sys.argv:
+        raw_tasks()
+    elif "--raw" in sys.argv:
         raw()
     else:
         anyio.run(main)

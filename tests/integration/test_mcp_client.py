@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,6 +168,28 @@ async def test_a_tool_that_needs_mcp_tasks_is_listed_unavailable_with_the_reason
         assert tasky.error is not None and tasky.error.type == "unavailable"
         assert "taskSupport = required" in tasky.error.message and not tasky.error.retryable
         assert (await provider.execute("echo", {"text": "hi"})).output == "hi"
+
+
+async def test_a_pushy_task_server_is_polled_at_a_floor_and_its_messages_cut() -> None:
+    """pollInterval 0 and 10,000-character status messages from a server written to push."""
+    from tooldeck.core.context import ToolContext
+
+    reports: list[dict[str, Any]] = []
+
+    async def follow(event: Any) -> None:
+        reports.append(event.data)
+
+    async with fixture("--raw-tasks") as provider:
+        assert [d.name for d in await provider.definitions()] == ["pushy"]  # it takes tasks
+        ctx = ToolContext(event_emitter=follow)
+        result = await provider.execute("pushy", {"polls": 3}, ctx)
+        assert result.success and result.output == "pushed through", result.error
+        at_once = await provider.execute("pushy", {"polls": 0})
+        assert at_once.output == "at once"  # a task request answered at once
+    await asyncio.sleep(0.1)
+    messages = [r.get("message") or "" for r in reports]
+    assert messages and all(len(m) <= 500 for m in messages)
+    assert [r["progress"] for r in reports] == list(range(1, len(reports) + 1))
 
 
 async def test_malformed_result_is_an_execution_error() -> None:

@@ -27,6 +27,8 @@ TASK_TTL_MS = 3_600_000
 """How long the server keeps a task and its result (ms) after it is made."""
 _POLL_S = (0.05, 5.0)
 """Bounds of the wait between two ``tasks/get`` (the server's ``pollInterval`` within)."""
+_MESSAGE_CHARS = 500
+"""Most characters of a status message passed on (the server's text, not ours)."""
 _DONE = frozenset({"completed", "failed", "cancelled", "input_required"})
 """Statuses after which ``tasks/result`` answers (or, for input_required, waits)."""
 
@@ -61,16 +63,16 @@ async def call_as_task(
     if dispatcher is None:
         raise RuntimeError("this MCP SDK cannot send a tools/call as a task")
     params = request.model_dump(by_alias=True, mode="json", exclude_none=True)["params"]
-    created = types.CreateTaskResult.model_validate(
-        await dispatcher.send_raw_request("tools/call", params, {})
-    )
-    task = created.task
+    raw = await dispatcher.send_raw_request("tools/call", params, {})
+    if "task" not in raw:  # the spec lets a server answer a task request at once
+        return types.CallToolResult.model_validate(raw)
+    task = types.CreateTaskResult.model_validate(raw).task
     try:
         said, step = None, 0
         while True:
             if task.status_message and task.status_message != said and ctx is not None:
                 said, step = task.status_message, step + 1
-                ctx.report_progress(step, None, said)
+                ctx.report_progress(step, None, said[:_MESSAGE_CHARS])
             if task.status in _DONE:
                 break
             wait = (task.poll_interval or 1000) / 1000

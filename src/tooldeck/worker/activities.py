@@ -200,18 +200,23 @@ class _Progress:
     """A call's progress reports, sent to its workflow as the signal ``progress``.
 
     The workflow sends a call's other events itself. Each signal is an event in the
-    workflow's history, so a report within ``_PROGRESS_EVERY_S`` of the last one sent
-    is dropped; a signal that cannot be sent is dropped too (never failing the call).
+    workflow's history (which Temporal bounds), so a report within
+    ``_PROGRESS_EVERY_S`` of the last one sent is dropped, and a call sends at most
+    ``_PROGRESS_SIGNALS``; a signal that cannot be sent is dropped too (never failing
+    the call).
     """
 
     def __init__(self) -> None:
         self._last = -_PROGRESS_EVERY_S
+        self._sent = 0
 
     async def __call__(self, type: str, data: dict[str, Any]) -> None:
         now = asyncio.get_running_loop().time()
         if type != "tool_call.progress" or now - self._last < _PROGRESS_EVERY_S:
             return
-        self._last = now
+        if self._sent >= _PROGRESS_SIGNALS:
+            return
+        self._last, self._sent = now, self._sent + 1
         workflow_id = activity.info().workflow_id
         if workflow_id is None:  # not a workflow's activity
             return
@@ -220,6 +225,7 @@ class _Progress:
 
 
 _PROGRESS_EVERY_S = 0.5
+_PROGRESS_SIGNALS = 1_000
 
 
 def _described(details: dict[str, Any], description: str) -> str:
