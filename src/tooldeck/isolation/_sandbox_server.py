@@ -18,7 +18,8 @@ Messages to the host (JSON, one per packet): ``{"op": "ready", "preloaded": [...
 The child speaks length-prefixed JSON frames (4-byte big-endian length) on its control
 socket: it reads the job ``{"code", "context", "tools"}``, may send
 ``{"op": "call", "name", "arguments"}`` and read ``{"op": "reply", "result"}`` (code
-mode), and ends with ``{"op": "done", ...}`` before ``os._exit``.
+mode), may send ``{"op": "progress", "progress", "total", "message"}`` (the code's
+``report_progress``), and ends with ``{"op": "done", ...}`` before ``os._exit``.
 """
 
 # This file runs in a bare interpreter: the standard library only, Python 3.11+.
@@ -358,6 +359,25 @@ class Tools:
         raise ToolCallError(name, error.get("type", "execution"), error.get("message", ""))
 
 
+def _progress_reporter(sock: socket.socket) -> Callable[..., None]:
+    def report_progress(
+        progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell whoever follows this run how far it is: ``report_progress(3, 10, "file 3")``."""
+        try:
+            frame = {
+                "op": "progress",
+                "progress": float(progress),
+                "total": None if total is None else float(total),
+                "message": None if message is None else str(message)[:500],
+            }
+            _send(sock, frame)
+        except (OSError, TypeError, ValueError, OverflowError):
+            pass  # a report never fails the code
+
+    return report_progress
+
+
 def _apply_limits(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     file_mb = limits.get("max_file_mb")
@@ -464,6 +484,7 @@ def _run_child(sock: socket.socket, preloaded: list[str]) -> None:
         namespace[_ALIASES.get(name, name)] = sys.modules[name]
     typing = sys.modules["typing"]
     namespace.update({name: getattr(typing, name) for name in _TYPING})
+    namespace["report_progress"] = _progress_reporter(sock)
     namespace.update(job.get("context") or {})
     if job.get("tools") is not None:
         namespace["tools"] = Tools(sock, job["tools"])

@@ -71,7 +71,14 @@ from typing import Any
 
 from tooldeck.isolation.process import OutputCapture
 
-__all__ = ["CallHandler", "Sandbox", "SandboxError", "SandboxLimits", "SandboxOutcome"]
+__all__ = [
+    "CallHandler",
+    "ProgressHandler",
+    "Sandbox",
+    "SandboxError",
+    "SandboxLimits",
+    "SandboxOutcome",
+]
 
 _SERVER = Path(__file__).with_name("_sandbox_server.py")
 _FRAME = struct.Struct(">I")
@@ -81,6 +88,8 @@ _log = logging.getLogger("tooldeck.sandbox")
 
 CallHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """Runs a tool call a script made: ``(name, arguments) -> ToolResult as JSON-able dict``."""
+ProgressHandler = Callable[[float, "float | None", "str | None"], None]
+"""Takes the code's ``report_progress(progress, total, message)`` (``ToolContext.report_progress``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -371,6 +380,7 @@ class Sandbox:
         limits: SandboxLimits,
         tools: Sequence[str] | None = None,
         on_call: CallHandler | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> SandboxOutcome:
         """Run ``code`` once in a fresh process; never raises for what the code does.
 
@@ -383,6 +393,9 @@ class Sandbox:
             tools: Tool names a script may call as ``tools.<name>(...)``; None: no
                 ``tools`` object (plain Python).
             on_call: Runs each tool call the script makes.
+            on_progress: Takes each ``report_progress(progress, total, message)`` the
+                code makes (numbers and a text of at most 500 characters; others are
+                dropped).
 
         Raises:
             RuntimeError: the fork server cannot be started.
@@ -394,7 +407,7 @@ class Sandbox:
             if self.identity is not None:
                 os.chown(scratch, self.identity["uid"], self.identity["gid"])
         try:
-            return await self._run(code, context, cwd, limits, tools, on_call)
+            return await self._run(code, context, cwd, limits, tools, on_call, on_progress)
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -407,6 +420,7 @@ class Sandbox:
         limits: SandboxLimits,
         tools: Sequence[str] | None,
         on_call: CallHandler | None,
+        on_progress: ProgressHandler | None,
     ) -> SandboxOutcome:
         start = perf_counter()
         outcome = SandboxOutcome()
@@ -422,7 +436,7 @@ class Sandbox:
             _write_frame(writer, {"code": code, "context": dict(context or {}), "tools": tools})
             try:
                 async with asyncio.timeout(limits.timeout_s):
-                    done = await _converse(reader, writer, on_call, outcome.calls)
+                    done = await _converse(reader, writer, on_call, on_progress, outcome.calls)
                     if done is None:  # the process ended without reporting: learn why
                         status = await exited
             except TimeoutError:
@@ -585,6 +599,19 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _report(on_progress: ProgressHandler, message: dict[str, Any]) -> None:
+    """Pass a ``progress`` frame on if its fields are what ``report_progress`` sends."""
+    progress, total, text = message.get("progress"), message.get("total"), message.get("message")
+    number = (int, float)
+    if not isinstance(progress, number) or isinstance(progress, bool):
+        return
+    if total is not None and (not isinstance(total, number) or isinstance(total, bool)):
+        return
+    if text is not None and not isinstance(text, str):
+        return
+    on_progress(progress, total, None if text is None else text[:500])
+
+
 def _write_frame(writer: asyncio.StreamWriter, message: Any) -> None:
     data = json.dumps(message, separators=(",", ":")).encode()
     writer.write(_FRAME.pack(len(data)) + data)
@@ -594,18 +621,33 @@ async def _converse(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     on_call: CallHandler | None,
+    on_progress: ProgressHandler | None,
     calls: list[dict[str, Any]],
 ) -> dict[str, Any] | None:
-    """Serve the child's tool calls until its ``done`` frame (None: it ended first)."""
+    """Serve the child's tool calls and reports until its ``done`` frame.
+
+    None: it ended first, or sent a frame that is not one of the protocol's (the
+    child runs a stranger's code: a malformed frame ends the conversation, it never
+    raises here).
+    """
     while True:
         try:
             header = await reader.readexactly(_FRAME.size)
             message = json.loads(await reader.readexactly(_FRAME.unpack(header)[0]))
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             return None
-        if message["op"] == "done":
+        if not isinstance(message, dict):
+            return None
+        op = message.get("op")
+        if op == "done":
             return message  # type: ignore[no-any-return]
-        name, arguments = message["name"], message["arguments"]
+        if op == "progress":
+            if on_progress is not None:
+                _report(on_progress, message)
+            continue
+        name, arguments = message.get("name"), message.get("arguments")
+        if op != "call" or not isinstance(name, str) or not isinstance(arguments, dict):
+            return None
         result: dict[str, Any]
         if on_call is None:
             result = {"status": "error", "error": {"type": "denied", "message": "no tools"}}

@@ -319,3 +319,39 @@ def test_bad_builtin_settings_are_config_errors_naming_the_key(
 
     with pytest.raises(ConfigError, match=key):
         load_settings(builtin=builtin)
+
+
+async def test_the_codes_progress_reports_reach_the_caller(python: PythonTool) -> None:
+    from tooldeck.core.context import ToolContext
+
+    reports: list[dict[str, object]] = []
+    ctx = ToolContext(event_emitter=lambda event: reports.append(event.data))
+    code = (
+        "for step in range(1, 4):\n"
+        "    report_progress(step, 3, f'file {step}' * 200)\n"
+        "report_progress('not a number')\n"  # dropped, and never fails the code
+        "result = 'done'"
+    )
+    result = await python.execute({"code": code}, ctx)
+    assert result.success and result.data["result"] == "done", result.error
+    assert [(r["progress"], r["total"]) for r in reports] == [(1, 3), (2, 3), (3, 3)]
+    assert all(len(str(r["message"])) <= 500 for r in reports)
+
+
+async def test_a_forged_frame_on_the_control_socket_ends_the_run_not_the_server(
+    python: PythonTool,
+) -> None:
+    """The code digs the control socket out of report_progress and writes garbage."""
+    code = (
+        "import struct\n"
+        "sock = report_progress.__closure__[0].cell_contents\n"
+        "for frame in (b'[1, 2]', b'{\"op\": \"call\", \"name\": 5}', b'not json'):\n"
+        "    sock.sendall(struct.pack('>I', len(frame)) + frame)\n"
+        "result = 'unreachable?'"
+    )
+    forged = await python.execute({"code": code})
+    assert forged.error is not None and forged.error.type == "execution", forged
+    assert "before reporting a result" in forged.error.message  # not the host's own crash
+    assert "Error" not in forged.error.message and forged.error.details["traceback"] is None
+    after = await python.execute({"code": "result = 1 + 1"})
+    assert after.success and after.data["result"] == 2

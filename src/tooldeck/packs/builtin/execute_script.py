@@ -81,5 +81,5 @@ class ExecuteScriptTool(PythonTool):
                 mode="json", include={"status", "data", "output", "error", "source_id", "as_of"}
             )
 
-        outcome = await self.run(request, names, on_call)
+        outcome = await self.run(request, names, on_call, ctx)
         return self.to_result(outcome, tool_calls=outcome.calls)

@@ -105,7 +105,8 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
         "pass data in `context` (keys become variables) or re-read it from files. "
         "Pre-imported: os, sys, json, re, pathlib, shutil, subprocess, datetime, time, "
         "random, base64, hashlib, tempfile, csv, and pd (pandas), np (numpy), plt "
-        "(matplotlib) when installed; open figures are returned as PNG images."
+        "(matplotlib) when installed; open figures are returned as PNG images. On long "
+        "work, report_progress(done, total, message) tells the user how far it is."
     )
     RequestModel = PythonRequest
     ResponseModel = PythonResponse
@@ -136,12 +137,19 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
 
     async def execute_internal(self, request: PythonRequest, ctx: ToolContext) -> ToolResult:
         """Run the code once (see the class docstring)."""
-        return self.to_result(await self.run(request, None, None))
+        return self.to_result(await self.run(request, None, None, ctx))
 
     async def run(
-        self, request: PythonRequest, tools: list[str] | None, on_call: CallHandler | None
+        self,
+        request: PythonRequest,
+        tools: list[str] | None,
+        on_call: CallHandler | None,
+        ctx: ToolContext | None = None,
     ) -> SandboxOutcome:
         """Run ``request`` in the sandbox (see ``Sandbox.run`` for ``tools``, ``on_call``).
+
+        The code's ``report_progress(progress, total, message)`` reports ``ctx`` 's
+        progress (``ToolContext.report_progress``).
 
         Raises:
             ToolUnavailableError: the sandbox's fork server cannot start.
@@ -156,6 +164,7 @@ class PythonTool(BaseTool[PythonRequest, ToolResult]):
                 limits=self.limits(request.timeout_s),
                 tools=tools,
                 on_call=on_call,
+                on_progress=ctx.report_progress if ctx is not None else None,
             )
         except RuntimeError as exc:
             raise ToolUnavailableError(f"{self.name}: {exc}") from None
