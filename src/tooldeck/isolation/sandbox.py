@@ -640,7 +640,7 @@ async def _converse(
             return None
         op = message.get("op")
         if op == "done":
-            return message  # type: ignore[no-any-return]
+            return message
         if op == "progress":
             if on_progress is not None:
                 _report(on_progress, message)
