@@ -148,7 +148,19 @@ def test_the_fast_pre_check_never_misses_what_the_patterns_find(text: str) -> No
 def test_the_pre_check_was_checked_against_the_installed_patterns() -> None:
     """A detect-secrets with other patterns turns the gate off (safe, slower) and fails here,
     so the gate is reviewed against the new patterns (and ``_GATED`` updated)."""
-    from tooldeck.observability.redact import _gate_applies, might_contain_secret
+    import hashlib
+    from importlib.metadata import version
+
+    from tooldeck.observability.redact import (
+        _GATED,
+        _GATED_VERSION,
+        _gate_applies,
+        _patterns,
+        might_contain_secret,
+    )
 
     assert _gate_applies()
     assert not might_contain_secret('{"symbol": "AAPL", "as_of": "2026-11-20"}')
+    # the version the gate trusts without importing the plugins has the checked patterns
+    digest = hashlib.sha256("\n".join(sorted(set(_patterns()))).encode()).hexdigest()
+    assert version("detect-secrets") != _GATED_VERSION or digest == _GATED
