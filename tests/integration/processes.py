@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from deadlines import scaled
 
@@ -137,3 +138,16 @@ class Server:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+EVERYTHING = Path(__file__).parents[1] / ".npm/node_modules/.bin/mcp-server-everything"
+"""npm's ``@modelcontextprotocol/server-everything``, pinned (``make npm-servers``)."""
+
+
+def everything_server() -> Path:
+    """``EVERYTHING``; the test is skipped without it, or fails when CI requires it."""
+    if not EVERYTHING.exists():
+        if os.environ.get("TOOLDECK_REQUIRE_NPM") == "1":
+            pytest.fail(f"{EVERYTHING} is missing: run make npm-servers")
+        pytest.skip("npm's server-everything is not installed (make npm-servers)")
+    return EVERYTHING

@@ -13,21 +13,17 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
+from processes import everything_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
-
-EVERYTHING = Path(__file__).parents[1] / ".npm/node_modules/.bin/mcp-server-everything"
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    if not EVERYTHING.exists():
-        if os.environ.get("TOOLDECK_REQUIRE_NPM") == "1":
-            pytest.fail(f"{EVERYTHING} is missing: run make npm-servers")
-        pytest.skip("npm's server-everything is not installed (make npm-servers)")
+    everything = everything_server()
     path = tmp_path / "tooldeck.toml"
     path.write_text(
-        f'[builtin]\nenabled = false\n[mcp_servers.everything]\ncommand = "{EVERYTHING}"\n'
+        f'[builtin]\nenabled = false\n[mcp_servers.everything]\ncommand = "{everything}"\n'
         'args = ["stdio"]\n[profiles.none]\nmcp_servers = []\n'
     )
     return path

@@ -26,7 +26,7 @@ import pytest
 from browser import ARTIFACTS, launch_chromium
 from mcp import Client
 from otlp_receiver import OTLPReceiver
-from processes import Server, env_for, free_port
+from processes import Server, env_for, everything_server, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from deadlines import wait_until
@@ -660,22 +660,15 @@ def test_forms_of_recursive_and_doubling_schemas_stop_unfolding(tmp_path: Path, 
         server.stop()
 
 
-EVERYTHING = Path(__file__).parents[1] / ".npm/node_modules/.bin/mcp-server-everything"
-
-
 def test_an_upstream_servers_resources_and_prompts_are_shown_beside_the_tools(
     tmp_path: Path, page: Any
 ) -> None:
     """npm's ``server-everything`` behind ``tooldeck serve``: REST, then the tools page."""
     from playwright.sync_api import expect
 
-    if not EVERYTHING.exists():
-        if os.environ.get("TOOLDECK_REQUIRE_NPM") == "1":
-            pytest.fail(f"{EVERYTHING} is missing: run make npm-servers")
-        pytest.skip("npm's server-everything is not installed (make npm-servers)")
     config = tmp_path / "tooldeck.toml"
     config.write_text(
-        f'[mcp_servers.everything]\ncommand = "{EVERYTHING}"\nargs = ["stdio"]\n'
+        f'[mcp_servers.everything]\ncommand = "{everything_server()}"\nargs = ["stdio"]\n'
         "[profiles.none]\nmcp_servers = []\n"
     )
     server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(config)])
