@@ -57,11 +57,11 @@ async def test_deferred_tools_show_search_and_what_was_found() -> None:
     assert deferred is not None
     visible = [d.name for d in deferred.visible()]
     assert visible[0] == SEARCH_TOOLS and all(n.startswith("t1") for n in visible[1:])
-    result = await deferred.execute(SEARCH_TOOLS, {"query": "send an email", "limit": 2})
+    result = deferred.note(await deferred.tool.execute({"query": "send an email", "limit": 2}))
     assert result.success
     found = [t["name"] for t in result.data["tools"]]  # type: ignore[index]
     assert len(found) == 2 and set(found) <= {d.name for d in deferred.visible()}
-    bad = await deferred.execute(SEARCH_TOOLS, {"query": "", "limit": 99})
+    bad = deferred.note(await deferred.tool.execute({"query": "", "limit": 99}))
     assert bad.error is not None and bad.error.type == "validation"
     fields = {e["field"] for e in bad.error.details["errors"]}  # type: ignore[index]
     assert fields == {"query", "limit"}

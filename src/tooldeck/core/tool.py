@@ -105,9 +105,9 @@ class ToolViews(ABC):
         """``tools`` behind the same audit and tracing as the views.
 
         For tools a caller answers itself, outside any view (the model agent's
-        ``search_tools``, ``read_result`` and ``delegate``; the MCP server's
-        ``search_tools``), so that their calls are recorded like every other. This base
-        returns ``tools`` unchanged (nothing to record with).
+        ``search_tools``, ``read_result`` and ``delegate``, through ``RunTools``), so
+        that their calls are recorded like every other. This base returns ``tools``
+        unchanged (nothing to record with).
         """
         return tools
 

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
 from tooldeck.core.result import ToolResult
-from tooldeck.core.tool import Arguments, BaseTool
+from tooldeck.core.tool import BaseTool
 from tooldeck.core.tool_vectors import TextEmbedder, ToolVectors, fused, tool_text
 
 __all__ = ["SEARCH_TOOLS", "DeferredTools", "SearchTools", "ToolIndex"]
@@ -265,8 +265,8 @@ class DeferredTools:
     Semantics:
         ``visible()`` is ``search_tools``, the tools named by ``always_visible`` (names
         or ``fnmatch`` patterns) and every tool a search found so far, in the view's
-        order. ``execute`` runs ``search_tools`` (it is a ``ToolExecutor`` for that one
-        tool) and adds what it found. Any tool of the view may be called whether or
+        order. ``tool`` is ``search_tools``; its caller runs it (through its audit)
+        and hands the result to ``note``, which adds what it found. Any tool of the view may be called whether or
         not it is visible: deferring is about the context a model spends, not about
         what it may do (the profile's view decides that). One instance per run or
         session: what one model found is not shown to another.
@@ -321,17 +321,8 @@ class DeferredTools:
         found = self.found
         return [self.tool.definition, *(d for d in self.tool.index.definitions if d.name in found)]
 
-    async def execute(
-        self, name: str, arguments: Arguments = None, ctx: ToolContext | None = None
-    ) -> ToolResult:
-        """Run ``search_tools``; the tools it finds become visible."""
-        return self.note(await self.tool.execute(arguments, ctx))
-
     def note(self, result: ToolResult) -> ToolResult:
-        """Make the tools ``search_tools`` found (its ``result``) visible; returns ``result``.
-
-        For a caller that ran ``self.tool`` through its own executor (to audit it).
-        """
+        """Make the tools a ``search_tools`` call found (its ``result``) visible; returns it."""
         if result.success and isinstance(result.data, dict):
             self.found.update(t["name"] for t in result.data.get("tools", ()))
         return result
