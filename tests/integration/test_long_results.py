@@ -28,9 +28,13 @@ from tooldeck import tool
 
 
 @tool
-def big_report() -> str:
-    """The whole access log, as text."""
-    return "".join(f"line {i:07d}: {'x' * 35}\\n" for i in range(100_000))
+def big_report(lines: int = 100_000) -> str:
+    """The whole access log, as text.
+
+    Args:
+        lines: How many of its lines.
+    """
+    return "".join(f"line {i:07d}: {'x' * 35}\\n" for i in range(lines))
 '''
 
 MARKER = re.compile(r"…\[characters (\d+) to (\d+) of (\d+) left out; request_id=([^\]]+)\]…")
@@ -113,3 +117,52 @@ async def test_every_byte_of_a_5_mb_result_is_reachable_and_only_in_its_own_run(
 
 async def _quiet(type: str, data: dict[str, Any]) -> None:
     return None
+
+
+async def test_an_mcp_client_gets_head_and_tail_and_reads_the_whole_result(tmp_path: Any) -> None:
+    """``tooldeck mcp`` over stdio, then ``tooldeck serve``'s /mcp with two sessions,
+    driven by the official SDK's client: the text a client's model sees stays in budget,
+    the resource link gives every byte, and only to the session that made the call."""
+    import os
+    import sys
+
+    from mcp import Client, StdioServerParameters
+    from mcp.shared.exceptions import MCPError
+    from processes import Server, free_port
+
+    (tmp_path / "report.py").write_text(TOOLS)
+    env = {"TOOLDECK_DATA_DIR": str(tmp_path / "data"), "PATH": os.environ["PATH"]}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tooldeck", "mcp", "--tools", str(tmp_path / "report.py")],
+        env=env,
+    )
+    async with Client(params) as client:
+        called = await client.call_tool("big_report", {})
+        shown = called.content[0].text  # type: ignore[union-attr]
+        assert len(shown) < DEFAULT_MAX_LLM_CHARS + 400 and MARKER.search(shown)
+        [link] = [c for c in called.content if c.type == "resource_link"]
+        assert shown.startswith(REPORT[:1000]) and str(link.uri) in shown
+        read = await client.read_resource(str(link.uri))
+        assert read.contents[0].text == REPORT  # type: ignore[union-attr]
+        assert str(link.uri) not in [str(r.uri) for r in (await client.list_resources()).resources]
+
+    server = Server(
+        tmp_path / "data", free_port(), extra_args=["--tools", str(tmp_path / "report.py")]
+    )
+    try:
+        async with (
+            Client(f"{server.url}/mcp", mode="legacy") as mine,
+            Client(f"{server.url}/mcp", mode="legacy") as other,
+        ):
+            # the SDK's client takes server-sent events of 1 MiB at most: 10,000 lines here
+            called = await mine.call_tool("big_report", {"lines": 10_000})
+            [link] = [c for c in called.content if c.type == "resource_link"]
+            with pytest.raises(MCPError, match="no resource"):
+                await other.read_resource(str(link.uri))  # another session's result
+            read = await mine.read_resource(f"{link.uri}?offset=100000&limit=1000")
+            assert read.contents[0].text == REPORT[100_000:101_000]  # type: ignore[union-attr]
+            with pytest.raises(MCPError, match="no resource"):
+                await mine.read_resource(f"{link.uri}?offset=oops")
+    finally:
+        server.stop()

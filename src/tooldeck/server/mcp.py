@@ -46,6 +46,7 @@ from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.providers.registry import ToolRegistry
 from tooldeck.runtime import Runtime, ToolsReload
+from tooldeck.server.mcp_results import LongResults
 from tooldeck.server.mcp_upstream import upstream_handlers
 
 if TYPE_CHECKING:
@@ -155,6 +156,7 @@ def create_mcp_server(
     approve_at = f"in a terminal on the server's machine, run: {command}" if command else None
     only_client = f"mcp:stdio-{secrets.token_hex(8)}" if stdio else None
     listing: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that listed the tools
+    long_results = LongResults()  # the whole text of results cut for the client's model
     bus = InMemorySubscriptionBus()  # 2026-07-28 clients: subscriptions/listen streams
 
     def tools_changed() -> None:  # a reload, or an MCP server's own list_changed
@@ -199,7 +201,7 @@ def create_mcp_server(
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         # the SDK's session object lives one request; its connection lasts the session
         connection = getattr(ctx.session, "_connection", None) or ctx.session
-        channel = only_client or _channel(connection, modern)
+        channel = channel_of(ctx)
         if modern and params.input_responses:
             await _apply_answers(runtime, params, channel)
         modes = _elicitation_modes(ctx)
@@ -256,7 +258,15 @@ def create_mcp_server(
             link = await _console_link(runtime, details["approval_id"]) if "url" in modes else None
             if link is not None:
                 return _ask_on_the_page(details, link)
-        return types.CallToolResult.model_validate(to_mcp_result(result))
+        wire = long_results.shorten(result, to_mcp_result(result), channel)
+        return types.CallToolResult.model_validate(wire)
+
+    def channel_of(ctx: ServerRequestContext[Any]) -> str:
+        """The request's channel: its client's (stdio), else its connection's."""
+        if only_client is not None:
+            return only_client
+        connection = getattr(ctx.session, "_connection", None) or ctx.session
+        return _channel(connection, ctx.protocol_version in MODERN_PROTOCOL_VERSIONS)
 
     def upstream(ctx: ServerRequestContext[Any]) -> list[MCPToolsProvider]:
         name = chosen(ctx)
@@ -266,7 +276,7 @@ def create_mcp_server(
     async def local(ctx: ServerRequestContext[Any]) -> list[ResourceSource]:
         name = chosen(ctx)
         view(name)
-        return await runtime.resource_sources(name)
+        return [*await runtime.resource_sources(name), long_results.source(channel_of(ctx))]
 
     return _server_class()(
         "tooldeck",
