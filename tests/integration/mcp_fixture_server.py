@@ -170,10 +170,13 @@ def raw_tasks() -> None:
     """A hand-written 2025-11-25 peer whose one tool runs only as a task, and pushes:
     ``pollInterval`` 0, a 10,000-character status message that changes on every
     ``tasks/get``, done after ``polls`` polls (an argument; 0: answered at once, as the
-    spec allows)."""
+    spec allows; negative: answered after that many seconds). With ``--log=PATH``, each
+    request's method is appended to PATH."""
     import json
     import sys
+    import time
 
+    log = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--log=")), None)
     polls: dict[str, int] = {}
     for line in sys.stdin:
         message = json.loads(line)
@@ -181,6 +184,9 @@ def raw_tasks() -> None:
             continue
         method, reply = message.get("method"), {"jsonrpc": "2.0", "id": message["id"]}
         params = message.get("params") or {}
+        if log is not None:
+            with open(log, "a") as out:
+                out.write(f"{method}\n")
         task = {
             "taskId": "t1",
             "createdAt": "2026-11-27T00:00:00Z",
@@ -209,6 +215,9 @@ def raw_tasks() -> None:
             }
         elif method == "tools/call":
             wanted = int((params.get("arguments") or {}).get("polls", 3))
+            if wanted < 0:  # slow to answer: the task exists before its id is sent
+                time.sleep(-wanted)
+                wanted = 1_000
             if wanted == 0:
                 reply["result"] = {"content": [{"type": "text", "text": "at once"}]}
             else:

@@ -192,6 +192,23 @@ async def test_a_pushy_task_server_is_polled_at_a_floor_and_its_messages_cut() -
     assert [r["progress"] for r in reports] == list(range(1, len(reports) + 1))
 
 
+async def test_a_task_made_after_its_call_was_cancelled_is_cancelled_too(tmp_path: Path) -> None:
+    """The call times out while the server is still answering tools/call (2 s): once the
+    task's id arrives, tasks/cancel goes out for it."""
+    log = tmp_path / "requests.log"
+    async with fixture("--raw-tasks", f"--log={log}") as provider:
+        assert [d.name for d in await provider.definitions()] == ["pushy"]  # connected
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.5):
+                await provider.execute("pushy", {"polls": -2})
+
+        async def cancelled() -> bool:
+            return "tasks/cancel" in log.read_text()
+
+        await wait_until_async(cancelled, "tasks/cancel to reach the server", 10)
+    assert log.read_text().split().count("tasks/get") == 0  # never polled: cancelled
+
+
 async def test_malformed_result_is_an_execution_error() -> None:
     async with fixture("--raw") as provider:
         assert [d.name for d in await provider.definitions()] == ["weird"]

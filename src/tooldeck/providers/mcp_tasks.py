@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -63,7 +64,12 @@ async def call_as_task(
     if dispatcher is None:
         raise RuntimeError("this MCP SDK cannot send a tools/call as a task")
     params = request.model_dump(by_alias=True, mode="json", exclude_none=True)["params"]
-    raw = await dispatcher.send_raw_request("tools/call", params, {})
+    creating = asyncio.ensure_future(dispatcher.send_raw_request("tools/call", params, {}))
+    try:
+        raw = await asyncio.shield(creating)
+    except asyncio.CancelledError:  # the task may be made after all: cancel it then
+        creating.add_done_callback(partial(_cancel_once_made, session))
+        raise
     if "task" not in raw:  # the spec lets a server answer a task request at once
         return types.CallToolResult.model_validate(raw)
     task = types.CreateTaskResult.model_validate(raw).task
@@ -89,16 +95,34 @@ async def call_as_task(
             types.CallToolResult,
         )
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):  # best effort: the server's TTL ends it too
-            await asyncio.shield(_cancel(session, task.task_id))
+        await asyncio.shield(_cancel(session, task.task_id))
         raise
 
 
 async def _cancel(session: Any, task_id: str) -> None:
+    """``tasks/cancel``; best effort (the server's TTL ends the task too), never raises."""
     import mcp_types as types
 
-    async with asyncio.timeout(5):
-        await session.send_request(
-            types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)),
-            types.CancelTaskResult,
-        )
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(5):
+            await session.send_request(
+                types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)),
+                types.CancelTaskResult,
+            )
+
+
+_CANCELLING: set[asyncio.Future[None]] = set()
+"""Cancels sent for calls already gone (a task needs a reference until it ends)."""
+
+
+def _cancel_once_made(session: Any, creating: asyncio.Future[Any]) -> None:
+    """Cancel the task a call cancelled while its ``tools/call`` was answered made."""
+    if creating.cancelled() or creating.exception() is not None:
+        return
+    raw = creating.result()
+    task = raw.get("task") if isinstance(raw, dict) else None
+    task_id = task.get("taskId") if isinstance(task, dict) else None
+    if isinstance(task_id, str):
+        cancelling = asyncio.ensure_future(_cancel(session, task_id))
+        _CANCELLING.add(cancelling)
+        cancelling.add_done_callback(_CANCELLING.discard)
