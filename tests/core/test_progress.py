@@ -85,3 +85,14 @@ async def test_report_progress_without_a_follower_or_with_an_async_one() -> None
         ("progress", {"progress": 1, "message": "started"}, "r2")
     ]
     assert progress_data(ToolEvent(type="progress", data={"progress": "x"})) is None
+
+
+def test_a_reports_message_is_cut_to_its_bound_and_a_bad_one_never_raises() -> None:
+    from tooldeck.core.context import PROGRESS_MESSAGE_CHARS
+
+    got: list[ToolEvent] = []
+    ctx = ToolContext(event_emitter=got.append)
+    ctx.report_progress(1, 2, "x" * 10_000)
+    ctx.report_progress(2, 2, 42)  # type: ignore[arg-type]  # not text: passed on as it is
+    assert len(got[0].data["message"]) == PROGRESS_MESSAGE_CHARS
+    assert progress_data(got[1]) == (2, 2, None)

@@ -95,18 +95,18 @@ def _structured(
         result = await view.execute(definition.name, arguments, ctx)
         return result.to_llm()
 
-    asks = definition.requires_confirmation or bool(definition.confirm_actions)
+    rule = _approval_rule(definition)
     return kind(
         name=name,
         description=definition.description,
         args_schema=openai_parameters(definition, strict=False),
         coroutine=call,
-        metadata={"tooldeck_asks": _approval_rule(definition)} if asks else None,
+        metadata={"tooldeck_asks": rule} if rule else None,
     )
 
 
 def _approval_rule(definition: ToolDefinition) -> bool | list[str]:
-    """True: every call asks; a list: the ``action`` s that ask (``confirm_actions``)."""
+    """True: every call asks; a list: the ``action`` s that ask (empty: none ask)."""
     return True if definition.requires_confirmation else list(definition.confirm_actions)
 
 

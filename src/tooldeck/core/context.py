@@ -23,6 +23,7 @@ from tooldeck.exceptions import ServiceNotFoundError
 
 __all__ = [
     "EMPTY_CONTEXT",
+    "PROGRESS_MESSAGE_CHARS",
     "EventEmitter",
     "ServiceContainer",
     "ToolContext",
@@ -98,6 +99,10 @@ class ServiceContainer:
 
     def __contains__(self, kind: object) -> bool:
         return kind in self._items or kind in self._factories
+
+
+PROGRESS_MESSAGE_CHARS = 500
+"""Most characters of a progress report's message (``ToolContext.report_progress``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -195,10 +200,12 @@ class ToolContext:
         Callable from an async tool and from the worker thread a plain ``def`` tool
         runs in; never blocks, never raises. ``progress`` should grow with each report
         (MCP's ``notifications/progress`` asks it); ``total`` is what it counts to,
-        None when unknown. Without a follower (``event_emitter`` None) it does nothing.
-        The entry points' followers are ``core.progress.EventRelay``; an async emitter
-        of your own is scheduled on the running loop (called from a thread without one,
-        the report is dropped).
+        None when unknown; ``message`` is cut to ``PROGRESS_MESSAGE_CHARS`` (a report
+        may carry a stranger's text: a sandboxed script's, an upstream task's status).
+        Without a follower (``event_emitter`` None) it does nothing. The entry points'
+        followers are ``core.progress.EventRelay``; an async emitter of your own is
+        scheduled on the running loop (called from a thread without one, the report
+        is dropped).
         """
         emitter = self.event_emitter
         if emitter is None:
@@ -207,7 +214,9 @@ class ToolContext:
         if total is not None:
             data["total"] = total
         if message is not None:
-            data["message"] = message
+            data["message"] = (
+                message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
+            )
         try:
             outcome = emitter(ToolEvent(type="progress", data=data, request_id=self.request_id))
         except Exception:  # a broken progress listener must not fail the tool call

@@ -394,8 +394,7 @@ class Sandbox:
                 ``tools`` object (plain Python).
             on_call: Runs each tool call the script makes.
             on_progress: Takes each ``report_progress(progress, total, message)`` the
-                code makes (numbers and a text of at most 500 characters; others are
-                dropped).
+                code makes (numbers and a text; others are dropped).
 
         Raises:
             RuntimeError: the fork server cannot be started.
@@ -609,7 +608,7 @@ def _report(on_progress: ProgressHandler, message: dict[str, Any]) -> None:
         return
     if text is not None and not isinstance(text, str):
         return
-    on_progress(progress, total, None if text is None else text[:500])
+    on_progress(progress, total, text)
 
 
 def _write_frame(writer: asyncio.StreamWriter, message: Any) -> None:

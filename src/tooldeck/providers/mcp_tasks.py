@@ -28,8 +28,6 @@ TASK_TTL_MS = 3_600_000
 """How long the server keeps a task and its result (ms) after it is made."""
 _POLL_S = (0.05, 5.0)
 """Bounds of the wait between two ``tasks/get`` (the server's ``pollInterval`` within)."""
-_MESSAGE_CHARS = 500
-"""Most characters of a status message passed on (the server's text, not ours)."""
 _DONE = frozenset({"completed", "failed", "cancelled", "input_required"})
 """Statuses after which ``tasks/result`` answers (or, for input_required, waits)."""
 
@@ -78,7 +76,7 @@ async def call_as_task(
         while True:
             if task.status_message and task.status_message != said and ctx is not None:
                 said, step = task.status_message, step + 1
-                ctx.report_progress(step, None, said[:_MESSAGE_CHARS])
+                ctx.report_progress(step, None, said)  # cut to its bound there
             if task.status in _DONE:
                 break
             wait = (task.poll_interval or 1000) / 1000

@@ -56,11 +56,8 @@ class LongResults:
         if len(body) <= DEFAULT_MAX_LLM_CHARS or len(body) > self.max_chars:
             return wire
         uri = PREFIX + request_id
-        mime = (
-            "text/plain"
-            if result.output is not None or isinstance(result.data, str)
-            else ("application/json")
-        )
+        text_body = result.output is not None or isinstance(result.data, str)
+        mime = "text/plain" if text_body else "application/json"
         self._keep(uri, channel, body, mime)
         text = (
             f"{result.to_llm()}\n[the whole result, {len(body):,} characters: {uri} "
