@@ -118,19 +118,21 @@ function toolBadges(tool) {
     a.destructive ? h("span", { class: "badge err" }, "destructive") : null);
 }
 
-// The profile's MCP resources and prompts (the packs' and the upstream servers'); a
-// failure leaves the lists empty, with the reason, and the tools still shown.
-async function loadResources() {
-  if (state.resources) return state.resources;
-  const query = { profile: state.profile };
-  const [listed, prompts] = await Promise.all([api("/api/resources", { query }), api("/api/prompts", { query })]);
-  const failed = [listed, prompts].find((r) => r.status !== 200);
-  state.resources = {
-    resources: listed.status === 200 ? listed.data.resources : [],
-    templates: listed.status === 200 ? listed.data.templates : [],
-    prompts: prompts.status === 200 ? prompts.data.prompts : [],
-    error: failed ? detail(failed.data) : null,
-  };
+// The profile's MCP resources and prompts (the packs' and the upstream servers'), asked
+// once per profile (the promise is kept); a failure leaves the lists empty, with the
+// reason, and the tools still shown.
+function loadResources() {
+  state.resources ??= (async () => {
+    const query = { profile: state.profile };
+    const [listed, prompts] = await Promise.all([api("/api/resources", { query }), api("/api/prompts", { query })]);
+    const failed = [listed, prompts].find((r) => r.status !== 200);
+    return {
+      resources: listed.status === 200 ? listed.data.resources : [],
+      templates: listed.status === 200 ? listed.data.templates : [],
+      prompts: prompts.status === 200 ? prompts.data.prompts : [],
+      error: failed ? detail(failed.data) : null,
+    };
+  })().catch((error) => { state.resources = null; throw error; }); // asked again next time
   return state.resources;
 }
 
@@ -151,8 +153,8 @@ function resourceGroups(listed, uri) {
   ];
 }
 
-async function resourceDetail(uri, listed) {
-  const known = listed.resources.find((r) => r.uri === uri);
+async function resourceDetail(uri) {
+  const known = (await loadResources()).resources.find((r) => r.uri === uri);
   const { status, data } = await api("/api/resources/read", { query: { uri, profile: state.profile } });
   const head = [h("h1", {}, known?.name || uri), h("p", { class: "muted" }, h("code", {}, uri), known ? ` · ${known.server}` : "")];
   if (status !== 200) return h("div", { class: "panel" }, ...head, h("div", { class: "error-box", id: "resource-error" }, detail(data)));
@@ -184,11 +186,12 @@ async function toolsPage(name, uri = null) {
   };
   search.addEventListener("input", drawList);
   drawList();
-  const listed = await loadResources();
-  const sidebar = h("aside", { class: "panel sidebar" }, search, groups, ...resourceGroups(listed, uri));
+  const sidebar = h("aside", { class: "panel sidebar" }, search, groups);
+  // the tools first: an upstream server slow to list its resources must not hold them
+  loadResources().then((listed) => sidebar.append(...resourceGroups(listed, uri))).catch(() => {});
   const tool = name ? all.find((t) => t.name === name) : null;
   let mainPanel;
-  if (uri) mainPanel = await resourceDetail(uri, listed);
+  if (uri) mainPanel = await resourceDetail(uri);
   else if (name && !tool) {
     const near = closest(name, all.map((t) => t.name));
     mainPanel = h("div", { class: "panel error-box", id: "no-tool" }, `No tool named ${name}.`,
