@@ -19,8 +19,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -30,7 +28,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from tooldeck.core.context import ToolContext
 from tooldeck.core.names import closest_names
-from tooldeck.core.pools import pool_for
+from tooldeck.core.pools import in_thread
 from tooldeck.core.schema import model_schema
 from tooldeck.core.tool import Arguments, BaseTool
 from tooldeck.core.validation import from_pydantic, invalid_arguments, parse_arguments
@@ -189,8 +187,5 @@ class CompositeTool(BaseTool[tuple[ActionStrategy, BaseModel], Any]):
         if inspect.iscoroutinefunction(strategy.run):
             return await strategy.run(params, ctx)
         if strategy.blocking:
-            call = contextvars.copy_context().run
-            return await asyncio.get_running_loop().run_in_executor(
-                pool_for(self.pool or self.name), call, strategy.run, params, ctx
-            )
+            return await in_thread(self.pool or self.name, strategy.run, params, ctx)
         return strategy.run(params, ctx)

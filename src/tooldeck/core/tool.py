@@ -19,8 +19,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import inspect
 import traceback
 from abc import ABC, abstractmethod
@@ -33,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 from tooldeck.core.arguments import ArgumentShape
 from tooldeck.core.context import EMPTY_CONTEXT, ToolContext, new_request_id
 from tooldeck.core.definition import DataLabel, Effect, ToolAnnotations, ToolDefinition
-from tooldeck.core.pools import pool_for
+from tooldeck.core.pools import in_thread
 from tooldeck.core.result import (
     ResultMetadata,
     ToolError,
@@ -324,9 +322,8 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
             if self._is_async:
                 response = await self.execute_internal(request, ctx)  # type: ignore[misc]
             elif self.blocking:
-                call = contextvars.copy_context().run
-                response = await asyncio.get_running_loop().run_in_executor(
-                    pool_for(self.pool or self.name), call, self.execute_internal, request, ctx
+                response = await in_thread(
+                    self.pool or self.name, self.execute_internal, request, ctx
                 )
             else:
                 response = self.execute_internal(request, ctx)
