@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/exporters.py [--quick]
 
-(1) Build and register N tools two ways: ``@tool`` on a Python function (a Pydantic
-    model and its JSON Schema per tool) and ``JsonSchemaTool`` (a schema given, as an
-    OpenAPI import or an MCP server's listing brings them). µs and KiB per tool; the
+(1) Build and register N tools two ways: ``@tool`` on a Python function (its JSON
+    Schema written from the signature, ``core.signature_schema``; the Pydantic model
+    is built at a tool's first call, not timed here) and ``JsonSchemaTool`` (a schema
+    given, as an OpenAPI import or an MCP server's listing brings them). µs and KiB per tool; the
     target is 10,000 tools registered in ≤ 2 s.
 (2) Export 100 of them per format, the first time (built) and every turn after
     (``exporters._common.exported``: cached per definition). Target: ≤ 1 ms cached.

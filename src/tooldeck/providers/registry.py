@@ -124,6 +124,8 @@ class ToolRegistry(ToolsProvider):
             if canonical != tool.name:
                 tool.name = canonical
                 tool.__dict__.pop("_definition", None)
+            elif tool.__dict__.get("_definition") is definition:  # one definition, not two
+                tool.__dict__["_definition"] = entry.definition
         self.tools_changed()
         return tool
 
