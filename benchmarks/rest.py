@@ -2,13 +2,17 @@
 
     .venv/bin/python benchmarks/rest.py [--quick]
 
-Both servers run on 127.0.0.1 in their own process (uvicorn, one worker): tooldeck
+Each server runs on 127.0.0.1 in its own process (uvicorn, one worker): tooldeck
 with its defaults (request guard, trace context, the provider stack, the audit with
 ``durability = "ack"``) serving ``price`` from a ``tools.py``; the bare app a FastAPI
 route that validates the same body with Pydantic and calls the same function. Then
 (1) one client, calls one after another: p50 and p95 latency; (2) 32 clients at once
 (asyncio, one connection each): calls per second. Rounds alternate between servers.
-Targets (issue #27): p50 ≤ 1.2× the bare endpoint's, throughput ≥ 0.9× its.
+
+Two pairs, each like for like: with uvicorn's access log (a line per request, as
+``tooldeck serve`` and ``uvicorn app:app`` print by default) and without it
+(``[server] access_log = false``; the bare app at ``log_level="warning"``). Targets
+(issue #27): p50 ≤ 1.2× the bare endpoint's, throughput ≥ 0.9× its.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ BARE = textwrap.dedent(
         return {"status": "success", "data": await price(args.symbol)}
 
 
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level=sys.argv[2])
     '''
 )
 
@@ -125,30 +129,32 @@ def main() -> None:
     (work / "tools.py").write_text(TOOLS)
     (work / "bare.py").write_text(BARE)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLDECK_")}
-    env["TOOLDECK_DATA_DIR"] = str(work / "data")
-    ports = {"tooldeck": free_port(), "bare FastAPI": free_port()}
-    commands = {
-        "tooldeck": [
-            sys.executable,
-            "-m",
-            "tooldeck",
-            "serve",
-            "--port",
-            str(ports["tooldeck"]),
-            "--tools",
-            "tools.py",
-        ],
-        "bare FastAPI": [sys.executable, "bare.py", str(ports["bare FastAPI"])],
-    }
-    urls = {
-        "tooldeck": f"http://127.0.0.1:{ports['tooldeck']}/api/tools/execute/price",
-        "bare FastAPI": f"http://127.0.0.1:{ports['bare FastAPI']}/price",
-    }
+    quiet = {"TOOLDECK_SERVER__ACCESS_LOG": "false"}
+    servers: dict[str, tuple[list[str], dict[str, str], str]] = {}
+    for log, (tooldeck_env, level) in {
+        "": ({}, "info"),
+        ", no access log": (quiet, "warning"),
+    }.items():
+        port = free_port()
+        command = ["-m", "tooldeck", "serve", "--port", str(port), "--tools", "tools.py"]
+        data = {"TOOLDECK_DATA_DIR": str(work / f"data{len(servers)}")}
+        servers[f"tooldeck{log}"] = (
+            [sys.executable, *command],
+            {**env, **data, **tooldeck_env},
+            f"http://127.0.0.1:{port}/api/tools/execute/price",
+        )
+        port = free_port()
+        servers[f"bare FastAPI{log}"] = (
+            [sys.executable, "bare.py", str(port), level],
+            env,
+            f"http://127.0.0.1:{port}/price",
+        )
+    urls = {name: url for name, (_, _, url) in servers.items()}
     processes = {
         name: subprocess.Popen(
-            command, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, cwd=work, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        for name, command in commands.items()
+        for name, (command, environ, _) in servers.items()
     }
     try:
         for name, url in urls.items():
@@ -165,18 +171,21 @@ def main() -> None:
             process.terminate()
             process.wait(10)
     print(f"a tool over REST, 127.0.0.1, one uvicorn worker each ({rounds} rounds)\n")
-    print(f"{'server':<16}{'p50 ms':>9}{'p95 ms':>9}{'32 clients, calls/s':>22}")
+    print(f"{'server':<30}{'p50 ms':>9}{'p95 ms':>9}{'32 clients, calls/s':>22}")
     p50 = {name: statistics.median(v) for name, v in latency.items()}
     best = {name: statistics.median(v) for name, v in rate.items()}
     for name, values in latency.items():
         p95 = sorted(values)[int(len(values) * 0.95)]
-        print(f"{name:<16}{p50[name]:>9.2f}{p95:>9.2f}{best[name]:>22.0f}")
-    ratio = p50["tooldeck"] / p50["bare FastAPI"]
-    throughput = best["tooldeck"] / best["bare FastAPI"]
-    print(
-        f"\np50 {ratio:.2f}x the bare endpoint's (target ≤ 1.2x: {'met' if ratio <= 1.2 else 'MISSED'}); "
-        f"throughput {throughput:.2f}x (target ≥ 0.9x: {'met' if throughput >= 0.9 else 'MISSED'})"
-    )
+        print(f"{name:<30}{p50[name]:>9.2f}{p95:>9.2f}{best[name]:>22.0f}")
+    print()
+    for log in ("", ", no access log"):
+        ratio = p50[f"tooldeck{log}"] / p50[f"bare FastAPI{log}"]
+        throughput = best[f"tooldeck{log}"] / best[f"bare FastAPI{log}"]
+        print(
+            f"{(log[2:] or 'access log'):<15} p50 {ratio:.2f}x the bare endpoint's "
+            f"(target ≤ 1.2x: {'met' if ratio <= 1.2 else 'MISSED'}); throughput "
+            f"{throughput:.2f}x (target ≥ 0.9x: {'met' if throughput >= 0.9 else 'MISSED'})"
+        )
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ def test_readme_calls_then_audit_survives_a_restart(server: Server, data_dir: Pa
     )
 
     assert server.stop() == 0  # graceful: the audit store is flushed on shutdown
+    assert (
+        '"POST /api/tools/execute/get_positions HTTP/1.1" 200' in Path(server.log.name).read_text()
+    )
 
     audit = subprocess.run(
         [sys.executable, "-m", "tooldeck", "audit", "--json"],
@@ -61,11 +64,13 @@ def test_readme_calls_then_audit_survives_a_restart(server: Server, data_dir: Pa
         ("get_positions", "success", None),
     ]
 
-    again = Server(data_dir, free_port())
+    again = Server(data_dir, free_port(), env={"TOOLDECK_SERVER__ACCESS_LOG": "false"})
     try:
         httpx.get(f"{again.url}/api/quotes", params={"symbol": "VOO"}).raise_for_status()
     finally:
         assert again.stop() == 0
+    log = Path(again.log.name).read_text()
+    assert "Uvicorn running" in log and "GET /api/quotes" not in log  # no access log
     audit = subprocess.run(
         [sys.executable, "-m", "tooldeck", "audit", "--json", "--limit", "10"],
         env=env_for(data_dir),

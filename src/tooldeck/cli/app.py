@@ -560,6 +560,7 @@ def serve(
         port=s.server.port,
         log_level="info",
         log_config=log_config,
+        access_log=s.server.access_log,
         # on SIGTERM/Ctrl-C, requests still running (an upload) get 3 s, then stop
         timeout_graceful_shutdown=3,
     )
