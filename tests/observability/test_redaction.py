@@ -6,6 +6,7 @@ file read back with ``sqlite3``), not just through ``redact``.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from pathlib import Path
@@ -50,12 +51,18 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("form", ["mapping", "JSON text", "JSON bytes (a REST or MCP body)"])
 @pytest.mark.parametrize(("case", "arguments", "secret"), CASES, ids=[c[0] for c in CASES])
 def test_arguments_are_redacted_in_the_audit_file(
-    tmp_path: Path, case: str, arguments: dict[str, object], secret: str
+    tmp_path: Path, case: str, arguments: dict[str, object], secret: str, form: str
 ) -> None:
+    sent = {
+        "mapping": arguments,
+        "JSON text": json.dumps(arguments),
+        "JSON bytes (a REST or MCP body)": json.dumps(arguments).encode(),
+    }[form]
     store = AuditStore.sqlite(tmp_path / "audit.db")
-    store.record("t", arguments, None, ToolResult.ok({"ok": True}))
+    store.record("t", sent, None, ToolResult.ok({"ok": True}))
     store.close()
     assert SECRETS[secret] not in (tmp_path / "audit.db").read_bytes().decode(errors="replace")
     assert SECRETS[secret] not in dump(tmp_path / "audit.db")

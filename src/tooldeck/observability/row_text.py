@@ -40,6 +40,8 @@ def call_texts(arguments: Arguments, data: Any, check_syntax: bool) -> tuple[str
     pre-check over both, joined by a newline (every credential pattern treats it as a
     boundary, as the start or end of a text); anything else is redacted field by field.
     """
+    if isinstance(arguments, bytes) and len(arguments) <= MAX_STORED_CHARS:
+        arguments = arguments.decode("utf-8", errors="replace")  # a REST or MCP body
     if not check_syntax and isinstance(arguments, str | Mapping):
         text = arguments if isinstance(arguments, str) else dumps(dict(arguments))
         args = text.strip() or "{}"
