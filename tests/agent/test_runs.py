@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from tooldeck.agent.contracts import EVENT_TYPES, ChatRequest, ConfirmRequest
 from tooldeck.config import load_settings
@@ -191,6 +192,42 @@ async def test_runs_and_events_survive_the_process(tmp_path: Path) -> None:
         assert [r.run_id for r in await second.runs.recent(3)][1:] == [waiting.run_id, run.run_id]
     finally:
         await second.aclose()
+
+
+async def test_a_save_in_flight_when_the_run_is_cancelled_lands_before_the_cancellation() -> None:
+    """The stored record ends ``cancelled``, not the state whose save was still running.
+
+    The ``waiting_input`` save is slowed down so that the run is cancelled while it is
+    in its thread; the cancellation's own save must not overtake it.
+    """
+    rt = build_runtime(settings())
+    assert rt.runs.store is not None
+    save = rt.runs.store.save
+
+    def slow_save(record: Any, event: Any = None, **kwargs: Any) -> Any:
+        if record["state"] == "waiting_input":
+            time.sleep(0.5)
+        return save(record, event, **kwargs)
+
+    rt.runs.store.save = slow_save  # type: ignore[method-assign]
+    run = await rt.runs.start(
+        ChatRequest(question="What's the price of MSFT?", profile="careful"), user="tester"
+    )
+    # the moment the state changes in memory, while its save is still in its thread
+    while rt.runs._live[run.run_id].run.state != "waiting_input":  # noqa: ASYNC110
+        await asyncio.sleep(0.01)
+    task = rt.runs._live[run.run_id].task
+    assert task is not None
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    await asyncio.sleep(0.7)  # longer than the slow save: whatever was in flight has landed
+    with rt.audit.engine.connect() as conn:  # type: ignore[union-attr]
+        state = conn.execute(
+            select(runs_table.c.state).where(runs_table.c.id == run.run_id)
+        ).scalar_one()
+    rt.runs._live.clear()
+    await rt.aclose()
+    assert state == "cancelled"
 
 
 def test_the_event_types_are_frozen() -> None:

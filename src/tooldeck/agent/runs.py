@@ -133,10 +133,22 @@ class RunManager:
     # -- persistence ----------------------------------------------------------------
 
     async def _persist(self, call: Callable[..., object], *args: Any) -> None:
+        """Store in a thread; a run cancelled meanwhile waits for this save, then stops.
+
+        Without the wait, the save in flight and the cancellation's own (``cancelled``)
+        ran in two threads at once, and the older one could land last: a finished run
+        stored as ``waiting_input`` with a fresh lease.
+        """
+        saving = asyncio.ensure_future(asyncio.to_thread(call, *args))
         try:
-            await asyncio.to_thread(call, *args)
+            await asyncio.shield(saving)
+        except asyncio.CancelledError:
+            await asyncio.wait([saving])  # saves land in the order they were made
+            if saving.exception() is not None:
+                log.error("runs: could not store %s: %s", _name(call), saving.exception())
+            raise
         except Exception:  # the run goes on in memory; the log says what was not stored
-            log.exception("runs: could not store %s", getattr(call, "__name__", call))
+            log.exception("runs: could not store %s", _name(call))
 
     def _watch(self) -> StoredRuns | None:
         """The stored runs, with (once started) their ``keep`` loop.
@@ -509,3 +521,7 @@ class RunManager:
             )
         await self._move(live, "running", pending=None)
         return decision
+
+
+def _name(call: Callable[..., object]) -> str:
+    return str(getattr(call, "__name__", call))
