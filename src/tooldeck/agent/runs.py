@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import logging
 import uuid
 from collections import OrderedDict
@@ -139,7 +141,10 @@ class RunManager:
         ran in two threads at once, and the older one could land last: a finished run
         stored as ``waiting_input`` with a fresh lease.
         """
-        saving = asyncio.ensure_future(asyncio.to_thread(call, *args))
+        # submitted now, as ``await asyncio.to_thread`` would, not at the next loop turn
+        saving = asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(contextvars.copy_context().run, call, *args)
+        )
         try:
             await asyncio.shield(saving)
         except asyncio.CancelledError:
@@ -204,7 +209,8 @@ class RunManager:
         """Move to ``state`` and emit ``event`` in one step, stored in one transaction.
 
         Nothing runs in between, so whoever sees the new state sees its event too, and
-        the stored record's ``last_seq`` counts it.
+        the stored record's ``last_seq`` counts it. Waiters are woken once the store has
+        it: a client told ``waiting_input`` by this replica reads the same from another.
         """
         current = live.run.state
         if state not in TRANSITIONS[current]:
@@ -216,13 +222,15 @@ class RunManager:
             stored = self._event(live, event, data)
             update["last_seq"] = stored.seq
         live.run = live.run.model_copy(update=update)
-        self._signal(live)
-        if self.store is not None:
-            await self._persist(
-                self.store.save,
-                live.run.model_dump(mode="json"),
-                None if stored is None else stored.model_dump(mode="json"),
-            )
+        try:
+            if self.store is not None:
+                await self._persist(
+                    self.store.save,
+                    live.run.model_dump(mode="json"),
+                    None if stored is None else stored.model_dump(mode="json"),
+                )
+        finally:
+            self._signal(live)
 
     @staticmethod
     def _signal(live: _Live) -> None:
