@@ -4,12 +4,12 @@
 config once, then waits on the ``SOCK_SEQPACKET`` socket ``FD`` for requests from the
 host (``sandbox.Sandbox``). Each request brings three sockets (control, stdout,
 stderr) and goes to a process prepared ahead of time (``_fork_spare``: forked, in its
-own session and, where the kernel allows, its own PID, mount, IPC and network
-namespaces); it switches to the job's user, runs one job in a fresh Python namespace
-and exits. The server keeps ``spares`` such processes (config, default 4), so that
+own session and, where the kernel allows, the first process of its own PID namespace,
+with its own mount, IPC and network namespaces); it switches to the job's user, runs
+one job in a fresh Python namespace and exits. The server keeps ``spares`` such processes (config, default 4), so that
 parallel calls (a model's parallel tool calls) find them ready. Preparing one costs
-CPU (forks, namespaces, mounts), so replacements are prepared once no job runs, except
-the one kept ready for the next call when the last was taken.
+CPU (a fork, namespaces, mounts), so replacements are prepared once no job has run for
+``_QUIET_S``, except the one kept ready for the next call when the last was taken.
 
 Messages to the host (JSON, one per packet): ``{"op": "ready", "preloaded": [...]}``,
 ``{"op": "started", "id": N, "pid": P}``, ``{"op": "exit", "id": N, "status": S}``
@@ -43,6 +43,7 @@ import socket
 import struct
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -83,6 +84,15 @@ def _recv(sock: socket.socket) -> Any:
 # namespace (a private /tmp and /dev/shm, a fresh /proc, directories the job may not
 # read hidden), IPC namespace and, unless the config allows the network, network
 # namespace (no interface but a down loopback: the server cannot be reached).
+#
+# The job is the first process of its PID namespace, forked straight from the server
+# (``_fork_spare``): one fork of the server's large address space per job. Before,
+# a process outside relayed the status of a first process inside, which ran the job
+# as its child: three forks, ~22 ms of CPU per job for a server with pandas loaded,
+# which made calls that follow each other wait (benchmarks/python_exec.py). The kernel
+# shields a namespace's first process from signals it has no handler for, but for
+# SIGKILL from the kernel or from outside: the host's kill, ``RLIMIT_CPU``'s hard limit
+# (``_apply_limits`` sets the soft limit to it) and faults (SIGSEGV) still end it.
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET = (
     0x00020000, 0x08000000, 0x20000000, 0x40000000,
@@ -112,8 +122,34 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
 
 
 def _unshare(network: bool) -> None:
-    flags = _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | (0 if network else _CLONE_NEWNET)
+    """New mount and IPC namespaces (and network, unless allowed) for the calling process."""
+    flags = _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
     _check(_libc.unshare(flags), "unshare")
+
+
+def _fork_first(pid_ns: int | None) -> tuple[int, bool]:
+    """``os.fork``, the child the first process of a new PID namespace when ``pid_ns``.
+
+    ``pid_ns`` is a descriptor of the server's own PID namespace: the server makes its
+    next child's namespace (``unshare(CLONE_NEWPID)`` concerns children only), forks,
+    and sets its children's namespace back to its own.
+
+    Returns:
+        ``(pid, isolated)``: ``os.fork``'s pid, and whether the child is in a PID
+        namespace of its own (False when none was asked, or the kernel refused one).
+
+    Raises:
+        OSError: the server's children's namespace could not be set back (every later
+            child would share one namespace): the server must stop.
+    """
+    isolated = pid_ns is not None and _libc.unshare(_CLONE_NEWPID) == 0
+    pid = -1
+    try:
+        pid = os.fork()
+    finally:
+        if isolated and pid != 0:  # in the server (also when the fork failed), not the child
+            _check(_libc.setns(pid_ns, _CLONE_NEWPID), "setns")
+    return pid, isolated
 
 
 def _traversable(path: str) -> bool:
@@ -218,12 +254,10 @@ def _exposed(config: dict[str, Any]) -> list[str]:
 
 
 def _enter_namespaces(config: dict[str, Any]) -> int | None:
-    """Fork into new namespaces; returns only in the process that will run the job.
+    """Enter the job's other namespaces and mounts (in the first process of its PID one).
 
-    The calling process stays outside and relays the job's exit status (``_relay``);
-    its child is the first process of the new PID namespace (``_init``); the job runs
-    as that one's child. When the job ends, or the host kills the process group, the
-    first process exits and the kernel kills every process left in the namespace.
+    When the job ends, or the host kills it, the kernel kills every process left in
+    its PID namespace.
 
     Returns:
         How many processes the job's user owned outside, counted before the new
@@ -232,71 +266,21 @@ def _enter_namespaces(config: dict[str, Any]) -> int | None:
     identity = config.get("identity")
     owned = _owned_processes(identity["uid"]) if identity else None
     _unshare(config.get("network", False))
-    status_r, status_w = os.pipe()
-    first = os.fork()
-    if first:
-        _relay(first, status_r)
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _private_mounts(_exposed(config), config["shared"])
-    job = os.fork()
-    if job:
-        _init(job, status_w)
-    os.close(status_r)
-    os.close(status_w)
     return owned
 
 
-def _relay(first: int, status_r: int) -> NoReturn:
-    """Outside the namespace: end the way the job ended (its status comes from ``_init``)."""
-    os.closerange(3, status_r)
-    os.closerange(status_r + 1, 1 << 16)
-    data = os.read(status_r, 32)
-    os.waitpid(first, 0)
-    status = int(data) if data else 0
-    if not data or os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status) if data else signal.SIGKILL
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status))
-
-
-def _init(job: int, status_w: int) -> NoReturn:
-    """The namespace's first process: reap orphans until the job ends, report its status.
-
-    The job is not the first process because the kernel shields that one from
-    signals it has no handler for (``RLIMIT_CPU``'s ``SIGXCPU`` among them). When this
-    process exits, the kernel kills everything left in the namespace.
-    """
-    os.closerange(3, status_w)
-    os.closerange(status_w + 1, 1 << 16)
-    while True:
-        try:
-            pid, status = os.wait()
-        except ChildProcessError:
-            os._exit(0)
-        if pid == job:
-            os.write(status_w, str(status).encode())
-            os._exit(0)
-
-
-def _probe(config: dict[str, Any]) -> str | None:
+def _probe(config: dict[str, Any], pid_ns: int) -> str | None:
     """Why namespaces cannot be used here (None: they can); tried in a throwaway child."""
-    pid = os.fork()
+    pid, isolated = _fork_first(pid_ns)
     if pid == 0:
-        code = 0
-        try:
-            _unshare(config.get("network", False))
-            inner = os.fork()
-            if inner == 0:
-                try:
-                    _private_mounts(_exposed(config), config["shared"])
-                except BaseException:
-                    os._exit(2)
-                os._exit(0)
-            code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
-        except BaseException:
-            code = 1
+        code = 1
+        with contextlib.suppress(BaseException):
+            if isolated:
+                _unshare(config.get("network", False))
+                code = 2
+                _private_mounts(_exposed(config), config["shared"])
+                code = 0
         os._exit(code)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     return {
@@ -387,9 +371,9 @@ def _apply_limits(limits: dict[str, Any]) -> None:
         size = file_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     cpu = limits.get("cpu_s")
-    if cpu:
+    if cpu:  # soft = hard: SIGKILL, which reaches a namespace's first process (SIGXCPU not)
         seconds = max(1, _math.ceil(cpu))
-        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
     memory = limits.get("memory_mb")
     if memory:
         # The limit is on address space; the child starts with the server's mappings
@@ -603,10 +587,15 @@ def main() -> None:
     importlib.import_module("typing")
     preloaded = _preload(config.get("preload", []))
     isolation = None
+    pid_ns: int | None = None
     if config.get("namespaces"):
         config["shared"] = _world_writable()
-        isolation = _probe(config)
+        pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        isolation = _probe(config, pid_ns)
         config["namespaces"] = isolation is None
+        if isolation is not None:
+            os.close(pid_ns)
+            pid_ns = None
     wake_r, wake_w = socket.socketpair()
     wake_r.setblocking(False)
     wake_w.setblocking(False)
@@ -619,12 +608,10 @@ def main() -> None:
     spares: collections.deque[tuple[int, socket.socket]] = collections.deque()
     wanted = max(1, int(config.get("spares", 2)))
 
-    def top_up() -> None:
-        while len(spares) < wanted:
-            spares.append(_fork_spare(inherited, preloaded, config))
-
-    top_up()
+    while len(spares) < wanted:
+        spares.append(_fork_spare(inherited, preloaded, config, pid_ns))
     jobs: dict[int, int] = {}
+    due: float | None = None  # when to prepare the next missing spare
     ready = {"op": "ready", "preloaded": preloaded, "pid": os.getpid()}
     ready["namespaces"], ready["namespace_error"] = config.get("namespaces", False), isolation
     host.send(json.dumps(ready).encode())
@@ -633,13 +620,19 @@ def main() -> None:
     selector.register(wake_r, selectors.EVENT_READ, "wake")
     try:
         while True:
-            for key, _ in selector.select():
+            events = selector.select(None if due is None else max(0.0, due - time.monotonic()))
+            if not events and due is not None:  # quiet: prepare one, then look again
+                due = None
+                if not jobs and len(spares) < wanted:
+                    spares.append(_fork_spare(inherited, preloaded, config, pid_ns))
+                    due = time.monotonic() if len(spares) < wanted else None
+            for key, _ in events:
                 if key.data == "wake":
                     with contextlib.suppress(BlockingIOError):
                         wake_r.recv(4096)
                     _reap(host, jobs)
-                    if not jobs:  # prepare while nothing runs: preparing costs CPU
-                        top_up()
+                    if not jobs and len(spares) < wanted:
+                        due = time.monotonic() + _QUIET_S
                     continue
                 message, fds, _, _ = socket.recv_fds(host, 1 << 16, 3)
                 if not message:
@@ -647,7 +640,7 @@ def main() -> None:
                 request = json.loads(message)
                 for _attempt in range(2):  # a spare that died before its job is replaced
                     if not spares:
-                        spares.append(_fork_spare(inherited, preloaded, config))
+                        spares.append(_fork_spare(inherited, preloaded, config, pid_ns))
                     pid, sock = spares.popleft()
                     try:
                         socket.send_fds(sock, [message], fds)
@@ -661,11 +654,20 @@ def main() -> None:
                 jobs[pid] = request["id"]
                 host.send(json.dumps({"op": "started", "id": request["id"], "pid": pid}).encode())
                 if not spares:  # keep one ready; the rest once the running jobs end
-                    spares.append(_fork_spare(inherited, preloaded, config))
+                    spares.append(_fork_spare(inherited, preloaded, config, pid_ns))
     finally:
         for pid in jobs:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
+
+
+_QUIET_S = 0.02
+"""Missing spares are prepared one by one once no job has run for this long (seconds).
+
+Preparing one costs CPU (a fork of the server, namespaces, mounts): done while calls
+follow each other, it slows them (a sequence of calls uses the spares, and the one
+kept ready when the last is taken); done once the calls pause, it costs them nothing.
+"""
 
 
 def _warm_up() -> None:
@@ -680,14 +682,19 @@ def _warm_up() -> None:
 
 
 def _fork_spare(
-    inherited: tuple[socket.socket, ...], preloaded: list[str], config: dict[str, Any]
+    inherited: tuple[socket.socket, ...],
+    preloaded: list[str],
+    config: dict[str, Any],
+    pid_ns: int | None,
 ) -> tuple[int, socket.socket]:
     """Prepare the next request's process ahead of time, so a request pays no fork.
 
-    The process is forked, in its own session and namespaces, and warmed up.
+    The process is forked (the first of its own PID namespace when ``pid_ns``, the
+    server's namespace, is given), in its own session and other namespaces, and
+    warmed up. One that could not be isolated exits 70 and fails its job.
     """
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    pid = os.fork()
+    pid, isolated = _fork_first(pid_ns)
     if pid:
         theirs.close()
         return pid, ours
@@ -697,8 +704,12 @@ def _fork_spare(
         sock.close()
     owned = None
     try:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         os.setsid()
-        if config.get("namespaces"):
+        if pid_ns is not None:
+            os.close(pid_ns)
+            if not isolated:
+                os._exit(70)
             owned = _enter_namespaces(config)
     except BaseException:
         os._exit(70)

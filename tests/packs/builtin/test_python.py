@@ -293,13 +293,12 @@ async def test_parallel_calls_find_prepared_processes_and_they_are_replaced(
     try:
         assert sandbox._server is not None
         server = sandbox._server.process.pid
-        each = 3 if sandbox.namespaces else 1  # outside, first in the namespace, the job
-        wait_until(lambda: _prepared(server) == 3 * each, "three prepared processes")
+        wait_until(lambda: _prepared(server) == 3, "three prepared processes")
         tool = PythonTool(PythonConfig(), Roots([tmp_path]), sandbox)
         codes = [f"import time; time.sleep(0.2); result = {i} * 2" for i in range(5)]
         results = await asyncio.gather(*(tool.execute({"code": code}) for code in codes))
         assert [r.data["result"] for r in results if r.data] == [0, 2, 4, 6, 8]
-        wait_until(lambda: _prepared(server) == 3 * each, "the spares prepared again")
+        wait_until(lambda: _prepared(server) == 3, "the spares prepared again")
     finally:
         await sandbox.aclose()
 
