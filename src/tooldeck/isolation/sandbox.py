@@ -12,12 +12,11 @@ How it works: one server process (``_sandbox_server.py``, started with ``python 
 and a minimal environment) imports the preloaded modules once. While idle it prepares
 the processes for the next runs (``spares`` of them: forked, isolated, warmed up), so
 a run pays neither interpreter start-up and imports (~50 ms for ``python -c pass``,
-~500 ms with pandas) nor the isolation: ~6 ms for ``result = 1 + 1`` with pandas
-preloaded (``benchmarks/python_exec.py``, calls 50 ms apart), ~8 ms back to back
-(a fresh ``python -c`` takes ~17 ms). Runs beyond the prepared ones wait for their
-process's preparation (three forks of the server, namespaces, mounts). The code runs
-in a fresh namespace; its stdout and stderr go to sockets the host reads with a size
-cap.
+~500 ms with pandas) nor the isolation: ~3 ms for ``result = 1 + 1`` with pandas
+preloaded (``benchmarks/python_exec.py``, calls 50 ms apart), ~6 ms back to back
+(a fresh ``python -c`` takes 10-15 ms). Runs beyond the prepared ones wait for their
+process's preparation (a fork of the server, namespaces, mounts). The code runs in a
+fresh namespace; its stdout and stderr go to sockets the host reads with a size cap.
 
 The boundary, on Linux with root (or user namespaces):
 
@@ -33,8 +32,10 @@ The boundary, on Linux with root (or user namespaces):
   unless ``network`` a network namespace with no interface (no server, this one
   included, can be reached).
 - **Lifetime**: when a run ends, times out or is cancelled, the host kills its process
-  group; the namespace's first process dies with it, and the kernel kills every
-  process the code started, whatever session or group it moved to.
+  group; the run is its namespace's first process, so the kernel then kills every
+  process the code started, whatever session or group it moved to. As that first
+  process, the run ignores signals it sends itself without a handler (``SIGTERM``);
+  the host's kill, the CPU limit and faults still end it.
 - **Resources**: wall time (the host), CPU time (``RLIMIT_CPU``), memory
   (``RLIMIT_AS``, on top of the preloaded modules), processes (``RLIMIT_NPROC``,
   counted for the unprivileged user), output (the host keeps ``max_output_bytes``).
