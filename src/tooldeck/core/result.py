@@ -295,15 +295,20 @@ def _compact_json(data: Any) -> str:
 # re-validating. tests/core/test_result.py checks that they equal validated ones.
 
 _new = object.__new__
-_set = object.__setattr__
+# BaseModel's slots, set through their descriptors (~25 ns each, not the ~50 ns of
+# object.__setattr__'s lookup): a result and its metadata are eight of them per call.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _trusted(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
     obj = _new(cls)
-    _set(obj, "__dict__", values)
-    _set(obj, "__pydantic_fields_set__", fields_set)
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
+    _set_dict(obj, values)
+    _set_fields(obj, fields_set)
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 
@@ -349,9 +354,8 @@ def trusted_call_success(
 ) -> ToolResult:
     """``trusted_success`` with its metadata, built in one step (the hottest path)."""
     meta = _new(ResultMetadata)
-    _set(
+    _set_dict(
         meta,
-        "__dict__",
         {
             "tool_name": tool_name,
             "tool_version": tool_version,
@@ -363,13 +367,12 @@ def trusted_call_success(
             "replay_of": None,
         },
     )
-    _set(meta, "__pydantic_fields_set__", _META_SET)
-    _set(meta, "__pydantic_extra__", None)
-    _set(meta, "__pydantic_private__", None)
+    _set_fields(meta, _META_SET)
+    _set_extra(meta, None)
+    _set_private(meta, None)
     result = _new(ToolResult)
-    _set(
+    _set_dict(
         result,
-        "__dict__",
         {
             "status": "success",
             "data": data,
@@ -381,9 +384,9 @@ def trusted_call_success(
             "metadata": meta,
         },
     )
-    _set(result, "__pydantic_fields_set__", _OK_SET)
-    _set(result, "__pydantic_extra__", None)
-    _set(result, "__pydantic_private__", None)
+    _set_fields(result, _OK_SET)
+    _set_extra(result, None)
+    _set_private(result, None)
     return result
 
 

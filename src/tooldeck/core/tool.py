@@ -271,19 +271,19 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
                 the other errors of the call).
             pydantic.ValidationError: the arguments do not fit ``RequestModel``.
         """
-        model = self.RequestModel
-        if model is None:
-            raise RegistrationError(f"tool {self.name!r} has no RequestModel")
         fast = self.__dict__.get("_fast_model", _UNSET)
         if fast is _UNSET:
-            fast = self.__dict__["_fast_model"] = _fast_model(model, self.argument_shape)
+            fast = self.__dict__["_fast_model"] = _fast_model(
+                self._required_model(), self.argument_shape
+            )
         if fast is not None:  # one pass in pydantic-core; anything odd takes the full path
             try:
-                if isinstance(arguments, str | bytes):
+                if isinstance(arguments, _TEXT):
                     return fast.model_validate_json(arguments or "{}")  # type: ignore[no-any-return]
                 return fast.model_validate({} if arguments is None else arguments)  # type: ignore[no-any-return]
             except ValidationError:
                 pass
+        model = self._required_model()
         prepared, unexpected = self.argument_shape.prepare(self.name, arguments)
         if not unexpected:
             return model.model_validate(prepared)  # type: ignore[return-value]
@@ -292,6 +292,12 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
         except ValidationError as exc:
             unexpected += from_pydantic(exc)
         raise invalid_arguments(self.name, unexpected, self.definition.input_schema)
+
+    def _required_model(self) -> type[BaseModel]:
+        model = self.RequestModel
+        if model is None:
+            raise RegistrationError(f"tool {self.name!r} has no RequestModel")
+        return model
 
     @abstractmethod
     def execute_internal(
@@ -327,7 +333,9 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
                 )
             else:
                 response = self.execute_internal(request, ctx)
-            if self._custom_format or isinstance(response, ToolResult):
+            if self._custom_format or (
+                type(response) is not dict and isinstance(response, ToolResult)
+            ):
                 result = self.format_output(response)
                 fields = {**result.__dict__, "metadata": self._metadata(ctx, start)}
                 if fields["source_id"] is None and result.success:  # the declared provenance
@@ -389,6 +397,7 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
 
 
 _NO_METADATA = ResultMetadata()
+_TEXT = (str, bytes)
 _UNSET: Any = object()
 
 
@@ -411,7 +420,7 @@ def _fast_model(model: type[BaseModel], shape: ArgumentShape) -> type[BaseModel]
 
 def _jsonable(response: Any) -> tuple[Any, str | None]:
     """JSON-able data of a response, and its top-level ``as_of`` if it has one."""
-    if isinstance(response, BaseModel):
+    if type(response) is not dict and isinstance(response, BaseModel):
         response = response.model_dump(mode="json")
     if isinstance(response, dict):
         as_of = response.get("as_of")

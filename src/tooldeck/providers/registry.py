@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import re
 import sys
 import threading
 import traceback
+from asyncio import _get_running_loop, _set_running_loop
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -224,7 +226,7 @@ class ToolRegistry(ToolsProvider):
             RuntimeError: called from a thread that is running an event loop; ``await
                 execute(...)`` there instead.
         """
-        if asyncio._get_running_loop() is None:
+        if _get_running_loop() is None:
             return _thread_loop().run(self.execute(name, arguments, ctx))
         raise RuntimeError("execute_sync() called inside a running event loop; use await execute()")
 
@@ -248,37 +250,37 @@ class _ThreadLoop:
     """
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._run_once: Callable[[], None] | None = getattr(self.loop, "_run_once", None)
+        self.loop = loop = asyncio.new_event_loop()
+        self._run_once: Callable[[], None] | None = getattr(loop, "_run_once", None)
+        if self._run_once is not None:  # bound once: each access makes a new method object
+            self._ready: collections.deque[asyncio.Handle] = loop._ready  # type: ignore[attr-defined]
+            self._hooks = (loop._asyncgen_firstiter_hook, loop._asyncgen_finalizer_hook)  # type: ignore[attr-defined]
 
     def run(self, coro: Coroutine[Any, Any, ToolResult]) -> ToolResult:
         """Run ``coro`` to its end on this thread's loop; its result (or exception)."""
         loop, run_once = self.loop, self._run_once
         if run_once is None:
             return loop.run_until_complete(coro)
-        ready = loop._ready  # type: ignore[attr-defined]
+        ready = self._ready
         idle = not ready
         task = loop.create_task(coro)
         hooks = sys.get_asyncgen_hooks()
-        sys.set_asyncgen_hooks(
-            firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
-            finalizer=loop._asyncgen_finalizer_hook,  # type: ignore[attr-defined]
-        )
-        asyncio._set_running_loop(loop)
+        sys.set_asyncgen_hooks(*self._hooks)
+        _set_running_loop(loop)
         try:
             if idle and len(ready) == 1:  # the task's first step: run it without polling I/O
                 ready.popleft()._run()
             while not task.done():
                 run_once()
-            for _ in range(100):  # what the call left ready (an async generator's aclose)
-                if not ready:
-                    break
+            left = 100
+            while ready and left:  # what the call left ready (an async generator's aclose)
                 run_once()  # nothing waits on a timer here: something is ready
+                left -= 1
         except BaseException:  # Ctrl-C inside a tool: the task ends at the next run
             task.cancel()
             raise
         finally:
-            asyncio._set_running_loop(None)
+            _set_running_loop(None)
             sys.set_asyncgen_hooks(*hooks)
         return task.result()
 
