@@ -106,7 +106,15 @@ def test_configured_origin_is_accepted(client: TestClient, marker: Path) -> None
 def test_rebinding_host_refused_on_every_route(client: TestClient) -> None:
     for path in ("/healthz", "/api/tools", "/tools", "/metrics", "/api/audit"):
         response = client.get(path, headers={"host": "attacker.example:8765"})
-        assert response.status_code == 421, path
+        assert response.status_code == 421, path  # the first time, and remembered
+
+
+def test_many_host_names_do_not_wear_out_the_check(client: TestClient) -> None:
+    """The guard remembers its last 64 verdicts; more names are checked afresh."""
+    for n in range(70):
+        assert client.get("/healthz", headers={"host": f"a{n}.example"}).status_code == 421
+    assert client.get("/healthz", headers={"host": "a0.example"}).status_code == 421
+    assert client.get("/healthz", headers={"host": "localhost:8765"}).status_code == 200
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "10.1.2.3"])

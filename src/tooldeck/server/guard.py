@@ -128,6 +128,8 @@ class RequestGuard:
     def __init__(self, app: ASGIApp, rules: GuardRules) -> None:
         self.app = app
         self.rules = rules
+        self._verdicts: dict[str, str | None] = {}
+        """``host_problem`` of the last Host headers seen (up to 64; a server's repeat)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the request line and headers, then the body as it is read."""
@@ -136,7 +138,13 @@ class RequestGuard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
-        problem = self.rules.host_problem(host)
+        if host in self._verdicts:
+            problem = self._verdicts[host]
+        else:
+            problem = self.rules.host_problem(host)
+            if len(self._verdicts) >= 64:
+                self._verdicts.clear()
+            self._verdicts[host] = problem
         if problem is not None:
             await _refuse(send, 421, problem)
             return
