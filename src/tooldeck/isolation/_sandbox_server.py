@@ -6,10 +6,11 @@ host (``sandbox.Sandbox``). Each request brings three sockets (control, stdout,
 stderr) and goes to a process prepared ahead of time (``_fork_spare``: forked, in its
 own session and, where the kernel allows, the first process of its own PID namespace,
 with its own mount, IPC and network namespaces); it switches to the job's user, runs
-one job in a fresh Python namespace and exits. The server keeps ``spares`` such processes (config, default 4), so that
-parallel calls (a model's parallel tool calls) find them ready. Preparing one costs
-CPU (a fork, namespaces, mounts), so replacements are prepared once no job has run for
-``_QUIET_S``, except the one kept ready for the next call when the last was taken.
+one job in a fresh Python namespace and exits. The server keeps ``spares`` such
+processes (config, default 4), so that parallel calls (a model's parallel tool calls)
+find them ready. Preparing one costs CPU (a fork, namespaces, mounts), so replacements
+are prepared once no job has run for ``_QUIET_S``, except the one kept ready for the
+next call when the last was taken.
 
 Messages to the host (JSON, one per packet): ``{"op": "ready", "preloaded": [...]}``,
 ``{"op": "started", "id": N, "pid": P}``, ``{"op": "exit", "id": N, "status": S}``
@@ -86,12 +87,11 @@ def _recv(sock: socket.socket) -> Any:
 # namespace (no interface but a down loopback: the server cannot be reached).
 #
 # The job is the first process of its PID namespace, forked straight from the server
-# (``_fork_spare``): one fork of the server's large address space per job. Before,
-# a process outside relayed the status of a first process inside, which ran the job
-# as its child: three forks, ~22 ms of CPU per job for a server with pandas loaded,
-# which made calls that follow each other wait (benchmarks/python_exec.py). The kernel
-# shields a namespace's first process from signals it has no handler for, but for
-# SIGKILL from the kernel or from outside: the host's kill, ``RLIMIT_CPU``'s hard limit
+# (``_fork_spare``): one fork of the server's large address space per job (a fork and
+# its exit cost ~5 ms of CPU with pandas loaded; three per job, a relay outside and a
+# first process inside, made calls that follow each other wait). The kernel shields a
+# namespace's first process from signals it has no handler for, but not from SIGKILL
+# sent by the kernel or from outside: the host's kill, ``RLIMIT_CPU``'s hard limit
 # (``_apply_limits`` sets the soft limit to it) and faults (SIGSEGV) still end it.
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET = (
