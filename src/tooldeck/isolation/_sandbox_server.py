@@ -604,6 +604,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()  # forked children share these pages instead of copying them on first GC
     gc.disable()
+    _huge_pages()
     inherited = (host, wake_r, wake_w)
     spares: collections.deque[tuple[int, socket.socket]] = collections.deque()
     wanted = max(1, int(config.get("spares", 2)))
@@ -668,6 +669,44 @@ Preparing one costs CPU (a fork of the server, namespaces, mounts): done while c
 follow each other, it slows them (a sequence of calls uses the spares, and the one
 kept ready when the last is taken); done once the calls pause, it costs them nothing.
 """
+
+
+_HUGE_PAGE = 2 << 20
+_MADV_COLLAPSE = 25  # Linux 6.1+
+
+
+def _huge_pages() -> None:
+    """Back the server's dense anonymous memory with huge pages, so forks copy less.
+
+    A fork copies one page-table entry per 4 KiB page the server holds; for 2 MiB of
+    a huge page, one. ``madvise(MADV_COLLAPSE)`` on each private, anonymous, writable
+    mapping at least half resident (the heaps and the interpreter's arenas; not a
+    thread's mostly untouched stack) took a fork of a server with pandas loaded from
+    2.6 to 1.3 ms, 6.7 to 3.5 ms with the child's exit, for ~150 ms once at start and
+    ~1 MB more resident. A child's first write to a huge page splits it back to 4 KiB
+    pages in the child alone. Best effort: on an older kernel, or with transparent
+    huge pages off, nothing changes.
+    """
+    _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    try:
+        with open("/proc/self/smaps") as smaps:
+            lines = smaps.read().splitlines()
+    except OSError:
+        return
+    mapping: tuple[int, int] | None = None
+    for line in lines:
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            anonymous = len(fields) == 5 or fields[5] == "[heap]"
+            mapping = (start, end) if fields[1] == "rw-p" and anonymous else None
+        elif mapping is not None and fields[0] == "Rss:":
+            start, end = mapping
+            low = (start + _HUGE_PAGE - 1) & ~(_HUGE_PAGE - 1)
+            high = end & ~(_HUGE_PAGE - 1)
+            if high - low >= _HUGE_PAGE and int(fields[1]) * 1024 * 2 >= end - start:
+                _libc.madvise(low, high - low, _MADV_COLLAPSE)
+            mapping = None
 
 
 def _warm_up() -> None:

@@ -354,3 +354,31 @@ async def test_a_forged_frame_on_the_control_socket_ends_the_run_not_the_server(
     assert "Error" not in forged.error.message and forged.error.details["traceback"] is None
     after = await python.execute({"code": "result = 1 + 1"})
     assert after.success and after.data["result"] == 2
+
+
+def _huge_pages_possible() -> bool:
+    """Transparent huge pages not off, and a kernel with MADV_COLLAPSE (Linux 6.1+)."""
+    try:
+        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    return "[never]" not in setting and (major, minor) >= (6, 1)
+
+
+@pytest.mark.skipif(not _huge_pages_possible(), reason="no transparent huge pages to collapse")
+async def test_the_fork_servers_preloaded_memory_is_on_huge_pages(tmp_path: Path) -> None:
+    """Forks copy one entry per 2 MiB of it, not 512 (``_sandbox_server._huge_pages``)."""
+    sandbox = Sandbox(preload=("numpy", "pandas"), env={"PATH": os.environ["PATH"]}, spares=1)
+    await sandbox.start()
+    try:
+        assert sandbox._server is not None
+        rollup = Path(f"/proc/{sandbox._server.process.pid}/smaps_rollup").read_text()
+        huge_kb = next(int(line.split()[1]) for line in rollup.splitlines()
+                       if line.startswith("AnonHugePages:"))  # fmt: skip
+        assert huge_kb >= 2048
+        tool = PythonTool(PythonConfig(), Roots([tmp_path]), sandbox)
+        result = await tool.execute({"code": "result = int(np.arange(10).sum())"})
+        assert result.data["result"] == 45
+    finally:
+        await sandbox.aclose()
