@@ -13,7 +13,7 @@ and a minimal environment) imports the preloaded modules once. While idle it pre
 the processes for the next runs (``spares`` of them: forked, isolated, warmed up), so
 a run pays neither interpreter start-up and imports (~50 ms for ``python -c pass``,
 ~500 ms with pandas) nor the isolation: ~3 ms for ``result = 1 + 1`` with pandas
-preloaded (``benchmarks/python_exec.py``, calls 50 ms apart), ~4.5 ms back to back
+preloaded (``benchmarks/python_exec.py``, calls 50 ms apart), ~5.5 ms back to back
 (a fresh ``python -c`` takes 10-15 ms). Runs beyond the prepared ones wait for their
 process's preparation (a fork of the server, namespaces, mounts). The code runs in a
 fresh namespace; its stdout and stderr go to sockets the host reads with a size cap.
