@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -362,8 +363,12 @@ def _huge_pages_possible() -> bool:
         setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
     except OSError:
         return False
-    major, minor = (int(part) for part in os.uname().release.split(".")[:2])
-    return "[never]" not in setting and (major, minor) >= (6, 1)
+    version = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return (
+        "[never]" not in setting
+        and version is not None
+        and ((int(version[1]), int(version[2])) >= (6, 1))
+    )
 
 
 @pytest.mark.skipif(not _huge_pages_possible(), reason="no transparent huge pages to collapse")
