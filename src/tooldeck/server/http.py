@@ -186,10 +186,16 @@ async def unless_client_leaves(request: Request, call: Awaitable[ToolResult]) ->
     (``providers.receipts`` shields it), so the client's retry gets its stored result.
     The body must have been read: the watch reads the next ASGI message, which is
     ``http.disconnect`` when the client goes (uvicorn sends it at once).
+
+    The watch is a task started at the loop's next turn, as a new task's first step
+    would be: a call that finishes without waiting (an in-memory tool) is over before
+    then and costs no task (~6 µs of a ~90 µs request).
     """
     task = asyncio.current_task()
     assert task is not None, "called from a request handler"
+    loop = asyncio.get_running_loop()
     gone = False
+    watcher: asyncio.Task[None] | None = None
 
     async def watch() -> None:
         nonlocal gone
@@ -198,7 +204,11 @@ async def unless_client_leaves(request: Request, call: Awaitable[ToolResult]) ->
         gone = True
         task.cancel()
 
-    watcher = asyncio.get_running_loop().create_task(watch())
+    def start() -> None:
+        nonlocal watcher
+        watcher = loop.create_task(watch())
+
+    starting = loop.call_soon(start)
     try:
         return await call
     except asyncio.CancelledError:
@@ -207,7 +217,9 @@ async def unless_client_leaves(request: Request, call: Awaitable[ToolResult]) ->
         task.uncancel()
         return None
     finally:
-        watcher.cancel()
+        starting.cancel()
+        if watcher is not None:
+            watcher.cancel()
 
 
 def runtime_of(request: Request) -> Runtime:
