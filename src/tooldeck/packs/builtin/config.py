@@ -84,9 +84,9 @@ class PythonConfig(_Section):
     spares: int = Field(4, ge=1, le=32)
     """Processes the fork server keeps prepared (forked, isolated, warmed up), so that up
     to this many calls at once (a model's parallel tool calls) do not wait for one.
-    Each costs 3 processes and ~4 MiB of their own (the rest is shared with the server);
-    8 parallel calls of ``1 + 1`` take 89 ms with 1, 71 ms with 4, 29 ms with 8
-    (``benchmarks/python_exec.py``)."""
+    Each is one process with ~2.8 MiB of its own (the rest is shared with the server);
+    8 parallel calls of ``1 + 1`` take 38 ms with 1, 30 ms with 4, 16 ms with 8
+    (``benchmarks/python_exec.py --quick --spares N``)."""
 
     @field_validator("user")
     @classmethod
