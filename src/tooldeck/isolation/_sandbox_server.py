@@ -543,6 +543,10 @@ def _prepare(config: dict[str, Any]) -> tuple[str | None, int]:
     return scratch, size
 
 
+class _Unprepared(Exception):
+    """``_prepare`` failed in this process; the job ends with code 70."""
+
+
 def _child(
     fds: list[int],
     limits: dict[str, Any],
@@ -564,7 +568,7 @@ def _child(
         os.close(err)
         if isinstance(prepared, str):
             sys.stderr.write(prepared)
-            raise SystemExit(70)
+            raise _Unprepared
         scratch, address_space = prepared
         if identity:
             os.setgroups([])
@@ -588,8 +592,8 @@ def _child(
         gc.enable()
         _run_child(sock, preloaded)
         code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 70
+    except _Unprepared:  # its traceback is on stderr already
+        code = 70
     except BaseException:
         traceback.print_exc()
         code = 70
