@@ -730,11 +730,13 @@ def _huge_pages() -> None:
     try:
         with open("/proc/self/smaps") as smaps:
             lines = smaps.read().splitlines()
-    except OSError:
+    except OSError:  # no /proc: nothing to collapse
         return
     mapping: tuple[int, int] | None = None
     for line in lines:
         fields = line.split()
+        if not fields:
+            continue
         if "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
             start, end = (int(x, 16) for x in fields[0].split("-"))
             anonymous = len(fields) == 5 or fields[5] == "[heap]"
