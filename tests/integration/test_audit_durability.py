@@ -116,9 +116,11 @@ def test_a_full_disk_fails_destructive_calls_closed(small_disk: Path, tmp_path: 
                     fh.flush()
             except OSError:
                 pass
-        for _ in range(3):  # calls still run; their records fail and mark the store
+        for _ in range(3):  # calls still run, journalled in space the segment holds
             await stack.execute("get_quotes", {"symbol": "MSFT", "pad": "y" * 20_000})  # large
-        assert runtime.audit is not None and runtime.audit.healthy is False
+        assert runtime.audit is not None
+        runtime.audit.flush()  # the writer's next batch: the database and fallback refuse it
+        assert runtime.audit.healthy is False
         refused = await stack.execute("purge", {})
         assert refused.error is not None and refused.error.type == "unavailable"
         assert "audit" in refused.error.message and not marker.exists()

@@ -64,14 +64,17 @@ def _credentials() -> re.Pattern[str]:
 
 
 _RUN = re.compile(r"[A-Za-z0-9_+/=-]{16}")
-_LITERALS = ("://", "BEGIN", "PuTTY", "eyJ", "AKC")
-_ARTIFACTORY = re.compile(r"\bAP[\dA-F]")
+_ARTIFACTORY = re.compile(r"AP[\dA-F]")
+"""Without the pattern's ``\\b``: a gate may pass more than it must, and a leading
+``\\b`` stops ``re`` from searching for the literal ``AP`` first (700 → 110 ns over a
+51-character text holding ``AAPL``)."""
 _SCHEME = re.compile(r"\b(?:Bearer|Basic|Token)\s")
-_KEY_STEMS = (
-    "pass", "pwd", "secret", "token", "api", "auth", "credential", "private", "cookie",
-    "session", "access", "client", "signature", "dsn",
-)  # fmt: skip
-"""Every branch of ``_ANY_KEY`` starts with one of these (lower case)."""
+_KEY_STEMS = re.compile(
+    "pass|pwd|secret|token|api|auth|credential|private|cookie|session|access|client|signature|dsn"
+)
+"""Every branch of ``_ANY_KEY`` starts with one of these; searched in the lower-cased
+text (420 ns over 51 characters, against 550 for a loop of ``in`` tests and 3.9 µs for
+``_ANY_KEY`` itself, which is case-insensitive)."""
 
 
 def _gate(text: str, lower: str) -> bool:
@@ -85,7 +88,11 @@ def _gate(text: str, lower: str) -> bool:
     """
     return (
         _RUN.search(text) is not None
-        or any(literal in text for literal in _LITERALS)
+        or "://" in text
+        or "BEGIN" in text
+        or "PuTTY" in text
+        or "eyJ" in text
+        or "AKC" in text
         or "xox" in lower
         or ("AP" in text and _ARTIFACTORY.search(text) is not None)
         or (
@@ -155,11 +162,11 @@ def might_contain_secret(text: str) -> bool:
     A cheap pre-check: False means ``redact`` would change nothing, so the text can
     be stored as it is; True means parse and ``redact`` (false positives only cost time).
     Text with no key name, no run of 16 token characters and none of ``_gate``'s
-    literals is answered without the full pattern set (about 2 µs instead of 14-65 µs
-    for a short JSON text: ``benchmarks/overhead.py``).
+    literals is answered without the full pattern set (about 1.2 µs for a 51-character
+    JSON text instead of 14-65 µs: ``benchmarks/overhead.py``).
     """
     lower = text.lower()
-    if any(stem in lower for stem in _KEY_STEMS) and _ANY_KEY.search(text) is not None:
+    if _KEY_STEMS.search(lower) is not None and _ANY_KEY.search(text) is not None:
         return True
     if _gate_applies() and not _gate(text, lower):
         return False

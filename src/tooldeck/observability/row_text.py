@@ -8,21 +8,52 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tooldeck.core.tool import Arguments
 from tooldeck.observability.redact import might_contain_secret, redact, redact_text
 
-__all__ = ["MAX_STORED_CHARS", "arguments_json", "bounded", "call_texts", "dumps", "utf8_safe"]
+__all__ = [
+    "MAX_STORED_CHARS",
+    "arguments_json",
+    "bounded",
+    "call_texts",
+    "compact_encoder",
+    "dumps",
+    "utf8_safe",
+]
 
 MAX_STORED_CHARS = 64_000
 """Arguments or data longer than this (JSON characters) are stored as a marker with
 their size, SHA-256 and first 2,000 characters, so a 100 MB body costs 2 KB."""
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_encode = _ENCODER.encode  # json.dumps() with options builds a new encoder per call
+def compact_encoder(*, ascii_only: bool) -> Callable[[Any], str]:
+    """A function giving compact JSON text (``,`` and ``:``; ``str`` of what JSON lacks).
+
+    Built once: ``json.dumps`` with options makes a new encoder per call, and
+    ``JSONEncoder.encode`` makes a new C encoder per call (0.6 of its 1.2 µs for a
+    two-key dict). No check for cycles: a value that holds itself fails as deep
+    nesting does, with ``RecursionError``. ``ascii_only`` escapes everything past
+    ASCII, lone surrogates included.
+
+    Raises (from the returned function):
+        RecursionError: nesting past the interpreter's limit (or a cycle).
+        ValueError: from ``default`` or a value's own ``__str__``.
+    """
+    escape = json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
+    make = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed
+    if make is None:  # an interpreter without the C accelerator
+        return json.JSONEncoder(
+            ensure_ascii=ascii_only, separators=(",", ":"), default=str, check_circular=False
+        ).encode
+    chunks = make(None, str, escape, None, ":", ",", False, False, True)
+    join = "".join
+    return lambda value: join(chunks(value, 0))
+
+
+_encode = compact_encoder(ascii_only=False)
 
 
 def dumps(value: Any) -> str:

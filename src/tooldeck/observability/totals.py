@@ -59,6 +59,15 @@ class Totals:
             calls=calls, duration_ms_sum=duration_ms_sum, buckets=[*counts, calls - sum(counts)]
         )
 
+    @classmethod
+    def of(cls, durations: list[float | None]) -> Totals:
+        """Totals of calls that took ``durations`` (ms; None counts as 0, as in ``add``)."""
+        ms = [d or 0.0 for d in durations]
+        buckets = [0] * (len(BUCKETS_MS) + 1)
+        for i in [bisect_left(BUCKETS_MS, d) for d in ms]:
+            buckets[i] += 1
+        return cls(calls=len(ms), duration_ms_sum=sum(ms), buckets=buckets)
+
     def merge(self, other: Totals) -> None:
         """Add ``other``'s calls, duration and buckets to these."""
         self.calls += other.calls
