@@ -71,10 +71,15 @@ def call_texts(arguments: Arguments, data: Any, check_syntax: bool) -> tuple[str
     pre-check over both, joined by a newline (every credential pattern treats it as a
     boundary, as the start or end of a text); anything else is redacted field by field.
     """
-    if isinstance(arguments, bytes) and len(arguments) <= MAX_STORED_CHARS:
+    if type(arguments) is bytes and len(arguments) <= MAX_STORED_CHARS:
         arguments = arguments.decode("utf-8", errors="replace")  # a REST or MCP body
-    if not check_syntax and isinstance(arguments, str | Mapping):
-        text = arguments if isinstance(arguments, str) else dumps(dict(arguments))
+    text = None
+    if not check_syntax:
+        if type(arguments) is str:  # a str subclass takes the slow path, correctly
+            text = arguments
+        elif isinstance(arguments, Mapping):
+            text = dumps(dict(arguments))
+    if text is not None:
         args = text.strip() or "{}"
         data_text = None if data is None else dumps(data)
         joined = args if data_text is None else f"{args}\n{data_text}"
