@@ -188,6 +188,8 @@ CASES: dict[str, Callable[[], Awaitable[Call]]] = {
     "tooldeck in pydantic-ai (adapter)": tooldeck_in_pydantic_ai,
     "tooldeck in openai-agents (adapter)": tooldeck_in_openai_agents,
 }
+STACK_ACK, STACK_OFF = "tooldeck stack, defaults (audit ack)", "tooldeck stack, audit off"
+"""The default audit against none, for a caller that makes calls one by one (≤ 1.5x)."""
 ADAPTERS = {
     "tooldeck in pydantic-ai (adapter)": "pydantic-ai handle_call",
     "tooldeck in openai-agents (adapter)": "openai-agents on_invoke_tool",
@@ -241,6 +243,11 @@ def run_all(n: int, repeats: int) -> None:
         vs_peer = f"{f['us'] / fastest:>16.2f}" if fastest else ""
         print(f"{case:<40}{f['us']:>10.2f}{f['us'] / f['floor_us']:>10.1f}{vs_peer}")
     print()
+    ack, off = figures.get(STACK_ACK), figures.get(STACK_OFF)
+    if isinstance(ack, dict) and isinstance(off, dict):
+        ratio = ack["us"] / off["us"]
+        verdict = "met" if ratio <= 1.5 else "MISSED"
+        print(f"{STACK_ACK}: {ratio:.2f}x {STACK_OFF} (target ≤ 1.5x: {verdict})")
     for adapter, native in ADAPTERS.items():
         a, b = figures.get(adapter), figures.get(native)
         if isinstance(a, dict) and isinstance(b, dict):
