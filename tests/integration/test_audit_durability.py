@@ -92,8 +92,14 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_a_full_disk_fails_destructive_calls_closed(small_disk: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("journal", [True, False], ids=["journalled", "no journal"])
+def test_a_full_disk_fails_destructive_calls_closed(
+    small_disk: Path, tmp_path: Path, journal: bool
+) -> None:
     marker = tmp_path / "deleted"
+    if not journal:  # a folder others may write in is refused: calls wait for commits
+        (small_disk / "audit.journal").mkdir(mode=0o777)
+        (small_disk / "audit.journal").chmod(0o777)
 
     @tool(annotations=ToolAnnotations(destructive=True))
     def purge() -> str:
@@ -103,6 +109,7 @@ def test_a_full_disk_fails_destructive_calls_closed(small_disk: Path, tmp_path: 
 
     settings = load_settings(data_dir=small_disk, builtin={"enabled": False})
     runtime = build_runtime(settings)
+    assert runtime.audit is not None and (runtime.audit._journal is not None) is journal
     runtime.registry.register(purge)
     stack = runtime.provider
 
