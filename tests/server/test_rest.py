@@ -187,6 +187,12 @@ def test_api_key_protects_api_only(tmp_path: Path) -> None:
         assert c.get("/healthz").status_code == 200
         denied = c.post("/api/tools/execute/get_quotes", json={})
         assert denied.status_code == 401 and denied.headers["www-authenticate"] == "Bearer"
+        assert "API key" in denied.json()["detail"]
+        wrong = {"Authorization": "Bearer s3cre"}
+        assert c.post("/api/tools/execute/get_quotes", json={}, headers=wrong).status_code == 401
+        right = {"Authorization": "Bearer s3cret"}
+        called = c.post("/api/tools/execute/get_quotes", json={"symbol": "AAPL"}, headers=right)
+        assert called.status_code == 200 and called.json()["status"] == "success"
         assert c.get("/api/tools", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert c.get("/api/tools", headers={"Authorization": "Bearer s3cret"}).status_code == 200
 

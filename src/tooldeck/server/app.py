@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -69,6 +69,18 @@ async def _require_api_key(request: Request) -> None:
             detail="missing or wrong API key: send 'Authorization: Bearer <server.api_key>'",
             headers={"WWW-Authenticate": "Bearer"},
         )
+
+
+def _keyed(
+    endpoint: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """``endpoint`` behind the API key check (a plain route has no FastAPI dependencies)."""
+
+    async def keyed(request: Request) -> Response:
+        await _require_api_key(request)
+        return await endpoint(request)
+
+    return keyed
 
 
 def create_app(
@@ -151,6 +163,9 @@ def create_app(
             app.include_router(router, dependencies=guarded)
     ui.install(app, runtime.console)  # static pages; their API calls carry the key
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
+    execute = tools.execute_endpoint if server.api_key is None else _keyed(tools.execute_endpoint)
+    fast = Route("/api/tools/execute/{name:path}", endpoint=execute, methods=["POST"])
+    app.router.routes.insert(0, fast)  # first: found at once, ahead of its APIRoute
 
     fastapi_openapi = app.openapi
 

@@ -20,7 +20,7 @@ from tooldeck.server.http import (
     view_of,
 )
 
-__all__ = ["router"]
+__all__ = ["execute_endpoint", "router"]
 
 router = APIRouter(prefix="/api/tools", tags=["tools"])
 
@@ -91,3 +91,14 @@ async def execute_tool(name: str, request: Request) -> Response:
     if result is None:  # nobody reads this: 499, nginx's "client closed request"
         return Response(status_code=499)
     return result_response(result)
+
+
+async def execute_endpoint(request: Request) -> Response:
+    """``execute_tool`` as a plain Starlette endpoint, which the app serves the route with.
+
+    FastAPI's route scan and dependency solving (a path parameter and the request)
+    cost more than the call itself: in process, with the audit off, 88 µs a request
+    through the ``APIRoute`` against 48 µs here (a bare FastAPI endpoint doing the
+    same work: 60 µs). The ``APIRoute`` above stays for the OpenAPI document.
+    """
+    return await execute_tool(request.path_params["name"], request)
