@@ -12,7 +12,7 @@ import pytest
 from deadlines import wait_until
 from tooldeck.core import ToolContext, ToolError, ToolResult
 from tooldeck.core.result import ErrorType, ResultMetadata
-from tooldeck.observability import AuditStore, metering
+from tooldeck.observability import AuditStore, audit_reads, metering
 from tooldeck.observability.metering import parse_since, percentile
 from tooldeck.observability.tables import BUCKETS_MS
 
@@ -156,6 +156,50 @@ def test_history_filters_pages_and_summaries(tmp_path: Path) -> None:
         full = store.get(31)
         assert full is not None and full.arguments == {"n": 1.0} and full.error_message == "boom"
         assert store.get(999) is None
+    finally:
+        store.close()
+
+
+def test_a_page_far_back_in_time_is_the_same_page_read_through_the_time_index(
+    tmp_path: Path,
+) -> None:
+    """``until`` long ago: the ids come from the ``created_at`` index, and the page is the
+    one a walk newest-first by id gives, a call stored late (old time, high id) included."""
+    db = tmp_path / "audit.db"
+    minute = timedelta(minutes=1)
+    calls: list[tuple[str, str | None, float, ErrorType | None, datetime]] = [
+        ("get_quotes", None, float(i), None, NOW - (400 - i) * minute) for i in range(400)
+    ]
+    calls.append(("late", None, 1.0, None, NOW - 395 * minute))  # a dead process's journal
+    fill(db, calls)
+    store = AuditStore.sqlite(db)
+    try:
+        until = NOW - 390 * minute  # 10 of 401 rows before it; the walk by id skips 391
+        with store.engine.connect() as conn:
+            assert audit_reads._older_side_is_smaller(conn, None, until, None, True)
+            assert not audit_reads._older_side_is_smaller(conn, None, NOW - minute, None, False)
+        with sqlite3.connect(db) as conn:
+            expected = [
+                row_id
+                for (row_id,) in conn.execute(
+                    "select id from tool_calls where created_at < ? order by id desc",
+                    (until.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds"),),
+                )
+            ]
+        assert expected[:2] == [401, 10] and len(expected) == 11
+        first = store.query(limit=4, until=until)
+        assert [r.id for r in first] == expected[:4] and first[0].tool_name == "late"
+        second = store.query(limit=4, until=until, before_id=first[-1].id)
+        assert [r.id for r in second] == expected[4:8]
+        assert [r.id for r in store.query(limit=50, until=until)] == expected
+        window = store.query(limit=50, since=NOW - 397 * minute, until=until)
+        assert [r.id for r in window] == [401, 10, 9, 8, 7, 6, 5, 4]
+        assert [r.id for r in store.query(limit=3, until=NOW - 500 * minute)] == []
+        mine = store.query(limit=3, until=until, user="anonymous")  # read row by row
+        assert [r.id for r in mine] == expected[:3]
+        assert store.query(limit=3, until=until, user="someone") == []
+        quotes = store.query(limit=3, until=until, tool="get_quotes")  # its index's plan
+        assert [r.id for r in quotes] == expected[1:4]
     finally:
         store.close()
 

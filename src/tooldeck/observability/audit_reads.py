@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
-from sqlalchemy import Select, func, select
+from sqlalchemy import Connection, Select, func, literal_column, select
 from sqlalchemy.engine import Engine
 
 from tooldeck.observability.metering import CallStats, GroupBy, call_stats
@@ -128,7 +128,17 @@ class AuditReads:
             stmt = stmt.where(c.id < before_id)
         if user is not None:
             stmt = stmt.where(owned_by(tool_calls.c.user, user))
-        with self.engine.connect() as conn:
+        other = any((tool, status, error_type, run_id, session_id)) or profile is not None
+        with self.engine.connect() as conn:  # (a filter with its own index keeps its plan)
+            if (
+                until
+                and not other
+                and _older_side_is_smaller(conn, since, until, before_id, user is not None)
+            ):
+                # the same conditions; ``id + 0`` keeps SQLite from walking the rows by id
+                by_id = (c.id + literal_column("0")).desc()
+                ids = stmt.with_only_columns(c.id).order_by(None).order_by(by_id)
+                stmt = select(*columns).where(c.id.in_(ids)).order_by(c.id.desc())
             return [AuditRecord.model_validate(dict(r._mapping)) for r in conn.execute(stmt)]
 
     def get(self, record_id: int, *, user: str | None = None) -> AuditRecord | None:
@@ -207,6 +217,44 @@ _SUMMARY_COLUMNS = [
     for c in tool_calls.columns
     if c.name not in ("arguments", "data", "error_details", "asked_arguments")
 ]
+
+
+def _older_side_is_smaller(
+    conn: Connection,
+    since: datetime | None,
+    until: datetime,
+    before_id: int | None,
+    by_user: bool,
+) -> bool:
+    """Whether a page ``until`` (SQLite) reads fewer rows through the ``created_at`` index.
+
+    Newest first by id, SQLite walks every row newer than ``until`` before the first it
+    keeps: at 1M rows over 7 days, ``until=6d`` walked 857,000 rows (63 ms). The index
+    reads only the window's rows and sorts their ids: about twice the cost a row
+    (146,000 rows, 21 ms), four times when the ``user`` filter must read each row too
+    (35 against 61 ms). Which side is smaller is told from ids (nearly in time
+    order) found through the index; both plans give the same page, so a wrong guess
+    costs only time.
+    """
+    if conn.dialect.name != "sqlite":
+        return False  # PostgreSQL's planner has statistics
+    c = tool_calls.c
+    newest_before = conn.execute(
+        select(c.id)
+        .where(c.created_at < until.astimezone(UTC))
+        .order_by(c.created_at.desc())
+        .limit(1)
+    ).scalar()
+    if newest_before is None:
+        return True  # nothing before ``until``: the index says so at once
+    oldest = (
+        select(c.id).where(c.created_at >= since.astimezone(UTC)).order_by(c.created_at).limit(1)
+        if since
+        else select(func.min(c.id))
+    )
+    low = conn.execute(oldest).scalar() or 0
+    high = before_id if before_id is not None else conn.execute(select(func.max(c.id))).scalar()
+    return bool((4 if by_user else 2) * (newest_before - low) < (high or 0) - newest_before)
 
 
 def _in_window(stmt: Select[Any], since: datetime | None, until: datetime | None) -> Select[Any]:
