@@ -128,8 +128,9 @@ class AuditReads:
             stmt = stmt.where(c.id < before_id)
         if user is not None:
             stmt = stmt.where(owned_by(tool_calls.c.user, user))
+        # other filters keep SQLite's plan (tool, status and profile have their own index)
         other = any((tool, status, error_type, run_id, session_id)) or profile is not None
-        with self.engine.connect() as conn:  # (a filter with its own index keeps its plan)
+        with self.engine.connect() as conn:
             if (
                 until
                 and not other
