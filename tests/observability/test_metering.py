@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
 from deadlines import wait_until
 from tooldeck.core import ToolContext, ToolError, ToolResult
@@ -15,6 +16,7 @@ from tooldeck.core.result import ErrorType, ResultMetadata
 from tooldeck.observability import AuditStore, audit_reads, metering
 from tooldeck.observability.metering import parse_since, percentile
 from tooldeck.observability.tables import BUCKETS_MS
+from tooldeck.observability.totals import Totals
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -312,6 +314,79 @@ def test_long_windows_are_summarised_from_hourly_totals_with_exact_counts(
         with sqlite3.connect(db) as conn:
             (oldest,) = conn.execute("select min(hour) from tool_call_hours").fetchone()
         assert oldest >= (NOW - timedelta(hours=10)).strftime("%Y-%m-%d %H")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("since_past", "until_past", "from_totals"),
+    [  # a window's partial hours, read as their hour's totals less the rows outside...
+        (timedelta(hours=30, minutes=50), timedelta(hours=2, minutes=10), 2),
+        (timedelta(hours=30, minutes=10), timedelta(hours=2, minutes=50), 0),  # ...or rows
+    ],
+)
+def test_a_windows_partial_hours_count_the_same_read_either_way(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    since_past: timedelta,
+    until_past: timedelta,
+    from_totals: int,
+) -> None:
+    """Calls in the partial hours at both ends are counted exactly, whichever side is read.
+
+    With more calls in the window than outside it, a partial hour is its hourly totals
+    less the calls outside (one statement, ``UNION ALL``); the calls after ``until`` and
+    before ``since`` in those hours must not be counted.
+    """
+    db = tmp_path / "audit.db"
+    calls: list[tuple[str, str | None, float, ErrorType | None, datetime]] = []
+    for i in range(1080):  # a call every 2 minutes for 36 hours
+        error: ErrorType | None = (
+            "timeout" if i % 7 == 0 else "confirmation_required" if i % 11 == 0 else None
+        )
+        ms = float(BUCKETS_MS[i % 13]) * (1 if i % 4 else 0.7)  # on a bound, or within
+        when = NOW - timedelta(minutes=2 * i + 1)
+        calls.append(
+            ("get_quotes" if i % 3 else "python", "analyst" if i % 2 else None, ms, error, when)
+        )
+    fill(db, calls)
+    with sqlite3.connect(db) as conn:  # rebuilt from the rows' own times when reopened
+        conn.execute("drop table tool_call_hours")
+    store = AuditStore.sqlite(db)
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    try:
+        since, until = NOW - since_past, NOW - until_past
+        for by, tool in (("tool", None), ("profile", None), ("tool", "python")):
+            exact = store.stats(since=since, until=until, by=by, buckets=12, tool=tool)
+            monkeypatch.setattr(metering, "EXACT_CALLS", 100)
+            statements.clear()
+            summarised = store.stats(since=since, until=until, by=by, buckets=12, tool=tool)
+            monkeypatch.undo()
+            assert sum("UNION ALL" in sql for sql in statements) == from_totals
+            assert [(s.key, s.calls, s.errors, s.waiting) for s in summarised] == [
+                (s.key, s.calls, s.errors, s.waiting) for s in exact
+            ]
+            assert summarised[0].calls > 100  # the summarised path did run
+            for got, want in zip(summarised, exact, strict=True):
+                assert got.total_ms == pytest.approx(want.total_ms)
+                assert sum(b.calls for b in got.series) == got.calls
+                assert sum(b.errors for b in got.series) == got.errors
+                for mine, theirs in zip(got.series, want.series, strict=True):
+                    assert abs(mine.calls - theirs.calls) <= 30  # an hour's share at most
+                histogram = Totals.of(  # each call in its latency bucket, once
+                    [
+                        ms
+                        for name, profile, ms, _, when in calls
+                        if since <= when < until
+                        and (tool is None or name == tool)
+                        and (name if by == "tool" else profile or "") == got.key
+                    ]
+                )
+                assert (got.p50_ms, got.p95_ms) == (
+                    histogram.quantile(0.5),
+                    histogram.quantile(0.95),
+                )
     finally:
         store.close()
 
