@@ -434,7 +434,6 @@ def _summarised(
     count = max(buckets, 1)
     step = (until - since) / count
     frame = (since, step, count)
-    totals: dict[str, Totals] = defaultdict(Totals)
     cells: dict[tuple[str, int], Totals] = defaultdict(Totals)
     errors: Counter[str] = Counter()
     cell_errors: Counter[tuple[str, int]] = Counter()
@@ -442,7 +441,6 @@ def _summarised(
 
     def count_in(key: str, status: str, error_type: str | None, parts: list[_Part]) -> None:
         for index, part in parts:
-            totals[key].merge(part)
             cells[(key, index)].merge(part)
             if status != "error":
                 continue
@@ -490,6 +488,9 @@ def _summarised(
         if start < end:
             for key, status, error_type, parts in _partial_hour(conn, start, end, by, tool, frame):
                 count_in(key, status, error_type, parts)
+    totals: dict[str, Totals] = defaultdict(Totals)  # a key's: its series buckets' sum
+    for (key, _), cell in cells.items():
+        totals[key].merge(cell)
     stats = [
         CallStats(
             key=key,

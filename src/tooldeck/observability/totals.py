@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import add
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, case, func, insert, select, update
@@ -72,7 +73,7 @@ class Totals:
         """Add ``other``'s calls, duration and buckets to these."""
         self.calls += other.calls
         self.duration_ms_sum += other.duration_ms_sum
-        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets, strict=True)]
+        self.buckets = list(map(add, self.buckets, other.buckets))  # same length, always
 
     def add(self, duration_ms: float | None) -> None:
         """Count one call; a call without a duration counts in the first bucket."""
