@@ -5,11 +5,13 @@ What ``tooldeck stats``, ``/api/stats`` and the tools UI's metrics page show (se
 ``EXACT_CALLS``) is computed from its rows: one query reads the (key, time bucket,
 status, duration) rows, the bucket computed by the database from bound edges, and the
 percentiles are exact. A window with more reads the hourly totals the audit writer
-keeps (``tool_call_hours``) for its whole hours and the rows only for the partial hours
-at either end, so a week of a million calls costs a few hundred rows, not a million
-(``benchmarks/ui_load.py``); counts stay exact, percentiles come from the latency
-histogram (as Prometheus' ``histogram_quantile``), and an hour that spans two series
-buckets is shared between them in proportion to the time it spends in each.
+keeps (``tool_call_hours``) for its whole hours; a partial hour at either end is read
+from its rows, or, when fewer of its calls lie outside the window than inside (the
+current hour, for a window ending now), as its totals less the calls outside. A week
+of a million calls costs about a thousand rows, not a million (``benchmarks/ui_load.py``);
+counts stay exact, percentiles come from the latency histogram (as Prometheus'
+``histogram_quantile``), and an hour that spans two series buckets is shared between
+them in proportion to the time it spends in each.
 """
 
 from __future__ import annotations
