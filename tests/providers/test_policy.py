@@ -11,6 +11,7 @@ from tooldeck.core import ToolContext, tool
 from tooldeck.exceptions import TransientToolError
 from tooldeck.providers import PolicyConfig, PolicyOverride, ToolRegistry
 from tooldeck.providers.breaker import BreakerState, CircuitBreaker
+from tooldeck.providers.deadline import first_step
 
 pytestmark = pytest.mark.anyio
 
@@ -145,6 +146,72 @@ async def test_outside_cancellation_is_not_swallowed() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_a_deadline_counts_from_the_start_of_a_call_that_waits_late() -> None:
+    """A call is armed only once it waits; its time before that still counts."""
+
+    @tool(name="busy_then_waits")
+    async def busy_then_waits() -> str:
+        """Works 0.6 s without waiting, then waits 10 s."""
+        time.sleep(0.6)
+        await asyncio.sleep(10)
+        return "done"
+
+    stack = ToolRegistry([busy_then_waits]).with_policies(PolicyConfig(timeout_s=0.5))
+    result = await stack.execute("busy_then_waits", {})
+    assert result.error is not None and result.error.type == "timeout"
+    # at its first wait (0.6 s), not a whole timeout after it (1.1 s)
+    assert result.metadata.duration_ms is not None and result.metadata.duration_ms < 1000
+
+
+async def test_a_cancelled_call_is_cancelled_inside_the_tool_too() -> None:
+    """Outside cancellation reaches the tool's own code through the policy."""
+    seen: list[str] = []
+
+    @tool(name="waits")
+    async def waits() -> str:
+        """Yields to the loop until cancelled (the cancellation is thrown in, not set on a
+        future it waits for), noting how it ended."""
+        try:
+            for _ in range(1_000_000):
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return "done"
+
+    stack = ToolRegistry([waits]).with_policies(PolicyConfig(timeout_s=10))
+    task = asyncio.ensure_future(stack.execute("waits", {}))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert seen == ["cancelled"]
+
+
+async def test_first_step_finishes_a_call_that_never_waits_and_resumes_one_that_does() -> None:
+    async def never_waits() -> int:
+        return 1
+
+    done, value = first_step(never_waits())
+    assert (done, value) == (True, 1)
+
+    closed: list[bool] = []
+
+    async def waits_twice() -> int:
+        try:
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            return 2
+        finally:
+            closed.append(True)
+
+    done, rest = first_step(waits_twice())
+    assert not done and await rest == 2 and closed == [True]
+    done, rest = first_step(waits_twice())  # given up while waiting: the call is closed
+    rest.close()
+    assert closed == [True, True]
 
 
 async def test_breaker_opens_then_half_opens_and_closes() -> None:

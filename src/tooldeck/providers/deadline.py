@@ -4,14 +4,65 @@
 benchmarks/overhead.py). The watchdog keeps the in-flight deadlines in a dict and one
 loop timer at the earliest of them: arming is a dict insert and a comparison, and the
 timer is re-armed only when it fires or an earlier deadline arrives.
+
+A call that finishes in its first step (an async tool that never waits) needs no
+deadline at all: no timer can fire while it runs. ``first_step`` runs that step and
+either gives the result or an awaitable that continues the call; only that is armed,
+with what is left of the call's time (benchmarks/overhead.py (b'): 4.0 → 3.4 µs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import types
+from collections.abc import Awaitable, Coroutine, Generator
+from typing import Any, TypeVar
 
-__all__ = ["Deadline", "DeadlineWatchdog"]
+__all__ = ["Deadline", "DeadlineWatchdog", "first_step"]
+
+T = TypeVar("T")
+_COROUTINE = types.CoroutineType
+
+
+def first_step(call: Awaitable[T]) -> tuple[bool, Any]:
+    """Run ``call`` up to its first wait: ``(True, its result)`` if it never waited.
+
+    Else ``(False, awaitable)``: awaiting it continues the call where it stopped, in
+    the awaiting task, with cancellation and ``close()`` passed through as ``await``
+    passes them. An awaitable that is not a coroutine is handed back to be awaited.
+
+    Raises:
+        BaseException: whatever the call raised in its first step.
+    """
+    if type(call) is not _COROUTINE:
+        return False, call
+    try:
+        step = call.send(None)
+    except StopIteration as done:
+        return True, done.value
+    return False, _resumed(call, step)
+
+
+@types.coroutine
+def _resumed(call: Coroutine[Any, Any, T], step: Any) -> Generator[Any, Any, T]:
+    """``yield from call`` for a coroutine already sent to its first wait (``step``)."""
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            call.close()
+            raise
+        except BaseException as exc:  # a cancellation: into the call, as ``await`` does
+            try:
+                step = call.throw(exc)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+        else:
+            try:
+                step = call.send(sent)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
 
 class Deadline:

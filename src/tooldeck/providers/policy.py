@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from time import monotonic, perf_counter
 from typing import Any
@@ -27,7 +28,7 @@ from tooldeck.core.result import ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.providers.base import ToolsProvider, unknown_name
 from tooldeck.providers.breaker import BreakerState, CircuitBreaker
-from tooldeck.providers.deadline import DeadlineWatchdog
+from tooldeck.providers.deadline import DeadlineWatchdog, first_step
 from tooldeck.providers.rate_limit import RateLimiter
 from tooldeck.providers.wrapper import WrapperProvider
 
@@ -400,18 +401,11 @@ class PolicyProvider(WrapperProvider):
                 if policy.max_concurrency is None
                 else self._limited(state, policy, name, arguments, ctx)
             )
-        else:  # the common case, inlined: one deadline, no extra coroutine frame
-            deadline = self._watchdog.arm(timeout)
-            try:
-                result = await self.wrapped.execute(name, arguments, ctx)
-            except asyncio.CancelledError:
-                if not deadline.expired or deadline.task.uncancel() > 0:
-                    raise
-                result = self._timeout(state, ctx, start, timeout)
-            finally:
-                self._watchdog.disarm(deadline)
-            if deadline.expired:  # the tool swallowed our cancellation: keep its result
-                deadline.task.uncancel()
+        else:  # the common case, inlined: no extra coroutine frame, and a call that
+            # finishes without waiting needs no deadline (no timer fires while it runs)
+            done, result = first_step(self.wrapped.execute(name, arguments, ctx))
+            if not done:
+                result = await self._within(state, ctx, start, timeout, result)
         if policy.max_attempts > 1 and _worth_retrying(result.error, state.definition):
             result = await self._retry(state, policy, name, arguments, ctx, result, start)
         if breaker is not None:
@@ -435,13 +429,25 @@ class PolicyProvider(WrapperProvider):
         start = perf_counter()
         if timeout <= 0:
             return self._timeout(state, ctx, start, 0.0)
-        deadline = self._watchdog.arm(timeout)
+        done, result = first_step(self.wrapped.execute(name, arguments, ctx))
+        return result if done else await self._within(state, ctx, start, timeout, result)
+
+    async def _within(
+        self,
+        state: _ToolState,
+        ctx: ToolContext | None,
+        start: float,
+        limit_s: float,
+        call: Awaitable[ToolResult],
+    ) -> ToolResult:
+        """``call`` (started at ``start``) awaited under a deadline ``limit_s`` after start."""
+        deadline = self._watchdog.arm(limit_s - (perf_counter() - start))
         try:
-            result = await self.wrapped.execute(name, arguments, ctx)
+            result = await call
         except asyncio.CancelledError:
             if not deadline.expired or deadline.task.uncancel() > 0:
                 raise
-            return self._timeout(state, ctx, start, timeout)
+            return self._timeout(state, ctx, start, limit_s)
         finally:
             self._watchdog.disarm(deadline)
         if deadline.expired:  # the tool swallowed our cancellation: keep its result
