@@ -259,6 +259,8 @@ class _ToolState:
     semaphore_loop: asyncio.AbstractEventLoop | None = None
     waiting: int = 0
     by_profile: dict[str, ToolPolicy] = field(default_factory=dict)
+    waits: bool = False
+    """A call of this tool waited: later calls are armed at once, not run to a first wait."""
 
     @property
     def name(self) -> str:
@@ -403,9 +405,14 @@ class PolicyProvider(WrapperProvider):
             )
         else:  # the common case, inlined: no extra coroutine frame, and a call that
             # finishes without waiting needs no deadline (no timer fires while it runs)
-            done, result = first_step(self.wrapped.execute(name, arguments, ctx))
-            if not done:
-                result = await self._within(state, ctx, start, timeout, result)
+            call = self.wrapped.execute(name, arguments, ctx)
+            if state.waits:  # its calls wait: armed at once, no relay for each wait
+                result = await self._within(state, ctx, start, timeout, call)
+            else:
+                done, result = first_step(call)
+                if not done:
+                    state.waits = True
+                    result = await self._within(state, ctx, start, timeout, result)
         if policy.max_attempts > 1 and _worth_retrying(result.error, state.definition):
             result = await self._retry(state, policy, name, arguments, ctx, result, start)
         if breaker is not None:
