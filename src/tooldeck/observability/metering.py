@@ -53,8 +53,8 @@ __all__ = [
 
 GroupBy = Literal["tool", "profile"]
 
-HOUR = timedelta(hours=1)
-ZERO = timedelta(0)
+_HOUR = timedelta(hours=1)
+_ZERO = timedelta(0)
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -226,7 +226,7 @@ def _hour_of(moment: datetime) -> datetime:
 def _next_hour(moment: datetime) -> datetime:
     """``moment`` if it starts an hour, else the start of the next hour."""
     start = _hour_of(moment)
-    return start if start == moment else start + HOUR
+    return start if start == moment else start + _HOUR
 
 
 def _series_bucket(
@@ -357,7 +357,7 @@ def _hour_less(
         h.calls,
         h.duration_ms_sum,
         *(h[name] for name in BUCKET_COLUMNS),
-    ).where(h.hour >= hour, h.hour < hour + HOUR)
+    ).where(h.hour >= hour, h.hour < hour + _HOUR)
     parts = [totals.where(h.tool_name == tool) if tool else totals]
     duration = func.coalesce(c.duration_ms, 0.0)
     lows = (None, *BUCKETS_MS)
@@ -399,13 +399,14 @@ def _partial_hour(
 
     When fewer calls lie in that hour outside the span than inside it (none after now),
     the hour's totals less the calls outside (``_hour_less``), shared out like a cut
-    hour: at 1M calls, the current hour under load is ~20,000 rows, and those after the
-    window's end a few. Otherwise the span's own rows, each in its series bucket.
+    hour: for a window that ends now, the current hour's calls are all inside it (~6,000
+    rows at 1M calls a week, ~26,000 under ``benchmarks/ui_load.py``'s load) and none
+    outside. Otherwise the span's own rows, each in its series bucket.
     """
     hour = _hour_of(start)
-    outside = [(a, b) for a, b in ((hour, start), (end, hour + HOUR)) if a < b]
+    outside = [(a, b) for a, b in ((hour, start), (end, hour + _HOUR)) if a < b]
     now = datetime.now(UTC)
-    if (start - hour) + max(min(hour + HOUR, now) - end, ZERO) < end - start:
+    if (start - hour) + max(min(hour + _HOUR, now) - end, _ZERO) < end - start:
         for key, status, error_type, calls, ms_sum, *counts in conn.execute(
             _hour_less(hour, outside, by, tool)
         ):
@@ -485,7 +486,7 @@ def _summarised(
             continue
         hour = stamp if isinstance(stamp, datetime) else datetime.fromisoformat(stamp[:19])
         hour = hour if hour.tzinfo else hour.replace(tzinfo=UTC)
-        count_in(key, status, error_type or None, _split(whole, hour, hour + HOUR, *frame))
+        count_in(key, status, error_type or None, _split(whole, hour, hour + _HOUR, *frame))
     for start, end in ((since, first), (last, until)):
         if start < end:
             for key, status, error_type, parts in _partial_hour(conn, start, end, by, tool, frame):
