@@ -28,7 +28,6 @@ from sqlalchemy import (
     Connection,
     Select,
     String,
-    and_,
     case,
     func,
     literal,
@@ -274,14 +273,27 @@ def _binned(
     """
     c = tool_calls.c
     duration = func.coalesce(c.duration_ms, 0.0)
-    latency = case(
-        *((duration <= bound, i) for i, bound in enumerate(BUCKETS_MS)), else_=len(BUCKETS_MS)
+    group = (
+        c.tool_name if by == "tool" else c.profile,
+        bucket,
+        c.status,
+        c.error_type,
+        _latency(duration),
     )
-    group = (c.tool_name if by == "tool" else c.profile, bucket, c.status, c.error_type, latency)
     query = select(*group, func.count(), func.sum(duration)).where(
         c.created_at >= start, c.created_at < end
     )
     return (query.where(_by_time(c.tool_name) == tool) if tool else query).group_by(*group)
+
+
+def _latency(duration: Any) -> Any:
+    """The histogram bucket a call of ``duration`` (ms, a column) counts in, in SQL.
+
+    The index ``Totals.add`` counts it in: the first bound at or above it, else +Inf.
+    """
+    return case(
+        *((duration <= bound, i) for i, bound in enumerate(BUCKETS_MS)), else_=len(BUCKETS_MS)
+    )
 
 
 def _by_time(column: Any) -> Any:
@@ -360,26 +372,26 @@ def _hour_less(
     ).where(h.hour >= hour, h.hour < hour + _HOUR)
     parts = [totals.where(h.tool_name == tool) if tool else totals]
     duration = func.coalesce(c.duration_ms, 0.0)
-    lows = (None, *BUCKETS_MS)
     for start, end in spans:
         rows = select(
             c.tool_name if by == "tool" else func.coalesce(c.profile, ""),
             c.status,
             func.coalesce(c.error_type, ""),
-            literal(-1),
-            -duration,
-            *(
-                case(
-                    (
-                        duration <= high if low is None else and_(duration > low, duration <= high),
-                        -1,
-                    ),
-                    else_=0,
-                )
-                for low, high in zip(lows, BUCKETS_MS, strict=False)
-            ),
+            duration.label("ms"),
+            _latency(duration).label("latency"),
         ).where(c.created_at >= start, c.created_at < end)
-        parts.append(rows.where(_by_time(c.tool_name) == tool) if tool else rows)
+        taken = (rows.where(_by_time(c.tool_name) == tool) if tool else rows).subquery()
+        key, status, error_type, ms, latency = taken.c
+        parts.append(
+            select(
+                key,
+                status,
+                error_type,
+                literal(-1),
+                -ms,
+                *(case((latency == i, -1), else_=0) for i in range(len(BUCKETS_MS))),
+            )
+        )
     both = union_all(*parts).subquery()
     key, status, error_type, *numbers = both.c
     return select(key, status, error_type, *(func.sum(n) for n in numbers)).group_by(
