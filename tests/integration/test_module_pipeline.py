@@ -153,7 +153,10 @@ async def test_an_agent_builds_repairs_and_installs_a_module_served_over_rest_an
         assert answer.json()["data"] == {"symbol": "XYZ", "price": 12.5}
 
     config = tmp_path / "tooldeck.toml"
-    config.write_text(f'data_dir = "{tmp_path / "data"}"\n[builtin]\nenabled = false\n')
+    config.write_text(  # the module's calls reach its declared host only if it is allowed
+        f'data_dir = "{tmp_path / "data"}"\n[builtin]\nenabled = false\n'
+        '[packs.modules]\nallow_hosts = ["127.0.0.1"]\n'
+    )
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "tooldeck", "mcp", "--config", str(config)]
     )

@@ -9,7 +9,8 @@ Names in use:
 
 ``context_adapters``
     Objects the context pack accepts as ``ContextAdapter``s (a ``category``, a
-    ``platform``, ``async fetch()`` and ``normalize_for_tools``), served to the
+    ``platform``, ``async fetch()`` returning an ``AdapterResult``, and
+    ``normalize_for_tools``), served to the
     configured sources' owners: the modules pack offers those of installed modules of
     ``kind = "context_adapter"``.
 
@@ -28,14 +29,43 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["CONTEXT_ADAPTERS", "TEXT_EMBEDDERS", "Extensions"]
+__all__ = ["CONTEXT_ADAPTERS", "TEXT_EMBEDDERS", "AdapterResult", "Extensions"]
 
 CONTEXT_ADAPTERS = "context_adapters"
 """The extension point of context adapters (see the module docstring)."""
 TEXT_EMBEDDERS = "text_embedders"
 """The extension point of local text embedders (see the module docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterResult:
+    """What one fetch gave (seed 000's ``AdapterResult``).
+
+    ``data`` holds the adapter's canonical records (dicts of JSON values); ``raw_count``
+    is how many records the source had, ``transformed_count`` how many became data (a
+    bad row is skipped and counted in ``metadata["skipped"]``).
+    """
+
+    success: bool
+    category: str
+    platform: str
+    data: list[dict[str, Any]] = field(default_factory=list)
+    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    error: str | None = None
+    raw_count: int = 0
+    transformed_count: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    retryable: bool = False
+    """For a failure: whether a later fetch may succeed."""
+
+    @property
+    def source_id(self) -> str:
+        """What answers cite: ``context:<category>:<platform>``."""
+        return f"context:{self.category}:{self.platform}"
 
 
 class Extensions:

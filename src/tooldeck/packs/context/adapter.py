@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["AdapterResult", "ContextAdapter", "SourceError"]
+from tooldeck.core.extensions import AdapterResult
+
+__all__ = ["AdapterResult", "ContextAdapter", "SourceError"]  # AdapterResult: core.extensions
 
 
 class SourceError(Exception):
@@ -29,33 +29,6 @@ class SourceError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
-
-
-@dataclass(frozen=True, slots=True)
-class AdapterResult:
-    """What one fetch gave (seed 000's ``AdapterResult``).
-
-    ``data`` holds the adapter's canonical records (dicts of JSON values); ``raw_count``
-    is how many records the source had, ``transformed_count`` how many became data (a
-    bad row is skipped and counted in ``metadata["skipped"]``).
-    """
-
-    success: bool
-    category: str
-    platform: str
-    data: list[dict[str, Any]] = field(default_factory=list)
-    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    error: str | None = None
-    raw_count: int = 0
-    transformed_count: int = 0
-    metadata: dict[str, Any] = field(default_factory=dict)
-    retryable: bool = False
-    """For a failure: whether a later fetch may succeed."""
-
-    @property
-    def source_id(self) -> str:
-        """What answers cite: ``context:<category>:<platform>``."""
-        return f"context:{self.category}:{self.platform}"
 
 
 class ContextAdapter(ABC):
