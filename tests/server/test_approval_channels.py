@@ -56,17 +56,21 @@ async def test_an_mcp_answer_cannot_decide_a_rest_callers_approval(runtime: Runt
         answer(approval_id, "get_positions", {"symbol": "MSFT"}),
         answer(approval_id, "get_quotes", {"symbol": "AAPL"}),
     ):
-        await _apply_answers(runtime, params, "mcp")
-        await _apply_answers(runtime, params, "mcp:other-connection")
+        await _apply_answers(runtime, params, "mcp", None)
+        await _apply_answers(runtime, params, "mcp:other-connection", None)
     assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_an_mcp_answer_decides_only_the_repeat_of_its_own_call(runtime: Runtime) -> None:
     approval_id = await pending(runtime, "mcp:abc", symbol="AAPL")
-    await _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "MSFT"}), "mcp:abc")
-    await _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:xyz")
+    same = answer(approval_id, "get_quotes", {"symbol": "AAPL"})
+    await _apply_answers(
+        runtime, answer(approval_id, "get_quotes", {"symbol": "MSFT"}), "mcp:abc", None
+    )
+    await _apply_answers(runtime, same, "mcp:xyz", None)
+    await _apply_answers(runtime, same, "mcp:abc", "bob")  # another user on that channel
     assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
-    await _apply_answers(runtime, answer(approval_id, "get_quotes", {"symbol": "AAPL"}), "mcp:abc")
+    await _apply_answers(runtime, same, "mcp:abc", None)
     assert runtime.approvals.get(approval_id).status == "approved"  # type: ignore[union-attr]
 
 

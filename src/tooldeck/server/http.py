@@ -25,6 +25,7 @@ from tooldeck.observability.redact import redact, redact_text  # redact: for pac
 from tooldeck.providers.base import ToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.runtime import Runtime
+from tooldeck.server.identity import principal_from_headers
 
 __all__ = [
     "IDEMPOTENCY_KEY",
@@ -261,9 +262,8 @@ def caller_of(request: Request) -> str | None:
     The header is anyone's to send; it names a principal only behind a proxy that
     authenticates users and sets it (docs/deploy.md). Untrusted, calls are ``anonymous``.
     """
-    if not runtime_of(request).settings.server.trust_user_header:
-        return None
-    return request.headers.get("x-user")
+    trusted = runtime_of(request).settings.server.trust_user_header
+    return principal_from_headers(trusted, request.headers)
 
 
 def is_approver(request: Request) -> bool:

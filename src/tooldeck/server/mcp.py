@@ -31,7 +31,7 @@ from tooldeck.core.confirmation import (
     ConfirmationRequest,
     arguments_hash,
 )
-from tooldeck.core.context import ToolEvent, new_request_id
+from tooldeck.core.context import ANONYMOUS, ToolEvent, new_request_id
 from tooldeck.core.pack import ResourceSource
 from tooldeck.core.progress import EventRelay, progress_data
 from tooldeck.core.result import trusted_metadata
@@ -46,6 +46,7 @@ from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.providers.registry import ToolRegistry
 from tooldeck.runtime import Runtime, ToolsReload
+from tooldeck.server.identity import principal_from_headers
 from tooldeck.server.mcp_results import LongResults
 from tooldeck.server.mcp_upstream import upstream_handlers
 
@@ -167,6 +168,30 @@ def create_mcp_server(
 
     runtime.root.on_tools_changed(tools_changed)
 
+    callers: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+
+    def caller(ctx: ServerRequestContext[Any]) -> str | None:
+        """The request's principal, as REST resolves it (``server.identity``).
+
+        A session (2025-11-25 and before) belongs to the principal of its first
+        request: another principal's request on it is refused, so a session id that
+        leaks does not make its holder someone else.
+        """
+        if only_client is not None:
+            return None  # stdio: the person who started the process
+        headers = getattr(ctx.request, "headers", None)
+        principal = principal_from_headers(settings.server.trust_user_header, headers)
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return principal
+        owner = callers.setdefault(connection, principal)
+        if owner != principal:
+            raise MCPError(
+                types.INVALID_REQUEST,
+                "this MCP session was opened by another user; open a session of your own",
+            )
+        return principal
+
     def chosen(ctx: ServerRequestContext[Any]) -> str | None:
         request = ctx.request
         query = getattr(request, "query_params", None)
@@ -198,12 +223,13 @@ def create_mcp_server(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
         name = chosen(ctx)
+        user = caller(ctx)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         # the SDK's session object lives one request; its connection lasts the session
         connection = getattr(ctx.session, "_connection", None) or ctx.session
         channel = channel_of(ctx)
         if modern and params.input_responses:
-            await _apply_answers(runtime, params, channel)
+            await _apply_answers(runtime, params, channel, user)
         modes = _elicitation_modes(ctx)
         confirm = None
         if "form" in modes and not modern:
@@ -223,6 +249,7 @@ def create_mcp_server(
                 return types.CallToolResult.model_validate(to_mcp_result(bad))
         call_ctx = runtime.context(
             idempotency_key=key,
+            user=user,
             profile=name,
             channel=channel,
             session_id=None if channel == "mcp" else channel,  # the run view groups by it
@@ -258,7 +285,7 @@ def create_mcp_server(
             link = await _console_link(runtime, details["approval_id"]) if "url" in modes else None
             if link is not None:
                 return _ask_on_the_page(details, link)
-        wire = long_results.shorten(result, to_mcp_result(result), channel)
+        wire = long_results.shorten(result, to_mcp_result(result), _owner(user, channel))
         return types.CallToolResult.model_validate(wire)
 
     def channel_of(ctx: ServerRequestContext[Any]) -> str:
@@ -276,7 +303,8 @@ def create_mcp_server(
     async def local(ctx: ServerRequestContext[Any]) -> list[ResourceSource]:
         name = chosen(ctx)
         view(name)
-        return [*await runtime.resource_sources(name), long_results.source(channel_of(ctx))]
+        owner = _owner(caller(ctx), channel_of(ctx))
+        return [*await runtime.resource_sources(name), long_results.source(owner)]
 
     return _server_class()(
         "tooldeck",
@@ -384,12 +412,20 @@ def _page_message(details: dict[str, Any]) -> str:
     )
 
 
-async def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channel: str) -> None:
+def _owner(user: str | None, channel: str) -> str:
+    """Whose a kept long result is: the principal and the client's channel together."""
+    return f"{user or ANONYMOUS}\x00{channel}"
+
+
+async def _apply_answers(
+    runtime: Runtime, params: CallToolRequestParams, channel: str, user: str | None
+) -> None:
     """Record the user's answers to ``_ask_for_confirmation`` as decisions.
 
-    An answer counts only for an approval this session asked for, attached to the
-    repeat of that same call (tool and arguments): a client cannot decide another
-    client's approval, nor one of its own for a different call. An answer to
+    An answer counts only for an approval this session asked for, for this caller
+    (``user``), attached to the repeat of that same call (tool and arguments): a
+    client cannot decide another client's or another user's approval, nor one of its
+    own for a different call. An answer to
     ``_ask_on_the_page`` is not a decision: accepted (the page was opened), the call
     waits until the person decides on the page or the approval expires; declined, the
     call is denied.
@@ -403,6 +439,7 @@ async def _apply_answers(runtime: Runtime, params: CallToolRequestParams, channe
         if (
             approval is None
             or approval.request.channel != channel
+            or approval.request.principal != (user or ANONYMOUS)
             or approval.request.tool != params.name
             or approval.request.arguments_hash != call_hash
         ):
