@@ -110,6 +110,11 @@ class SandboxLimits:
     max_file_mb: int | None = 100
     """MiB one file written by the code may grow to (``RLIMIT_FSIZE``); a write past it
     fails with ``OSError: File too large``."""
+    max_message_bytes: int = 32 * 1024 * 1024
+    """Bytes one message of the code to the host (its result, a tool call) may hold; a
+    larger one is not read: the run ends with a ``result`` error naming this limit."""
+    max_messages_bytes: int = 128 * 1024 * 1024
+    """Bytes all of one run's messages to the host may hold together (the same error)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -428,6 +433,7 @@ class Sandbox:
         exited = server.exited[job_id]
         captures = [_capture(out, limits.max_output_bytes), _capture(err, limits.max_output_bytes)]
         timed_out = False
+        too_large: _TooLarge | None = None
         done: dict[str, Any] | None = None
         status: int | None = None
         writer: asyncio.StreamWriter | None = None
@@ -436,18 +442,22 @@ class Sandbox:
             _write_frame(writer, {"code": code, "context": dict(context or {}), "tools": tools})
             try:
                 async with asyncio.timeout(limits.timeout_s):
-                    done = await _converse(reader, writer, on_call, on_progress, outcome.calls)
+                    done = await _converse(
+                        reader, writer, on_call, on_progress, outcome.calls, limits
+                    )
                     if done is None:  # the process ended without reporting: learn why
                         status = await exited
             except TimeoutError:
                 timed_out = True
+            except _TooLarge as exc:
+                too_large = exc
         finally:
             if writer is not None:
                 writer.close()
             else:
                 ctrl.close()
             _kill_group(pid)
-            if done is None and not timed_out and status is None:
+            if done is None and not timed_out and too_large is None and status is None:
                 with contextlib.suppress(TimeoutError):
                     status = await asyncio.wait_for(exited, 1.0)
             server.started.pop(job_id, None)
@@ -463,6 +473,10 @@ class Sandbox:
                 limit="timeout_s",
                 message=f"the code did not finish within timeout_s={limits.timeout_s:g} s; "
                 "its processes were killed",
+            )
+        elif too_large is not None:
+            outcome.error = SandboxError(
+                kind="result", limit=too_large.limit, message=str(too_large)
             )
         elif done is None:
             outcome.error = _abnormal_end(status, limits)
@@ -617,23 +631,46 @@ def _write_frame(writer: asyncio.StreamWriter, message: Any) -> None:
     writer.write(_FRAME.pack(len(data)) + data)
 
 
+class _TooLarge(Exception):
+    """The code sent more than a ``max_message*_bytes`` limit allows (never read)."""
+
+    def __init__(self, limit: str, size: int, allowed: int) -> None:
+        super().__init__(
+            f"the code sent a message of {size:,} bytes to the host, over {limit}="
+            f"{allowed:,}; return less (write a file, or summarise)"
+        )
+        self.limit = limit
+
+
 async def _converse(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     on_call: CallHandler | None,
     on_progress: ProgressHandler | None,
     calls: list[dict[str, Any]],
+    limits: SandboxLimits,
 ) -> dict[str, Any] | None:
     """Serve the child's tool calls and reports until its ``done`` frame.
 
     None: it ended first, or sent a frame that is not one of the protocol's (the
     child runs a stranger's code: a malformed frame ends the conversation, it never
     raises here).
+
+    Raises:
+        _TooLarge: a frame's announced size, or the run's total, is over its limit;
+            the frame is not read (the host's memory stays bounded).
     """
+    received = 0
     while True:
         try:
             header = await reader.readexactly(_FRAME.size)
-            message = json.loads(await reader.readexactly(_FRAME.unpack(header)[0]))
+            (size,) = _FRAME.unpack(header)
+            received += size
+            if size > limits.max_message_bytes:
+                raise _TooLarge("max_message_bytes", size, limits.max_message_bytes)
+            if received > limits.max_messages_bytes:
+                raise _TooLarge("max_messages_bytes", received, limits.max_messages_bytes)
+            message = json.loads(await reader.readexactly(size))
         except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             return None
         if not isinstance(message, dict):

@@ -387,3 +387,28 @@ async def test_the_fork_servers_preloaded_memory_is_on_huge_pages(tmp_path: Path
         assert result.data["result"] == 45
     finally:
         await sandbox.aclose()
+
+
+async def test_a_huge_message_on_the_control_socket_is_refused_unread(tmp_path: Path) -> None:
+    """The code announces a 1.5 GB frame (the host grew to 4.9 GB reading one), then floods
+    frames of 1 MB: each run ends at its limit, naming it, and the host reads neither."""
+    from tooldeck.isolation.sandbox import SandboxLimits
+
+    sandbox = Sandbox(preload=("json",), env={"PATH": os.environ["PATH"]}, spares=1)
+    dig = "import struct\nsock = report_progress.__closure__[0].cell_contents\n"
+    huge = dig + "sock.sendall(struct.pack('>I', 1_500_000_000) + b'{' * 65536)\nresult = 1"
+    flood = dig + (
+        'frame = b\'{"op": "progress", "progress": 1, "message": "\' + b\'x\' * 1_000_000 + b\'"}\'\n'
+        "for _ in range(40):\n    sock.sendall(struct.pack('>I', len(frame)) + frame)\nresult = 1"
+    )
+    limits = SandboxLimits(timeout_s=20, max_messages_bytes=8_000_000)
+    try:
+        one = await sandbox.run(huge, cwd=None, limits=limits)
+        assert one.error is not None and one.error.limit == "max_message_bytes", one.error
+        assert "1,500,000,000 bytes" in one.error.message
+        many = await sandbox.run(flood, cwd=None, limits=limits)
+        assert many.error is not None and many.error.limit == "max_messages_bytes", many.error
+        after = await sandbox.run("result = 2", cwd=None, limits=limits)
+        assert after.result == 2
+    finally:
+        await sandbox.aclose()
