@@ -80,6 +80,11 @@ def shop() -> tuple[FastAPI, list[str]]:
         """Refuses, echoing the request's token (as some APIs' errors do)."""
         raise HTTPException(400, f"bad request; you sent {authorization}")
 
+    @app.get("/whoami", operation_id="whoami")
+    def whoami(authorization: str | None = Header(None)) -> dict[str, Any]:
+        """Answers 200, echoing the request's token in the body and in a key."""
+        return {"you": authorization, (authorization or "none"): True, "nested": [authorization]}
+
     @app.get("/huge", operation_id="huge", response_class=PlainTextResponse)
     def huge() -> str:
         """Two megabytes of text."""
@@ -173,6 +178,9 @@ async def test_a_hostile_api_cannot_leak_the_token_flood_memory_or_take_a_header
     echoed = await tools["echo"].execute({})
     assert echoed.error is not None and "Bearer ***" in echoed.error.message
     assert "s3cret" not in echoed.model_dump_json()
+    answered = await tools["whoami"].execute({})  # a success that echoes it (issue 53, 6)
+    assert answered.data == {"you": "Bearer ***", "Bearer ***": True, "nested": ["Bearer ***"]}
+    assert "s3cret" not in answered.model_dump_json()
     flooded = await tools["huge"].execute({})
     assert flooded.error is not None and "more than max_bytes (100000)" in flooded.error.message
     injected = await tools["getItem"].execute({"item_id": "1", "x-trace": "a\r\nX-Evil: 1"})

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 from tooldeck.core.arguments import check_arguments
-from tooldeck.core.context import ToolContext
+from tooldeck.core.context import EMPTY_CONTEXT, ToolContext
 from tooldeck.core.definition import ToolAnnotations
-from tooldeck.core.tool import Arguments, BaseTool
+from tooldeck.core.patterns import has_patterns
+from tooldeck.core.result import ToolResult
+from tooldeck.core.tool import Arguments, BaseTool, error_result
 from tooldeck.core.validation import compile_schema
-from tooldeck.exceptions import RegistrationError
+from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 __all__ = ["JsonSchemaTool"]
+
+
+class _Checked(dict[str, Any]):
+    """Arguments already prepared and validated (in a worker thread)."""
 
 
 class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
@@ -25,6 +33,9 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
         keyword arguments, or as one dict when ``pass_dict=True``. Errors read like those
         of Pydantic-model tools: each field, what was expected, the arguments that exist.
         ``function`` may be sync or async; a parameter named ``ctx`` receives the context.
+        A schema with ``pattern`` keywords (from an OpenAPI document, say) is checked in a
+        worker thread, its matches time-bounded (``core.patterns``): a pattern that
+        backtracks never stops the event loop.
 
     Args:
         name: Tool name.
@@ -78,6 +89,21 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
         self.timeout_s = timeout_s
         self._is_async = inspect.iscoroutinefunction(function)
         self._wants_ctx = "ctx" in inspect.signature(function).parameters
+        self._patterns = has_patterns(input_schema)
+
+    async def execute(
+        self, arguments: Arguments = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """``BaseTool.execute``; arguments checked off the event loop when the schema has patterns."""
+        if not self._patterns:
+            return await super().execute(arguments, ctx)
+        start = perf_counter()
+        try:
+            checked = await asyncio.to_thread(self.validate_input, arguments)
+        except InvalidArgumentsError as exc:
+            metadata = self._metadata(ctx or EMPTY_CONTEXT, start)
+            return error_result("validation", exc.message, metadata, details=exc.details)
+        return await super().execute(_Checked(checked), ctx)
 
     def validate_input(self, arguments: Arguments) -> dict[str, Any]:
         """Prepare the arguments and validate them against ``input_schema``.
@@ -89,6 +115,8 @@ class JsonSchemaTool(BaseTool[dict[str, Any], Any]):
             InvalidArgumentsError: invalid JSON, an undeclared argument or schema
                 violations, field by field.
         """
+        if type(arguments) is _Checked:
+            return arguments
         return check_arguments(
             self.name, self.input_schema or {}, self._validator, arguments, self.argument_shape
         )

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from tooldeck.core.meta_schema import known_valid
+from tooldeck.core.patterns import bounded_keywords, within
 from tooldeck.exceptions import InvalidArgumentsError, RegistrationError
 
 if TYPE_CHECKING:
@@ -89,20 +91,38 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
             f"invalid JSON Schema at $schema: expected a meta-schema URI, got {schema['$schema']!r}"
         )
     validator_cls = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
-    if validator_cls is jsonschema.Draft202012Validator and known_valid(schema):
-        return validator_cls(schema)  # the meta-schema's rules, checked in µs (meta_schema.py)
-    try:
-        validator_cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(root)"
-        raise RegistrationError(f"invalid JSON Schema at {where}: {exc.message}") from None
-    return validator_cls(schema)
+    if not (validator_cls is jsonschema.Draft202012Validator and known_valid(schema)):
+        try:  # else the meta-schema's rules were checked in µs (meta_schema.py)
+            validator_cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path) or "(root)"
+            raise RegistrationError(f"invalid JSON Schema at {where}: {exc.message}") from None
+    validator: Validator = _bounded(validator_cls)(schema)
+    return validator
+
+
+@lru_cache(maxsize=16)
+def _bounded(validator_cls: type[Any]) -> Any:
+    """``validator_cls`` with its regular expressions time-bounded (``core.patterns``)."""
+    import jsonschema
+
+    return jsonschema.validators.extend(validator_cls, bounded_keywords())  # type: ignore[no-untyped-call]
+
+
+PATTERNS_S = 1.0
+"""Seconds all of one validation's ``pattern`` matches may take together (``core.patterns``)."""
 
 
 def from_json_schema(validator: Validator, instance: Any) -> list[FieldError]:
-    """Field errors of ``instance`` against a compiled ``validator``."""
+    """Field errors of ``instance`` against a compiled ``validator``.
+
+    Its pattern matches take ``PATTERNS_S`` at most together; one out of time is an
+    error at its field ("could not be checked").
+    """
     errors = []
-    for err in sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.path]):
+    with within(PATTERNS_S):
+        found = sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.path])
+    for err in found:
         field = _path(err.absolute_path)
         if err.validator == "required" and isinstance(err.instance, dict):
             required = err.validator_value if isinstance(err.validator_value, list) else []

@@ -32,6 +32,7 @@ from tooldeck.core.arguments import ArgumentShape, check_arguments
 from tooldeck.core.context import ANONYMOUS, ToolContext, new_request_id
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations, ToolDefinition
+from tooldeck.core.patterns import has_patterns
 from tooldeck.core.result import Artifact, ToolError, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
 from tooldeck.core.validation import compile_schema
@@ -106,6 +107,8 @@ class MCPToolsProvider(ToolsProvider):
         self._stderr: TextIO | None = None
         self._tools: dict[str, ToolDefinition] = {}
         self._validators: dict[str, tuple[Validator, ArgumentShape]] = {}
+        self._patterns: dict[str, bool] = {}
+        """Tools whose input schema has ``pattern`` keywords (checked in a worker thread)."""
         self._needs_tasks: frozenset[str] = frozenset()
         """Tools that run only as MCP tasks, on a server that does not take tasks."""
         self._as_tasks: frozenset[str] = frozenset()
@@ -294,6 +297,7 @@ class MCPToolsProvider(ToolsProvider):
         )
         changed = self._listed and definitions != self._tools
         self._tools, self._validators, self._listed = definitions, {}, True
+        self._patterns = {n: has_patterns(d.input_schema) for n, d in definitions.items()}
         if changed:
             self.tools_changed()
 
@@ -361,7 +365,10 @@ class MCPToolsProvider(ToolsProvider):
                 self._meta(name, request_id, start, 1),
                 details={"server_id": self.id},
             )
-        parsed = self._validated(definition, arguments)
+        if self._patterns.get(name):  # a server's patterns: matched off the event loop
+            parsed = await asyncio.to_thread(self._validated, definition, arguments)
+        else:
+            parsed = self._validated(definition, arguments)
         if isinstance(parsed, ToolResult):
             return parsed.with_metadata(request_id=request_id)
         progress = _forwarder(ctx) if ctx is not None and ctx.event_emitter is not None else None

@@ -30,6 +30,7 @@ a run that read private data, or untrusted content, asks before it sends or chan
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import fnmatch
@@ -48,7 +49,8 @@ from tooldeck.core.credentials import CredentialStore
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
 from tooldeck.core.json_schema_tool import JsonSchemaTool
-from tooldeck.core.validation import compile_schema
+from tooldeck.core.patterns import within
+from tooldeck.core.validation import PATTERNS_S, compile_schema
 from tooldeck.exceptions import (
     ConfigError,
     InvalidArgumentsError,
@@ -398,19 +400,21 @@ class _Api:
                 f"({self.config.max_bytes}) bytes; the rest was not read"
             )
         text = body.decode(response.encoding or "utf-8", errors="replace")
+        sent = _sent_forms(secret, self.config.auth)
+        text = _scrub(text, sent)  # an API that echoes the token, in any answer
         data: Any = text
         declared = expects_json or "json" in response.headers.get("content-type", "")
         if declared and body:
             try:
-                data = json.loads(body)
+                data = _scrub(json.loads(text), sent)  # and its JSON-escaped spellings
             except ValueError:
                 data = text
         status = response.status_code
         if status >= 300:
-            raise _failure(self.name, method, path, status, data, secret)
+            raise _failure(self.name, method, path, status, data)
         check = checks.get(str(status)) or checks.get("2xx")
-        if check is not None and not isinstance(data, str):
-            problems = sorted(check.iter_errors(data), key=lambda e: list(e.path))
+        if check is not None and not isinstance(data, str):  # off the loop, time-bounded
+            problems = await asyncio.to_thread(_problems, check, data)
             if problems:
                 first = problems[0]
                 at = "/".join(map(str, first.path)) or "(the body)"
@@ -542,6 +546,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _problems(check: Any, data: Any) -> list[Any]:
+    """The response body's schema errors, its patterns matched within ``PATTERNS_S``."""
+    with within(PATTERNS_S):
+        return sorted(check.iter_errors(data), key=lambda e: list(e.path))
+
+
 async def _capped(response: httpx.Response, limit: int) -> bytes | None:
     """The body, or None past ``limit`` bytes (the rest is never read into memory)."""
     body = bytearray()
@@ -552,16 +562,38 @@ async def _capped(response: httpx.Response, limit: int) -> bytes | None:
     return bytes(body)
 
 
-def _failure(
-    name: str, method: str, path: str, status: int, data: Any, secret: str | None
-) -> ToolFailure:
+def _sent_forms(secret: str | None, auth: str) -> tuple[str, ...]:
+    """The spellings of ``secret`` a request carried (basic auth sends it in base64)."""
+    if not secret:
+        return ()
+    if auth == "basic":
+        return (secret, base64.b64encode(secret.encode()).decode())
+    return (secret,)
+
+
+def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` with every ``secrets`` spelling in its strings (keys too) replaced by ``***``."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, list):
+        return [_scrub(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k, secrets): _scrub(v, secrets) for k, v in value.items()}
+    return value
+
+
+def _failure(name: str, method: str, path: str, status: int, data: Any) -> ToolFailure:
     """The error envelope an HTTP error status maps to, with the API's own message.
 
-    An API that echoes the request (its token included) does not put the secret in the
-    model's view: it is replaced by ``***``.
+    ``data`` is already scrubbed: an API that echoes the request (its token included)
+    does not put the secret in the model's view, in an error or in a success.
     """
     said = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    said = said[:500] if not secret else said.replace(secret, "***")[:500]
+    said = said[:500]
     message = f"{name}: {method} {path} answered HTTP {status}: {said}"
     details = {"status_code": status}
     if status in (401, 403):
