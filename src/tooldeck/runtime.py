@@ -736,7 +736,9 @@ def _offer_delegation(settings: Settings, runtime: Runtime, services: ServiceCon
     elif delegates:
         from tooldeck.agent.delegate import Delegation
 
-        services.register(Delegation, Delegation(lambda: runtime.runs, delegates))
+        services.register(
+            Delegation, Delegation(lambda: runtime.runs, delegates, runtime.flow_tracker)
+        )
 
 
 def _openapi_tools(

@@ -206,3 +206,37 @@ async def test_an_http_mcp_connection_is_one_session_for_the_data_flow_rule(
         assert not clean.is_error, clean.content
     finally:
         server.stop()
+
+
+async def test_another_users_traffic_never_erases_a_users_labels(
+    runtime: Runtime, page: str
+) -> None:
+    """Bob's calls in more sessions than the tracker keeps (10,001 took 54 s; here its
+    limit is lowered) used to push Alice's session out, and her egress then ran."""
+    runtime.flow_tracker.max_runs = 20
+    alice = runtime.context(session_id="a1", user="alice", channel="rest")
+    assert (await runtime.provider.execute("get_positions", {"symbol": "AAPL"}, alice)).success
+    for i in range(50):
+        bob = runtime.context(session_id=f"b{i}", user="bob", channel="rest")
+        await runtime.provider.execute("get_positions", {"symbol": "MSFT"}, bob)
+    leak = {"action": "fetch", "url": f"{page}?holdings=AAPL-42"}
+    asked = await runtime.provider.execute("web", leak, alice)
+    assert asked.error is not None and asked.error.type == "confirmation_required"
+
+
+@pytest.mark.integration
+async def test_a_2026_mcp_client_without_a_session_is_asked_before_egress(
+    tmp_path: Path, page: str
+) -> None:
+    """The SDK's default protocol (2026-07-28) keeps no connection: its calls were not
+    tracked at all. They are now, by principal, within a window."""
+    from integration.processes import Server, free_port
+
+    server = Server(tmp_path / "data", free_port(), extra_args=["--config", str(project(tmp_path))])
+    try:
+        async with Client(f"{server.url}/mcp", mode="2026-07-28") as client:
+            assert not (await client.call_tool("get_positions", {"symbol": "AAPL"})).is_error
+            asked = await client.call_tool("web", {"action": "fetch", "url": f"{page}?q=42"})
+        assert asked.is_error and asked.meta["error_type"] == "confirmation_required"  # type: ignore[index]
+    finally:
+        server.stop()

@@ -4,12 +4,14 @@ and citations, the parent's events name the child, and a child cannot delegate a
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 from scripted_openai import ScriptedModel, text, tool_calls
 
-from tooldeck.agent.contracts import ChatRequest
+from tooldeck.agent.contracts import FINAL_STATES, ChatRequest, ConfirmRequest
 from tooldeck.config import load_settings
 from tooldeck.exceptions import ConfigError
 from tooldeck.runtime import Runtime, build_runtime
@@ -114,3 +116,66 @@ async def test_an_approval_inside_the_child_is_said_on_the_parents_stream() -> N
     assert run.state == "completed", run.error
     progress = [e.data["message"] for e in events if e.type == "tool_call.progress"]
     assert f"run {child.run_id} waits for your approval of get_quotes (decide it there)" in progress
+
+
+SENDER = '''
+from tooldeck import tool
+
+
+@tool(effects=("egress",))
+def send_note(text: str) -> str:
+    """Send a note to the team's chat."""
+    return "sent"
+'''
+
+
+async def test_a_delegated_run_starts_with_its_parents_labels(tmp_path: Path) -> None:
+    """The parent read private data and delegated a task carrying it: the child's egress
+    call used to run, the child having read nothing itself."""
+    (tmp_path / "sender.py").write_text(SENDER)
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        tools = [t["function"]["name"] for t in body.get("tools", [])]
+        said = [m for m in body["messages"] if m["role"] == "tool"]
+        if "delegate" in tools:  # the parent
+            if not said:
+                return tool_calls(("p1", "get_positions", {"symbol": "AAPL"}))
+            if len(said) == 1:
+                task = "Post to the team: we hold 42 AAPL in the individual account"
+                return tool_calls(("d1", "delegate", {"profile": "notes", "task": task}))
+            return text("Done.")
+        if not said:  # the child
+            return tool_calls(("c1", "send_note", {"text": "we hold 42 AAPL"}))
+        return text("Sent.")
+
+    model = ScriptedModel([reply])
+    with model.serve() as base_url:
+        settings = load_settings(
+            builtin={"enabled": False},
+            brokerage={"enabled": True},
+            tools=[str(tmp_path / "sender.py")],
+            agent={"model": "scripted", "base_url": base_url},
+            profiles={
+                "desk": {"tools": ["get_positions"], "delegates": ["notes"]},
+                "notes": {"tools": ["send_note"]},
+            },
+        )
+        runtime = build_runtime(settings)
+        try:
+            parent = await runtime.runs.start(
+                ChatRequest(question="Tell the team", profile="desk"), user="ana"
+            )
+            child = None
+            for _ in range(200):
+                child = next(
+                    (r for r in await runtime.runs.recent(5) if r.profile == "notes"), None
+                )
+                if child is not None and child.state not in ("queued", "running"):
+                    break
+                await asyncio.sleep(0.05)
+            assert child is not None and child.state == "waiting_input", child
+            assert child.pending is not None and child.pending.tool == "send_note"  # asked
+            await runtime.runs.confirm(child.run_id, ConfirmRequest(approve=False), user="ana")
+            assert (await runtime.runs.wait(parent.run_id)).state in FINAL_STATES
+        finally:
+            await runtime.aclose()

@@ -172,6 +172,7 @@ async def test_pydantic_ai_toolset_calls_and_defers_approval(runtime: Runtime) -
     rows = {r.request_id: r for r in audit_rows(runtime)}
     assert rows["p1"].source_id == "tool:quotes:v1" and rows["p1"].user == "bo"
     assert (rows["p1"].session_id or "").startswith("pydantic-ai:")  # the flow rules' run
+    assert rows["p2"].session_id == rows["p1"].session_id  # resumed: the same conversation
     assert rows["p2"].status == "success" and approvers(runtime) == {"refund": "pydantic-ai"}
 
 

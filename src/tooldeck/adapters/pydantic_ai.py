@@ -56,8 +56,9 @@ class ToolDeckToolset(AbstractToolset[Any]):
         (``core.names.safe_tool_name``) with their model-facing schemas; a tool's
         ``source_id`` is in the definition's ``metadata``. ``call_tool`` runs the call
         with the run's ``tool_call_id`` as its ``request_id``, in the session
-        ``pydantic-ai:<run_id>`` unless ``ctx`` names one (so the data-flow rules
-        follow the agent run: ``providers.flow``), and answers
+        ``pydantic-ai:<conversation_id>`` unless ``ctx`` names one (so the data-flow
+        rules follow the conversation, across a resume after an approval:
+        ``providers.flow``), and answers
         ``ToolResult.to_llm()`` (errors too: a tool-level failure is for the model to
         act on, never an exception).
 
@@ -108,7 +109,8 @@ class ToolDeckToolset(AbstractToolset[Any]):
         """Run the call; ``ApprovalRequired`` first for a call a person must approve."""
         definition = self._listed.get(name)
         real = definition.name if definition is not None else name
-        session = self.ctx.session_id or (f"pydantic-ai:{ctx.run_id}" if ctx.run_id else None)
+        conversation = ctx.conversation_id or ctx.run_id  # the same across a deferred resume
+        session = self.ctx.session_id or (f"pydantic-ai:{conversation}" if conversation else None)
         call_ctx = self.ctx.derive(request_id=ctx.tool_call_id, session_id=session)
         if definition is not None and needs_approval(definition, tool_args):
             if not ctx.tool_call_approved:

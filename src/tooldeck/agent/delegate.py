@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from tooldeck.core.context import ToolContext
+from tooldeck.core.context import ANONYMOUS, ToolContext
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import ToolFailure
 from tooldeck.observability.audit import AuditStore
+from tooldeck.providers.flow import FlowTracker
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -45,13 +46,19 @@ class Delegation:
     Args:
         runs: The run engine (a callable: it is made on first use).
         delegates: Each profile's ``delegates``.
+        tracker: The data-flow tracker: a delegated run starts with the labels its
+            parent has read (a task can carry what the parent read); None: untracked.
     """
 
     def __init__(
-        self, runs: Callable[[], RunEngine], delegates: Mapping[str, Sequence[str]]
+        self,
+        runs: Callable[[], RunEngine],
+        delegates: Mapping[str, Sequence[str]],
+        tracker: FlowTracker | None = None,
     ) -> None:
         self.runs = runs
         self.delegates = {p: list(t) for p, t in delegates.items() if t}
+        self.tracker = tracker
         self.delegated: set[str] = set()
         """Runs started by ``delegate``: they are not offered it again."""
 
@@ -120,6 +127,11 @@ class DelegateTool(BaseTool[BaseModel, ToolResult]):
             user=ctx.user,
         )
         self.delegation.delegated.add(child.run_id)
+        if self.delegation.tracker is not None:  # the child knows what its task carries
+            principal = ctx.user or ANONYMOUS
+            self.delegation.tracker.inherit(
+                FlowTracker.run_of(ctx), (principal, f"run:{child.run_id}")
+            )
         ctx.report_progress(0, None, f"asked {values['profile']}: run {child.run_id}")
         while True:
             run = await runs.wait(child.run_id)

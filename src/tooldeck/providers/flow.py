@@ -11,8 +11,11 @@ have read, and asks a human before:
   private sources were read and the outbound arguments);
 - a ``destructive`` call in a run that has read ``untrusted`` content.
 
-A run is a chat run (``ToolContext.run_id``), a client session (``session_id``) or an
-MCP connection (channel ``mcp:<id>``); calls outside any run are not tracked. Labels
+A run is a chat run (``ToolContext.run_id``), a client session (``session_id``), an
+MCP connection (channel ``mcp:<id>``) or, for MCP clients without a lasting session
+(2026-07-28), the principal's calls over MCP within a window; each principal's runs are
+kept apart. Calls outside any run (a REST call without ``X-Session-ID``, a CLI call) are
+not tracked. Labels
 come from the tool (``ToolDefinition.labels``/``effects``), else from its annotations
 (``open_world``: results ``untrusted``, effect ``egress``; ``destructive``: effect
 ``destructive``; a tool of an MCP server: results ``untrusted``), plus the ``[flow]``
@@ -23,15 +26,16 @@ a tool that lies about its labels is trusted (docs/security.md).
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tooldeck.core.context import ToolContext
+from tooldeck.core.context import ANONYMOUS, ToolContext
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.providers.filtered import compile_globs
 
-__all__ = ["FlowConfig", "FlowRules", "FlowTracker"]
+__all__ = ["FlowConfig", "FlowRules", "FlowTracker", "Run"]
 
 
 class FlowConfig(BaseModel):
@@ -107,50 +111,101 @@ class FlowRules:
         return frozenset(own)
 
 
+Run = tuple[str, str]
+"""Whose run and which: ``(principal, "run:<id>" | "session:<id>" | "mcp:<id>" | "mcp")``."""
+
+
 class FlowTracker:
-    """Which labels each run has read, and from which tools.
+    """Which labels each run has read, and from which tools, kept apart per principal.
 
     Semantics:
         ``record`` is called before a tracked call runs (conservative: a failed read
-        counts too). At most ``max_runs`` runs are remembered, the least recently used
-        forgotten first.
+        counts too). Each principal has its own ``max_runs`` runs, the least recently
+        used forgotten first, so one user's traffic never evicts another's; at most
+        ``max_principals`` principals are remembered. A client without a lasting
+        session (an MCP 2026-07-28 client: channel ``mcp``) is one run per principal
+        that lasts while it is used, forgotten ``window_s`` after its last call.
+        ``inherit`` starts a run with another's labels (a delegated run, its parent's).
     """
 
-    def __init__(self, max_runs: int = 10_000) -> None:
+    def __init__(
+        self, max_runs: int = 10_000, *, max_principals: int = 100_000, window_s: float = 1800.0
+    ) -> None:
         self.max_runs = max_runs
-        self._runs: OrderedDict[str, dict[str, list[str]]] = OrderedDict()
+        self.max_principals = max_principals
+        self.window_s = window_s
+        self._principals: OrderedDict[str, OrderedDict[str, dict[str, list[str]]]] = OrderedDict()
+        self._touched: dict[Run, float] = {}  # sessionless runs: when last used
 
     @staticmethod
-    def run_of(ctx: ToolContext | None) -> str | None:
+    def run_of(ctx: ToolContext | None) -> Run | None:
         """The run a call belongs to, or None (a lone call is not tracked)."""
         if ctx is None:
             return None
+        principal = ctx.user or ANONYMOUS
         if ctx.run_id:
-            return f"run:{ctx.run_id}"
+            return principal, f"run:{ctx.run_id}"
         if ctx.session_id:
-            return f"session:{ctx.user or ''}:{ctx.session_id}"
+            return principal, f"session:{ctx.session_id}"
         channel = ctx.channel
-        return channel if channel is not None and channel.startswith("mcp:") else None
+        if channel is not None and (channel == "mcp" or channel.startswith("mcp:")):
+            return principal, channel
+        return None
 
-    def record(self, run: str, labels: frozenset[str], tool: str) -> None:
-        """Note that ``run`` read ``labels`` through ``tool``."""
-        seen = self._runs.get(run)
-        if seen is None:
-            seen = self._runs[run] = {}
-            if len(self._runs) > self.max_runs:
-                self._runs.popitem(last=False)
+    def _runs(self, principal: str) -> OrderedDict[str, dict[str, list[str]]]:
+        runs = self._principals.get(principal)
+        if runs is None:
+            runs = self._principals[principal] = OrderedDict()
+            if len(self._principals) > self.max_principals:
+                gone, _ = self._principals.popitem(last=False)
+                self._touched.pop((gone, "mcp"), None)
         else:
-            self._runs.move_to_end(run)
+            self._principals.move_to_end(principal)
+        return runs
+
+    def _seen(self, run: Run, create: bool) -> dict[str, list[str]] | None:
+        principal, key = run
+        if key == "mcp":  # no lasting session: a window since the last call
+            touched = self._touched.get(run)
+            now = time.monotonic()
+            if touched is not None and now - touched > self.window_s:
+                self._principals.get(principal, OrderedDict()).pop(key, None)
+            if create:
+                self._touched[run] = now
+        runs = self._runs(principal) if create else self._principals.get(principal)
+        if runs is None:
+            return None
+        seen = runs.get(key)
+        if seen is None and create:
+            seen = runs[key] = {}
+            if len(runs) > self.max_runs:
+                runs.popitem(last=False)
+        elif seen is not None:
+            runs.move_to_end(key)
+        return seen
+
+    def record(self, run: Run, labels: frozenset[str], tool: str) -> None:
+        """Note that ``run`` read ``labels`` through ``tool``."""
+        seen = self._seen(run, create=True)
+        assert seen is not None
         for label in labels:
             tools = seen.setdefault(label, [])
             if tool not in tools:
                 tools.append(tool)
 
-    def read(self, run: str | None) -> dict[str, list[str]]:
-        """Label → tools that ``run`` read it through (empty for an unknown run)."""
-        return dict(self._runs.get(run, {})) if run is not None else {}
+    def inherit(self, parent: Run | None, child: Run) -> None:
+        """Start ``child`` with what ``parent`` has read (a delegated run)."""
+        for label, tools in self.read(parent).items():
+            for tool in tools:
+                self.record(child, frozenset({label}), tool)
 
-    def reason(self, run: str | None, effects: frozenset[str], tool: str) -> str | None:
+    def read(self, run: Run | None) -> dict[str, list[str]]:
+        """Label → tools that ``run`` read it through (empty for an unknown run)."""
+        if run is None:
+            return {}
+        return dict(self._seen(run, create=False) or {})
+
+    def reason(self, run: Run | None, effects: frozenset[str], tool: str) -> str | None:
         """Why a call of ``tool`` with ``effects`` in ``run`` needs a human, or None."""
         seen = self.read(run)
         if "egress" in effects and seen.get("private"):
