@@ -123,3 +123,55 @@ async def test_declining_to_open_the_page_is_a_denial_and_no_console_means_the_t
     assert waiting.is_error and waiting.meta["error_type"] == "confirmation_required"  # type: ignore[index]
     text = waiting.content[0].text  # type: ignore[union-attr]
     assert "approvals approve" in text and "token" not in text  # no secret for the model
+
+
+async def test_a_program_on_the_consoles_port_gets_no_secret(
+    url_only: None, project: tuple[Path, int]
+) -> None:
+    """Another local user's program listening on the console's port answers every request
+    with 200 (issue 53, finding 7): it used to receive the server's API key and the
+    approval's token, and the client was sent to its page. It cannot prove it reads the
+    project's console.key, so the client gets the terminal command."""
+    import http.server
+    import threading
+
+    config, port = project
+    text = config.read_text().replace("[server]\n", '[server]\napi_key = "sk-server-key-123"\n')
+    config.write_text(text)
+    heard: list[str] = []
+
+    class Impostor(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            heard.append(f"{self.path} {dict(self.headers)}")
+            body = b'{"proof": "0000", "approval_id": "x"}'
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    impostor = http.server.ThreadingHTTPServer(("127.0.0.1", port), Impostor)
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    opened: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        opened.append(getattr(params, "url", ""))
+        return types.ElicitResult(action="decline")
+
+    params = StdioServerParameters(
+        command=str(BIN / "tooldeck"), args=["mcp", "--config", str(config)], cwd="/"
+    )
+    try:
+        async with Client(params, elicitation_callback=elicit, mode="legacy") as client:
+            waiting = await client.call_tool("delete_note", {"name": "z"})
+    finally:
+        impostor.shutdown()
+        impostor.server_close()
+    assert opened == []  # the client was not sent to the impostor's page
+    assert waiting.is_error and waiting.meta["error_type"] == "confirmation_required"  # type: ignore[index]
+    assert "approvals approve" in waiting.content[0].text  # type: ignore[union-attr]
+    assert heard and all("/api/console/proof" in h for h in heard), heard
+    assert not any("sk-server-key-123" in h or "x-approval-token" in h.lower() for h in heard)

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi_offline import FastAPIOffline
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -17,6 +17,7 @@ from starlette.routing import Route
 from tooldeck.exceptions import StoreUnavailableError
 from tooldeck.runtime import Runtime, ToolsReload, build_runtime
 from tooldeck.server import ui
+from tooldeck.server.console_proof import console_key, proof
 from tooldeck.server.guard import GuardRules, RequestGuard
 from tooldeck.server.http import TraceContextMiddleware, runtime_of
 from tooldeck.server.routes import approvals, audit, catalog, chat, metrics, resources, tools
@@ -186,6 +187,17 @@ def create_app(
     async def healthz() -> dict[str, Any]:
         """Liveness: ``{"status": "ok", "tools": <count>}``."""
         return {"status": "ok", "tools": len(await runtime.provider.definitions())}
+
+    key = console_key(runtime.settings.data_dir)
+
+    @app.get("/api/console/proof", tags=["health"])
+    async def console_proof(nonce: str = Query(min_length=16, max_length=64)) -> dict[str, str]:
+        """That this console is the project's: ``{"proof": HMAC(console.key, "nonce:port")}``.
+
+        ``tooldeck mcp`` asks before it sends this console any secret
+        (``server.console_proof``); the answer says nothing without the key.
+        """
+        return {"proof": proof(key, nonce, runtime.settings.server.port)}
 
     return app
 

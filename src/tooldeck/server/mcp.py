@@ -46,6 +46,7 @@ from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.receipts import key_problem
 from tooldeck.providers.registry import ToolRegistry
 from tooldeck.runtime import Runtime, ToolsReload
+from tooldeck.server.console_proof import proves
 from tooldeck.server.identity import principal_from_headers
 from tooldeck.server.mcp_results import LongResults
 from tooldeck.server.mcp_upstream import upstream_handlers
@@ -538,19 +539,25 @@ async def _console_link(runtime: Runtime, approval_id: str) -> str | None:
 
     None when the console (``[approvals] console_url``, default
     ``http://127.0.0.1:<server.port>``) does not show that approval: it is not
-    running, or serves another project's approvals.
+    running, serves another project's approvals, or is not this project's own (it
+    must first prove it reads the project's ``console.key``, ``server.console_proof``,
+    before the API key and the approval's token are sent to it).
     """
     import httpx
 
     settings = runtime.settings
     console = settings.approvals.console_url or f"http://127.0.0.1:{settings.server.port}"
     console = console.rstrip("/")
-    token = runtime.approvals.link(approval_id)
-    headers = {"x-approval-token": token}
-    if settings.server.api_key is not None:
-        headers["authorization"] = f"Bearer {settings.server.api_key.get_secret_value()}"
+    port = httpx.URL(console).port or (443 if console.startswith("https:") else 80)
     try:
         async with httpx.AsyncClient(timeout=2.0) as client:
+            if not await proves(client, console, port, settings.data_dir):
+                return None
+            token = runtime.approvals.link(approval_id)
+            headers = {"x-approval-token": token}
+            if settings.server.api_key is not None:
+                key = settings.server.api_key.get_secret_value()
+                headers["authorization"] = f"Bearer {key}"
             answer = await client.get(f"{console}/api/approvals/{approval_id}", headers=headers)
     except httpx.HTTPError:
         return None
