@@ -128,3 +128,38 @@ def test_an_installed_module_runs_sandboxed_with_only_its_callers_key(
         bobs = client.post("/api/tools/execute/probe", json=asked, headers=BOB).json()["data"]
         assert bobs["key"] == "sk-bob-0000" and bobs["uid"] == found["uid"]
     assert os.environ["TOOLDECK_PROBE_SECRET"] == "server-env-secret"
+
+
+def test_an_api_key_given_for_approval_is_never_written_in_clear(tmp_path: Path) -> None:
+    """store_credentials asks first; the approval's file held the key in clear (issue 53, 9)."""
+    import asyncio
+
+    from tooldeck.core import CredentialStore, ToolContext
+
+    data = tmp_path / "data"
+    settings = load_settings(
+        data_dir=data,
+        builtin={"enabled": False},
+        packs={"modules": {"admin": True}},
+        credentials={"use_keyring": False},
+    )
+    key = "sk-live-Zq8wX3vN5tR7yU1iO4pA"
+    asked = {"action": "store_credentials", "module_id": "probe", "api_key": key}
+
+    async def scenario() -> None:
+        runtime = build_runtime(settings)
+        try:
+            ctx = ToolContext(user="ada")
+            first = await runtime.provider.execute("module_admin", asked, ctx)
+            assert first.error is not None and first.error.type == "confirmation_required"
+            runtime.approvals.approve(first.error.details["approval_id"], approver="ada")
+            done = await runtime.provider.execute("module_admin", asked, ctx)
+            assert done.success, done.error
+            store = runtime.services.get(CredentialStore)  # type: ignore[type-abstract]
+            assert store.get("ada", "module:probe").get_secret_value() == key
+        finally:
+            await runtime.aclose()
+
+    asyncio.run(scenario())
+    written = b"".join(p.read_bytes() for p in data.glob("approvals.db*"))
+    assert written and key.encode() not in written

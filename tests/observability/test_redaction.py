@@ -87,7 +87,16 @@ def test_error_messages_raw_json_and_result_data_are_redacted(tmp_path: Path) ->
         assert SECRETS[secret] not in text and SECRETS[secret].upper() not in text, secret
 
 
-def test_chat_questions_and_events_are_redacted_in_the_runs_table(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "question",
+    [
+        f"my key is {SECRETS['openai']}, what is AAPL worth?",
+        f"my password is {SECRETS['password']}, can you log in?",  # issue 53, finding 9
+    ],
+)
+def test_chat_questions_and_events_are_redacted_in_the_runs_table(
+    tmp_path: Path, question: str
+) -> None:
     from sqlalchemy import create_engine
 
     from tooldeck.observability.tables import metadata
@@ -95,13 +104,14 @@ def test_chat_questions_and_events_are_redacted_in_the_runs_table(tmp_path: Path
     engine = create_engine(f"sqlite:///{tmp_path / 'runs.db'}")
     metadata.create_all(engine)
     store = RunStore(engine)
-    question = f"my key is {SECRETS['openai']}, what is AAPL worth?"
     store.save(
         {"run_id": "r1", "state": "queued", "question": question},
         {"run_id": "r1", "seq": 1, "type": "run.created", "data": {"question": question}},
     )
     engine.dispose()
-    assert SECRETS["openai"] not in dump(tmp_path / "runs.db")
+    stored = dump(tmp_path / "runs.db")
+    assert SECRETS["openai"] not in stored and SECRETS["password"] not in stored
+    assert redact_text("the token is expired") == "the token is expired"  # a sentence stays
 
 
 @pytest.mark.parametrize("path_length", [100, 5000])  # remembered, and too long to be

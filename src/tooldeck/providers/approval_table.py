@@ -12,6 +12,7 @@ the approvals decided earlier.
 
 Whoever can write the file can approve anything, so it is created ``0600`` in a
 ``0700`` folder, and a file or folder that another user owns or may write is refused.
+The asked arguments are stored redacted (``observability.redact``), as the audit's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.shared_db import SharedDb
+from tooldeck.observability.redact import redact
 
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
@@ -177,8 +179,12 @@ _UPSERT = (
 
 
 def _dump(approval: Approval) -> str:
+    """The row's body; the asked arguments redacted as the audit's are (an API key given to
+    ``store_credentials`` is shown to the approver as ``***``, and never written). A call
+    is matched by its arguments' hash, taken before, so nothing runs from this copy."""
     body = dataclasses.asdict(approval)
     del body["status"]  # a column of its own, which expiry updates in SQL
+    body["request"]["arguments"] = redact(body["request"]["arguments"])
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
