@@ -179,9 +179,12 @@ _UPSERT = (
 
 
 def _dump(approval: Approval) -> str:
-    """The row's body; the asked arguments redacted as the audit's are (an API key given to
-    ``store_credentials`` is shown to the approver as ``***``, and never written). A call
-    is matched by its arguments' hash, taken before, so nothing runs from this copy."""
+    """The row's body, its asked arguments redacted as the audit's are.
+
+    An API key given to ``store_credentials`` is shown to the approver as ``***`` and never
+    written. A call is matched by its arguments' hash, taken before, so nothing runs from
+    this copy.
+    """
     body = dataclasses.asdict(approval)
     del body["status"]  # a column of its own, which expiry updates in SQL
     body["request"]["arguments"] = redact(body["request"]["arguments"])
