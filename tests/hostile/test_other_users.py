@@ -198,3 +198,20 @@ def test_a_users_own_note_is_a_resource_for_them_alone(tmp_path: Any) -> None:
         for other in (BOB, {}):
             refused = client.get("/api/resources/read", params={"uri": uri}, headers=other)
             assert refused.status_code == 404 and MARKER not in refused.text
+
+
+def test_an_edit_by_an_approver_without_an_identity_is_recorded_as_anonymous() -> None:
+    """On a server without identities the approver is anonymous; edited_by was null (53, 9)."""
+    settings = load_settings(
+        builtin={"enabled": False}, profiles={"careful": {"confirm": ["get_quotes"]}}
+    )
+    with TestClient(create_app(build_runtime(settings)), base_url="http://127.0.0.1") as client:
+        asked = client.post("/api/chat", json={"question": QUESTION, "profile": "careful"})
+        run = asked.json()
+        assert run["state"] == "waiting_input", run
+        edited = {"approve": True, "arguments": {"symbol": "AAPL"}}
+        done = client.post(f"/api/runs/{run['run_id']}/confirm", json=edited)
+        assert done.status_code == 200, done.text
+        records = client.get("/api/audit", params={"tool": "get_quotes"}).json()
+        record = client.get(f"/api/audit/{records['records'][0]['id']}").json()
+        assert record["arguments"] == {"symbol": "AAPL"} and record["edited_by"] == "anonymous"

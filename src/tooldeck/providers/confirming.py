@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
-from tooldeck.core.context import ToolContext, new_request_id
+from tooldeck.core.context import ANONYMOUS, ToolContext, new_request_id
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.result import ArgumentsEdit, ToolResult, trusted_metadata
 from tooldeck.core.tool import Arguments, error_result
@@ -243,7 +243,8 @@ class ConfirmingToolsProvider(WrapperProvider):
             )
         if decision.arguments is None or dict(decision.arguments) == dict(parsed):
             return await self._run(name, arguments, ctx)
-        edit = ArgumentsEdit(arguments=dict(decision.arguments), by=decision.approver)
+        by = decision.approver or ANONYMOUS  # an approver without an identity is still one
+        edit = ArgumentsEdit(arguments=dict(decision.arguments), by=by)
         result = await self._run(name, edit.arguments, ctx)
         return result.model_copy(
             update={"metadata": result.metadata.model_copy(update={"edited": edit})}

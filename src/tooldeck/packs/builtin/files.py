@@ -246,7 +246,7 @@ class List(_FilesAction):
             raise InvalidArgumentsError.for_field("path", f"{request.path!r} is not a directory")
         entries: list[dict[str, Any]] = []
         truncated = False
-        for directory, names in _walk(base, request.recursive, request.include_hidden):
+        for directory, names in _walk(self.roots, base, request.recursive, request.include_hidden):
             for name in names:
                 if fnmatch.fnmatch(name, request.pattern):
                     if len(entries) >= self.config.max_results:
@@ -280,7 +280,7 @@ class Search(_FilesAction):
         deadline = time.monotonic() + _SEARCH_S
         matches: list[dict[str, Any]] = []
         searched = 0
-        for directory, names in _walk(base, True, False):
+        for directory, names in _walk(self.roots, base, True, False):
             for name in names:
                 path = directory / name
                 if not fnmatch.fnmatch(name, request.glob) or path.is_symlink():
@@ -380,12 +380,19 @@ def _found(pattern: regex.Pattern[str], line: str, deadline: float, query: str) 
         ) from None
 
 
-def _walk(base: Path, recursive: bool, hidden: bool) -> Iterator[tuple[Path, list[str]]]:
-    """``(directory, sorted entry names)`` pairs; symlinked directories are not followed."""
+def _walk(
+    roots: Roots, base: Path, recursive: bool, hidden: bool
+) -> Iterator[tuple[Path, list[str]]]:
+    """``(directory, sorted entry names)`` pairs, without the roots' excluded directories.
+
+    Symlinked directories are not followed.
+    """
     for directory, dirs, files in os.walk(base, followlinks=False):
         if not hidden:
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             files = [f for f in files if not f.startswith(".")]
+        if roots.excluded:
+            dirs[:] = [d for d in dirs if not roots.is_excluded(Path(directory, d).resolve())]
         dirs.sort()
         yield Path(directory), sorted([*dirs, *files])
         if not recursive:

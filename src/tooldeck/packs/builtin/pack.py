@@ -53,7 +53,9 @@ class BuiltinPack:
         config = config.model_copy(update={"roots": allowed_roots(config, services)})
         sandbox = make_sandbox(config.python, os.environ, config.roots)
         services.register(Sandbox, sandbox)
-        tools = builtin_tools(config, environ=os.environ, sandbox=sandbox)
+        environment = services.get_optional(PackEnvironment)
+        data = [environment.data_dir] if environment is not None else []
+        tools = builtin_tools(config, environ=os.environ, sandbox=sandbox, excluded=data)
         for tool in tools:  # a tool that holds a client is closed with the runtime
             if hasattr(tool, "aclose"):
                 services.register(type(tool), tool)

@@ -23,14 +23,24 @@ class Roots:
         made before the tool acts; a symlink swapped in between check and use is not
         covered (run tools under their own user for that).
 
+        A path inside one of ``excluded`` (tooldeck's own data folder, which holds the
+        credential store, approvals and history) is ``denied`` even within a root, and
+        listings leave it out.
+
     Args:
         roots: The allowed directories (need not exist yet).
+        excluded: Directories inside the roots that no tool reaches.
     """
 
-    def __init__(self, roots: Sequence[Path]) -> None:
+    def __init__(self, roots: Sequence[Path], excluded: Sequence[Path] = ()) -> None:
         if not roots:
             raise ValueError("at least one root directory is needed")
         self.roots = tuple(Path(r).expanduser().resolve() for r in roots)
+        self.excluded = tuple(Path(e).expanduser().resolve() for e in excluded)
+
+    def is_excluded(self, real: Path) -> bool:
+        """Whether the resolved path ``real`` lies in an excluded directory."""
+        return any(real == e or real.is_relative_to(e) for e in self.excluded)
 
     def resolve(self, path: str | Path, *, field: str = "path") -> Path:
         """The real path of ``path``, checked to be inside a root.
@@ -66,6 +76,12 @@ class Roots:
                 f"{field} {text!r} resolves to {real}, which is outside the allowed roots "
                 f"({', '.join(map(str, self.roots))}); use a path inside them",
                 details={"path": text, "resolved": str(real), "roots": list(map(str, self.roots))},
+            )
+        if self.is_excluded(real):
+            raise ToolDeniedError(
+                f"{field} {text!r} is inside tooldeck's own data folder, which no tool reaches "
+                "(it holds the credential store, approvals and history)",
+                details={"path": text, "resolved": str(real)},
             )
         return real
 

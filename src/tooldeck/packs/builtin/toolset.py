@@ -69,7 +69,11 @@ def make_sandbox(
 
 
 def builtin_tools(
-    config: BuiltinConfig, *, environ: Mapping[str, str], sandbox: Sandbox
+    config: BuiltinConfig,
+    *,
+    environ: Mapping[str, str],
+    sandbox: Sandbox,
+    excluded: Sequence[Path] = (),
 ) -> list[Tool]:
     """The enabled built-in tools.
 
@@ -77,11 +81,12 @@ def builtin_tools(
         config: The ``[builtin]`` settings.
         environ: The server's environment (shell and git pick allowed variables).
         sandbox: The fork server ``python`` and ``execute_script`` share.
+        excluded: Folders inside the roots no tool reaches (tooldeck's data folder).
 
     Raises:
         ConfigError: ``config.disabled`` names a tool that is not built in.
     """
-    roots = Roots(config.roots)
+    roots = Roots(config.roots, excluded)
     tools: list[Tool] = [
         PythonTool(config.python, roots, sandbox),
         ExecuteScriptTool(config.python, roots, sandbox),
