@@ -178,10 +178,31 @@ def _address_space() -> int:
     return 0
 
 
+def _die_with_parent() -> None:
+    """On Linux, SIGKILL this child when its parent, ``multiprocessing``'s fork server, ends.
+
+    The fork server exits once every holder of its "alive" pipe is gone: the server
+    that started it, and each child (``multiprocessing`` hands them a copy). The child
+    lets its copy go, so a server killed with SIGKILL takes the fork server with it,
+    and this child with that; a parse went on after both before.
+    """
+    from multiprocessing import forkserver
+
+    alive = getattr(forkserver._forkserver, "_forkserver_alive_fd", None)
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if alive is not None:
+            os.close(alive)
+            forkserver._forkserver._forkserver_alive_fd = None  # type: ignore[attr-defined]
+
+
 def _work(sender: Any, func: Callable[..., Any], args: tuple[Any, ...], limits: Any) -> None:
     """The child: apply the limits, run ``func``, send ``(ok, value)``."""
     import resource
 
+    _die_with_parent()
     if limits.memory_mb:
         ceiling = _address_space() + limits.memory_mb * 1024 * 1024  # on top of the start
         resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))

@@ -623,6 +623,10 @@ def _preload(names: list[str]) -> list[str]:
 def main() -> None:
     host = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
+    # the server dies with the host, kill -9 included (its jobs die with it: theirs too)
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if config.get("host_pid") is not None and os.getppid() != config["host_pid"]:
+        os._exit(0)  # the host died before the line above
     importlib.import_module("typing")
     preloaded = _preload(config.get("preload", []))
     isolation = None

@@ -362,6 +362,7 @@ class Sandbox:
             "network": self.network,
             "exposed": list(self.exposed),
             "spares": self.spares,
+            "host_pid": os.getpid(),
         }
         try:
             process = subprocess.Popen(
