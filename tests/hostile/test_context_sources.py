@@ -59,6 +59,24 @@ async def test_a_secondly_rule_is_cut_at_max_occurrences(tmp_path: Path) -> None
     assert got.metadata["truncated"] == "only the first 2000 events are read"
 
 
+async def test_a_secondly_rule_from_years_back_starts_at_the_window(tmp_path: Path) -> None:
+    """The same rule with DTSTART in 2020 used the whole 10 s deadline on every call
+    (issue 53, finding 9): its expansion now starts at the window, on the same steps."""
+    feed = tmp_path / "invite.ics"
+    old = SECONDLY.replace("DTSTART:20261120T000000Z", "DTSTART:20200101T000003Z")
+    feed.write_text(old.replace("RRULE:FREQ=SECONDLY", "RRULE:FREQ=SECONDLY;INTERVAL=7"))
+    calendar = CalendarAdapter([str(feed)], "UTC", 14, now=lambda: NOW, max_occurrences=50)
+    start = time.perf_counter()
+    got = await calendar.fetch()
+    elapsed = time.perf_counter() - start
+    assert got.success, got.error
+    assert elapsed < scaled(3), elapsed
+    ticks = [datetime.fromisoformat(e["start"]) for e in got.data if e["title"] == "Tick"]
+    first = datetime(2020, 1, 1, 0, 0, 3, tzinfo=UTC)
+    assert ticks and all((t - first).total_seconds() % 7 == 0 for t in ticks)  # its steps
+    assert ticks[0].year == 2026  # from the window, not from 2020
+
+
 class _Endless(http.server.BaseHTTPRequestHandler):
     """Answers an ICS body that never ends (stops after 2 GB or when the client leaves)."""
 

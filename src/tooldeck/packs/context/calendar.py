@@ -201,6 +201,7 @@ def _occurrences(
     """
     import recurring_ical_events  # type: ignore[import-untyped]
 
+    _start_near(calendar, window[0])
     try:
         return _taken(recurring_ical_events.of(calendar).after(window[0]), window)
     except Exception:  # recurring_ical_events raises many types for a bad rule
@@ -235,6 +236,39 @@ def _occurrences(
             break
     found.sort(key=lambda o: _start_of(o, window[0].tzinfo))
     return found[: window[2]]
+
+
+_PERIODS = {"SECONDLY": 1, "MINUTELY": 60}
+"""Seconds a step of the sub-hourly frequencies takes (whole minutes: DST keeps alignment)."""
+
+
+def _start_near(calendar: Any, start: datetime) -> None:
+    """Move each secondly or minutely rule's first occurrence forward, by whole steps, to
+    just before ``start``: its expansion then begins at the window, not at a ``DTSTART``
+    years back (a feed's ``FREQ=SECONDLY`` from 2020 took the whole deadline).
+
+    The occurrences in the window are the same: a rule without ``COUNT`` or ``BYSETPOS``
+    steps from ``DTSTART`` by ``INTERVAL`` periods, and ``DTEND`` moves with it.
+    """
+    for event in calendar.walk("VEVENT"):
+        rule, begin = event.get("RRULE"), event.get("DTSTART")
+        if rule is None or begin is None or not isinstance(begin.dt, datetime):
+            continue
+        frequency = (rule.get("FREQ") or [None])[0]
+        if frequency not in _PERIODS or rule.get("COUNT") or rule.get("BYSETPOS"):
+            continue
+        try:
+            step = timedelta(seconds=_PERIODS[frequency] * int((rule.get("INTERVAL") or [1])[0]))
+            first = begin.dt if begin.dt.tzinfo else begin.dt.replace(tzinfo=start.tzinfo)
+            steps = (start - first) // step - 1
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+            continue
+        if steps < 1:
+            continue
+        end = event.get("DTEND")
+        begin.dt = begin.dt + step * steps
+        if end is not None and isinstance(end.dt, datetime):
+            end.dt = end.dt + step * steps
 
 
 def _taken(occurrences: Any, window: tuple[datetime, datetime, int]) -> list[Any]:
