@@ -243,11 +243,10 @@ _PERIODS = {"SECONDLY": 1, "MINUTELY": 60}
 
 
 def _start_near(calendar: Any, start: datetime) -> None:
-    """Move each secondly or minutely rule's first occurrence forward, by whole steps, to
-    just before ``start``: its expansion then begins at the window, not at a ``DTSTART``
-    years back (a feed's ``FREQ=SECONDLY`` from 2020 took the whole deadline).
+    """Move each secondly or minutely rule's start forward, by whole steps, to before ``start``.
 
-    The occurrences in the window are the same: a rule without ``COUNT`` or ``BYSETPOS``
+    Its expansion then begins at the window, not at a ``DTSTART`` years back (a feed's
+    ``FREQ=SECONDLY`` from 2020 took the whole deadline). The occurrences in the window are the same: a rule without ``COUNT`` or ``BYSETPOS``
     steps from ``DTSTART`` by ``INTERVAL`` periods, and ``DTEND`` moves with it.
     """
     for event in calendar.walk("VEVENT"):
