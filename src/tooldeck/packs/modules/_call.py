@@ -11,6 +11,10 @@ unpacked and watched exactly as in its validation (``_inside.unpack``), then:
   [{"category", "platform"}]}``, what the server lists and exports;
 - ``op = "call"``: the tool ``name`` runs once with ``arguments``, for ``user``;
   ``result = {"result": the ToolResult as JSON, without metadata}``;
+- ``op = "wait"``: the module is unpacked and loaded, then the process waits for its
+  one use (``tools.next()`` answers ``{op, name, arguments, user, request_id}``, or
+  ``{op: "stop"}``), so a call finds the module already imported
+  (``runner.ModuleSandbox.call``);
 - ``op = "fetch"``: the context adapter at index ``name`` fetches;
   ``result = {"fetched": {...AdapterResult's fields}, "shaped": {"alerts": ...,
   "plain": ...}}`` (its ``normalize_for_tools`` of its own records, with and without
@@ -54,10 +58,17 @@ def _secret() -> SecretStr | None:
 
 
 def _answer(unpacked: Any) -> dict[str, Any]:
+    global op, name, arguments, user, request_id
     folder = pathlib.Path(unpacked.root)
     loaded = load_version(module_id, folder, entry, tools_required=kind == "tool")
     if loaded.errors:
         return {"errors": [str(e) for e in loaded.errors]}
+    if op == "wait":  # loaded ahead of its call: now the call
+        job = tools.next()
+        if job["op"] == "stop":  # no call came: the server stops or dropped this process
+            return {"stopped": True}
+        op, name, arguments = job["op"], job["name"], job["arguments"]
+        user, request_id = job["user"], job["request_id"]
     module = f"{version_package(module_id, folder)}.{entry.removesuffix('.py')}"
     adapters = adapters_in(sys.modules[module], category or "") if kind == "context_adapter" else []
     if op == "describe":

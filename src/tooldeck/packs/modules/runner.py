@@ -28,14 +28,15 @@ import asyncio
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from tooldeck.core.credentials import CredentialStore
-from tooldeck.isolation.sandbox import Sandbox, SandboxLimits, SandboxOutcome
+from tooldeck.isolation.sandbox import Sandbox, SandboxError, SandboxLimits, SandboxOutcome
 from tooldeck.packs.modules.manifest import ModuleManifest
 from tooldeck.packs.modules.relay import HttpRelay, relay_error
 from tooldeck.packs.modules.versions import content_hash, texts
@@ -59,6 +60,54 @@ PRELOAD = (
 """What the fork server imports once: a module's run starts with these loaded."""
 DESCRIBE_LIMITS = SandboxLimits(timeout_s=30.0, cpu_s=30.0)
 """The limits of reading an installed version's tools (an import, no call)."""
+WARM_S = 300.0
+"""Seconds a process prepared for a version's next call waits for it before it is dropped."""
+MAX_WARM = 16
+"""Versions that keep a prepared process (the least recently called lose theirs)."""
+
+
+class _Waiting:
+    """A process that loaded a version and waits for its one call (``ModuleSandbox.call``)."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[SandboxOutcome] | None = None
+        self.asked: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.principal: str | None = None
+
+    def take(self, job: Mapping[str, Any], principal: str | None) -> bool:
+        """Hand ``job`` over; False when the process is gone (the caller starts one)."""
+        if self.task is None or self.task.done() or self.asked.done():
+            return False
+        self.principal = principal
+        self.asked.set_result(
+            {k: job.get(k) for k in ("op", "name", "arguments", "user", "request_id")}
+        )
+        return True
+
+    async def outcome(self, timeout_s: float) -> SandboxOutcome:
+        """The call's outcome, ``timeout_s`` counted from the hand-over."""
+        assert self.task is not None
+        return await _within(self.task, timeout_s)
+
+    def drop(self) -> None:
+        """End the process: a waiting one is told to stop (it exits), a busy one killed."""
+        if not self.asked.done():
+            self.asked.set_result({"op": "stop"})
+        elif self.task is not None and not self.task.done():
+            self.task.cancel()
+
+
+async def _within(task: asyncio.Task[SandboxOutcome], timeout_s: float) -> SandboxOutcome:
+    """``task``'s outcome, or a ``timeout`` outcome (the task cancelled) after ``timeout_s``."""
+    try:
+        return await asyncio.wait_for(task, timeout_s)
+    except TimeoutError:
+        message = (
+            f"the call did not finish within timeout_s={timeout_s:g} s; its process was killed"
+        )
+        return SandboxOutcome(
+            error=SandboxError(kind="timeout", limit="timeout_s", message=message)
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,6 +197,7 @@ class ModuleSandbox:
         self.credentials = credentials
         self._own = sandbox is None
         self._sandbox = sandbox
+        self._warm: OrderedDict[tuple[str, str, str], _Waiting] = OrderedDict()
 
     @property
     def sandbox(self) -> Sandbox:
@@ -191,6 +241,77 @@ class ModuleSandbox:
             on_call=serve,
         )
 
+    async def call(
+        self,
+        version: InstalledVersion,
+        job: Mapping[str, Any],
+        *,
+        limits: SandboxLimits,
+        principal: str | None,
+    ) -> SandboxOutcome:
+        """One use of ``version``, in a process that loaded the module ahead of it if one waits.
+
+        ``job`` holds ``op``, ``name``, ``arguments``, ``user`` and ``request_id``. After each use a process is prepared for the version's next one (``op =
+        "wait"``: unpacked, imported, waiting on ``tools.next``), so a warm call pays
+        the call, not the import. A prepared process serves one call and is dropped
+        after ``WARM_S`` idle; ``MAX_WARM`` versions keep one. ``limits.timeout_s`` is
+        held here, from the hand-over.
+        """
+        key = (version.module_id, version.version_id, version.content_hash)
+        warm = self._warm.pop(key, None)
+        if warm is not None and warm.take(job, principal):
+            outcome = await warm.outcome(limits.timeout_s)
+        else:
+            if warm is not None:
+                warm.drop()
+            task = self._start(version, version.job(**job), limits, lambda: principal)
+            outcome = await _within(task, limits.timeout_s)
+        self._prepare(key, version, limits)
+        return outcome
+
+    def _start(
+        self,
+        version: InstalledVersion,
+        names: Mapping[str, Any],
+        limits: SandboxLimits,
+        principal: Callable[[], str | None],
+        waiting: _Waiting | None = None,
+    ) -> asyncio.Task[SandboxOutcome]:
+        """A run of ``_call.py``; a waiting one's ``tools.next`` is answered by ``waiting``."""
+        hosts, scope = tuple(version.manifest.hosts), f"module:{version.module_id}"
+
+        async def serve(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            if name == "next" and waiting is not None:
+                return {"status": "success", "data": await waiting.asked}
+            return await self._serve(hosts, scope, principal(), name, arguments)
+
+        return asyncio.ensure_future(
+            self.sandbox.run(
+                CALL_SCRIPT,
+                context={**names, "private": self.private},
+                cwd=None,
+                limits=limits,
+                tools=["http", "secret", "next"],
+                on_call=serve,
+            )
+        )
+
+    def _prepare(
+        self, key: tuple[str, str, str], version: InstalledVersion, limits: SandboxLimits
+    ) -> None:
+        """A process for ``version``'s next use, loaded and waiting (see ``call``)."""
+        if key in self._warm:
+            return
+        waiting = _Waiting()
+        held = replace(limits, timeout_s=WARM_S + limits.timeout_s, cpu_s=limits.cpu_s)
+        waiting.task = self._start(
+            version, version.job("wait"), held, lambda: waiting.principal, waiting
+        )
+        self._warm[key] = waiting
+        while len(self._warm) > MAX_WARM:
+            _, oldest = self._warm.popitem(last=False)
+            oldest.drop()
+
     async def _serve(
         self,
         hosts: tuple[str, ...],
@@ -225,7 +346,12 @@ class ModuleSandbox:
         return Description(tools=list(answer["tools"]), adapters=list(answer["adapters"]))
 
     async def aclose(self) -> None:
-        """Stop the own sandbox and close the HTTP client."""
+        """Drop the waiting processes, stop the own sandbox and close the HTTP client."""
+        tasks = [w.task for w in self._warm.values() if w.task is not None]
+        for waiting in self._warm.values():
+            waiting.drop()
+        self._warm.clear()
+        await asyncio.gather(*tasks, return_exceptions=True)  # each process killed
         await self.relay.aclose()
         if self._own and self._sandbox is not None:
             await self._sandbox.aclose()

@@ -11,6 +11,7 @@ metadata, the version, the data-flow labels) is set by the server, not by the co
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from time import perf_counter
@@ -26,7 +27,7 @@ from tooldeck.core.tool import Arguments, Tool, error_result
 from tooldeck.core.validation import parse_arguments
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.isolation.sandbox import SandboxLimits, SandboxOutcome
-from tooldeck.packs.modules.runner import CALL_SCRIPT, InstalledVersion, ModuleSandbox
+from tooldeck.packs.modules.runner import InstalledVersion, ModuleSandbox
 
 __all__ = ["ModuleAdapter", "ModuleTool", "served_definition"]
 
@@ -105,16 +106,16 @@ class ModuleTool(Tool):
             return trusted_metadata(name, self._definition.version, ctx.request_id, took)
 
         try:
-            parsed = parse_arguments(arguments)
-            job = self.module.job(
-                "call", name=name, arguments=parsed, user=ctx.user, request_id=ctx.request_id
-            )
-            outcome = await self.sandbox().run(
-                CALL_SCRIPT,
-                job,
-                hosts=self.module.manifest.hosts,
-                limits=self.limits,
-                principal=principal_of(ctx),
+            job = {
+                "op": "call",
+                "name": name,
+                "arguments": parse_arguments(arguments),
+                "user": ctx.user,
+                "request_id": ctx.request_id,
+            }
+            json.dumps(job["arguments"])  # what the sandbox is sent must be JSON
+            outcome = await self.sandbox().call(
+                self.module, job, limits=self.limits, principal=principal_of(ctx)
             )
         except InvalidArgumentsError as exc:
             return error_result("validation", str(exc), meta())
@@ -195,11 +196,9 @@ class ModuleAdapter:
     async def fetch(self) -> AdapterResult:
         """The adapter's fetch, run in the sandbox; never raises for the source."""
         try:
-            outcome = await self.sandbox().run(
-                CALL_SCRIPT,
-                self.module.job("fetch", name=self.index),
-                hosts=self.module.manifest.hosts,
-                limits=self.limits,
+            job = {"op": "fetch", "name": self.index, "arguments": {}, "user": None}
+            outcome = await self.sandbox().call(
+                self.module, {**job, "request_id": None}, limits=self.limits, principal=None
             )
         except RuntimeError as exc:
             return self._failed(f"the module sandbox: {exc}")
