@@ -1,6 +1,6 @@
 """Who may change modules: ``[packs.modules] admins`` (issue 28: another user of the server).
 
-Installed code runs in the server for every user, so writing, validating, installing,
+Installed code runs (in the sandbox) for every user who calls it, so writing, validating, installing,
 rolling back and removing modules is for the admins only: by default ``anonymous``,
 the single user of a server without identities. Behind a proxy that names users
 (``[server] trust_user_header``) a user who is not an admin may list the modules and

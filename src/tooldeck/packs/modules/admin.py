@@ -300,7 +300,7 @@ class ModuleAdminTool(ModulesTool):
     )
     annotations = ToolAnnotations(title="Modules", read_only=False, destructive=True)
     tags = ("modules",)
-    effects = ("destructive",)  # installs code that then runs in this server
+    effects = ("destructive",)  # installs code that then runs (sandboxed) for every user
 
     def __init__(
         self,

@@ -227,7 +227,7 @@ class ModulePipelineTool(ModulesTool):
     )
     annotations = ToolAnnotations(title="Module pipeline", read_only=False, destructive=True)
     tags = ("modules",)
-    effects = ("destructive",)  # installs code that then runs in this server
+    effects = ("destructive",)  # installs code that then runs (sandboxed) for every user
 
     def __init__(
         self,
