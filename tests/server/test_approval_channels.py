@@ -20,7 +20,7 @@ from tooldeck.core.confirmation import ConfirmationDecision
 from tooldeck.exceptions import ConfigError
 from tooldeck.providers.approvals import Decider
 from tooldeck.runtime import Runtime, build_runtime
-from tooldeck.server.mcp import _apply_answers
+from tooldeck.server.mcp_confirm import apply_answers
 
 pytestmark = pytest.mark.anyio
 
@@ -56,21 +56,21 @@ async def test_an_mcp_answer_cannot_decide_a_rest_callers_approval(runtime: Runt
         answer(approval_id, "get_positions", {"symbol": "MSFT"}),
         answer(approval_id, "get_quotes", {"symbol": "AAPL"}),
     ):
-        await _apply_answers(runtime, params, "mcp", None)
-        await _apply_answers(runtime, params, "mcp:other-connection", None)
+        await apply_answers(runtime, params, "mcp", None)
+        await apply_answers(runtime, params, "mcp:other-connection", None)
     assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_an_mcp_answer_decides_only_the_repeat_of_its_own_call(runtime: Runtime) -> None:
     approval_id = await pending(runtime, "mcp:abc", symbol="AAPL")
     same = answer(approval_id, "get_quotes", {"symbol": "AAPL"})
-    await _apply_answers(
+    await apply_answers(
         runtime, answer(approval_id, "get_quotes", {"symbol": "MSFT"}), "mcp:abc", None
     )
-    await _apply_answers(runtime, same, "mcp:xyz", None)
-    await _apply_answers(runtime, same, "mcp:abc", "bob")  # another user on that channel
+    await apply_answers(runtime, same, "mcp:xyz", None)
+    await apply_answers(runtime, same, "mcp:abc", "bob")  # another user on that channel
     assert runtime.approvals.get(approval_id).status == "pending"  # type: ignore[union-attr]
-    await _apply_answers(runtime, same, "mcp:abc", None)
+    await apply_answers(runtime, same, "mcp:abc", None)
     assert runtime.approvals.get(approval_id).status == "approved"  # type: ignore[union-attr]
 
 
