@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.shared_db import SharedDb
-from tooldeck.observability.redact import redact
 
 if TYPE_CHECKING:
     from tooldeck.providers.approvals import Approval
@@ -185,6 +184,8 @@ def _dump(approval: Approval) -> str:
     written. A call is matched by its arguments' hash, taken before, so nothing runs from
     this copy.
     """
+    from tooldeck.observability.redact import redact  # the package loads the audit: not at import
+
     body = dataclasses.asdict(approval)
     del body["status"]  # a column of its own, which expiry updates in SQL
     body["request"]["arguments"] = redact(body["request"]["arguments"])
