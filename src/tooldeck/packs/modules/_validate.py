@@ -5,7 +5,9 @@ Never imported by tooldeck itself: the sandbox executes it with these names boun
 ``kind`` and ``category`` (the manifest's),
 ``private`` (folders a module may not read: the server's data and configuration) and
 ``tools`` (the host's channel; ``tools.http`` performs one HTTP request to a declared
-host). It sets ``result = {"checks": [{name, passed, output}], "tools": [names]}``.
+host). It sets ``result = {"checks": [{name, passed, output}], "tools": [names],
+"described": {"tools": [definitions], "adapters": [...]}}`` (what ``_call.py``'s
+``describe`` gives, kept by the server for the version this content becomes).
 
 The checks, in order (a failed ``import`` or ``export`` stops the ones after it; ``tests``
 and ``calls`` both run, so one report shows everything a repair needs):
@@ -155,4 +157,11 @@ except Exception as _exc:  # a check itself broke: say so, keep what ran
 report.append(
     {"name": "behaviour", "passed": not unpacked.refused, "output": "\n".join(unpacked.refused)}
 )
-result = {"checks": report, "tools": [t.definition.name for t in found]}
+result = {
+    "checks": report,
+    "tools": [t.definition.name for t in found],
+    "described": {  # what the server serves once it is installed (runner.Description)
+        "tools": [t.definition.model_dump(mode="json") for t in found],
+        "adapters": [{"category": a.category, "platform": a.platform} for a in adapters],
+    },
+}

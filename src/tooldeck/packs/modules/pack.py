@@ -33,7 +33,12 @@ from tooldeck.core.pack import ConsolePage, PackEnvironment, PackParts, PackRelo
 from tooldeck.core.tool import Tool
 from tooldeck.isolation.sandbox import SandboxLimits
 from tooldeck.packs.modules.manifest import ManifestError, read_manifest
-from tooldeck.packs.modules.runner import InstalledVersion, ModuleSandbox, describe_installed
+from tooldeck.packs.modules.runner import (
+    InstalledVersion,
+    ModuleSandbox,
+    describe_installed,
+    description_file,
+)
 from tooldeck.packs.modules.served import ModuleAdapter, ModuleTool, served_definition
 from tooldeck.packs.modules.versions import ModuleVersions
 
@@ -226,7 +231,7 @@ def _installed(
 
 def _kept(root: Path, version: InstalledVersion) -> Path:
     """Where the description of ``version`` is kept (written by the server only)."""
-    return root / version.module_id / "described" / f"{version.version_id}.json"
+    return description_file(root, version.module_id, version.content_hash)
 
 
 def _limits_of(timeout_s: float | None, limits: SandboxLimits) -> SandboxLimits:

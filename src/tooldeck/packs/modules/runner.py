@@ -39,9 +39,16 @@ from tooldeck.core.credentials import CredentialStore
 from tooldeck.isolation.sandbox import Sandbox, SandboxError, SandboxLimits, SandboxOutcome
 from tooldeck.packs.modules.manifest import ModuleManifest
 from tooldeck.packs.modules.relay import HttpRelay, relay_error
-from tooldeck.packs.modules.versions import content_hash, texts
+from tooldeck.packs.modules.versions import ModuleVersions, content_hash, texts
 
-__all__ = ["Description", "InstalledVersion", "ModuleSandbox", "describe_installed"]
+__all__ = [
+    "Description",
+    "InstalledVersion",
+    "ModuleSandbox",
+    "describe_installed",
+    "description_file",
+    "keep_description",
+]
 
 log = logging.getLogger("tooldeck.modules")
 
@@ -358,6 +365,21 @@ class ModuleSandbox:
             self._sandbox = None
 
 
+def description_file(versions_root: Path, module_id: str, content: str) -> Path:
+    """Where the description of a module's content (by ``content_hash``) is kept."""
+    return versions_root / module_id / "described" / f"{content}.json"
+
+
+def keep_description(
+    versions: ModuleVersions, module_id: str, content: str, described: Mapping[str, Any]
+) -> None:
+    """Keep what a validation read of ``content`` (its ``content_hash``) for its install."""
+    path = description_file(versions.root, module_id, content)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = {"content_hash": content, "tools": described["tools"], "adapters": described["adapters"]}
+    path.write_text(json.dumps(kept), encoding="utf-8")
+
+
 def describe_installed(
     versions: Sequence[InstalledVersion],
     kept: Callable[[InstalledVersion], Path],
@@ -365,10 +387,12 @@ def describe_installed(
 ) -> list[Description]:
     """Each version's description: the one kept beside it, else read now in a sandbox.
 
-    Called where modules load (start-up, a reload), which is not async: a version
-    not yet described (just installed) is described in a sandbox of its own, on a
-    thread with its own event loop (~0.5 s to start it), and the description kept at
-    ``kept(version)`` (JSON with the version's ``content_hash``) for the next load.
+    Called where modules load (start-up, a reload), which is not async. A validation
+    keeps the description of the content it passed (``keep_description``), so an
+    install through ``module_admin`` or ``module_pipeline`` finds it; a version without
+    one (installed otherwise, or before descriptions were kept) is described in a
+    sandbox of its own, on a thread with its own event loop (~0.3 s to start it), and
+    its description kept at ``kept(version)`` for the next load.
     """
     found: dict[int, Description] = {}
     missing = []

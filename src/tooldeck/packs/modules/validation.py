@@ -31,7 +31,7 @@ from typing import Any
 from tooldeck.isolation.sandbox import SandboxLimits
 from tooldeck.packs.modules.checks import Check, attest, static_checks
 from tooldeck.packs.modules.manifest import read_manifest
-from tooldeck.packs.modules.runner import ModuleSandbox
+from tooldeck.packs.modules.runner import ModuleSandbox, keep_description
 from tooldeck.packs.modules.versions import ModuleVersions, texts
 
 __all__ = ["ModuleValidator", "validate_draft"]
@@ -72,9 +72,19 @@ class ModuleValidator:
             source, then ``import``, ``export``, ``tests``, ``tool_calls``, ``fetch`` (a
             context adapter) and ``behaviour`` in the sandbox; or ``sandbox`` when the run itself failed or did not happen).
         """
+        return (await self.examine(module_id, folder))[0]
+
+    async def examine(
+        self, module_id: str, folder: Path
+    ) -> tuple[list[Check], dict[str, Any] | None]:
+        """``validate``'s checks, and what the code offers when it loaded (or None).
+
+        What it offers is ``runner.Description``'s fields; kept by ``validate_draft``, an
+        install serves it without describing the code again.
+        """
         checks = static_checks(folder)
         if not all(c.passed for c in checks):
-            return [*checks, Check(name="sandbox", passed=False, output=_NOT_RUN)]
+            return [*checks, Check(name="sandbox", passed=False, output=_NOT_RUN)], None
         manifest = read_manifest(folder)
         job = {
             "files": texts(folder),
@@ -88,15 +98,16 @@ class ModuleValidator:
                 _SCRIPT.read_text(encoding="utf-8"), job, hosts=manifest.hosts, limits=self.limits
             )
         except RuntimeError as exc:  # the sandbox could not start
-            return [*checks, Check(name="sandbox", passed=False, output=str(exc))]
+            return [*checks, Check(name="sandbox", passed=False, output=str(exc))], None
         if outcome.error is not None:
             output = "\n".join(
                 part
                 for part in (outcome.error.message, outcome.error.traceback, outcome.stderr[-2000:])
                 if part
             )
-            return [*checks, Check(name="sandbox", passed=False, output=output)]
-        return [*checks, *(Check(**c) for c in outcome.result["checks"])]
+            return [*checks, Check(name="sandbox", passed=False, output=output)], None
+        checks += [Check(**c) for c in outcome.result["checks"]]
+        return checks, outcome.result.get("described")
 
     async def aclose(self) -> None:
         """Stop the own module sandbox."""
@@ -120,10 +131,12 @@ async def validate_draft(
         InvalidArgumentsError: no such module or draft.
     """
     folder = versions.draft_path(module_id, draft_id)
-    checks = await validator.validate(module_id, folder)
+    checks, described = await validator.examine(module_id, folder)
     attestation = attest(module_id, folder, checks)
     report = [asdict(c) for c in checks]
     versions.keep_validation(module_id, draft_id, attestation, report)
+    if attestation.passed and described is not None:  # an install serves it at once
+        keep_description(versions, module_id, attestation.content_hash, described)
     return {
         "module_id": module_id,
         "draft_id": draft_id,
