@@ -66,8 +66,10 @@ class ModuleTool(Tool):
         read that caller's key for this module (``caller_secret(ctx)``), nothing else
         of the server. The result's ``source_id`` is kept when it is the module's own
         (``module:<id>...``), else prefixed with ``module:<id>:`` (a module cannot cite
-        as another tool). A run that breaks a sandbox limit (``timeout_s``, memory)
-        is an ``execution`` or ``timeout`` error naming the limit.
+        as another tool), and an error type only the server gives
+        (``confirmation_required``, ``circuit_open``) is read as ``execution``. A run
+        that breaks a sandbox limit (``timeout_s``, memory) is an ``execution`` or
+        ``timeout`` error naming the limit.
 
     Args:
         definition: What the server serves (``served_definition``).
@@ -137,6 +139,9 @@ class ModuleTool(Tool):
         own = f"module:{self.module.module_id}"
         if isinstance(source, str) and source != own and not source.startswith(own + ":"):
             body = {**body, "source_id": f"{own}:{source}"}
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("type") in _SERVERS_VERDICTS:
+            body = {**body, "error": {**error, "type": "execution"}}  # not the module's to say
         try:
             return ToolResult.model_validate({**body, "metadata": metadata})
         except ValidationError as exc:
@@ -146,6 +151,10 @@ class ModuleTool(Tool):
                 "execution", f"the module's result is not a ToolResult: {where}: {problem['msg']}",
                 metadata,
             )  # fmt: skip
+
+
+_SERVERS_VERDICTS = ("confirmation_required", "circuit_open")
+"""Error types only the server's own layers give (a module's are read as ``execution``)."""
 
 
 def _failure(outcome: SandboxOutcome) -> tuple[str, str] | None:
