@@ -82,18 +82,22 @@ def search(pattern: str, text: str) -> bool:
 
 def has_patterns(schema: Any) -> bool:
     """Whether ``schema`` holds a ``pattern`` or ``patternProperties`` keyword anywhere."""
+    return any(
+        isinstance(node.get("pattern"), str) or isinstance(node.get("patternProperties"), dict)
+        for node in _objects(schema)
+    )
+
+
+def _objects(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object in ``schema``, nested ones included."""
     stack = [schema]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if isinstance(node.get("pattern"), str) or isinstance(
-                node.get("patternProperties"), dict
-            ):
-                return True
+            yield node
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return False
 
 
 def bounded_keywords() -> dict[str, Any]:
@@ -188,15 +192,10 @@ def bounded_keywords() -> dict[str, Any]:
 
 def _pattern_keys(schema: Any) -> list[str]:
     """Every ``patternProperties`` pattern anywhere in ``schema``."""
-    keys: list[str] = []
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            patterns = node.get("patternProperties")
-            if isinstance(patterns, dict):
-                keys += [k for k in patterns if isinstance(k, str)]
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return keys
+    return [
+        key
+        for node in _objects(schema)
+        if isinstance(node.get("patternProperties"), dict)
+        for key in node["patternProperties"]
+        if isinstance(key, str)
+    ]

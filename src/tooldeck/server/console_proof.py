@@ -19,6 +19,10 @@ import hmac
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["KEY_FILE", "console_key", "proof", "proves"]
 
@@ -53,11 +57,11 @@ def proof(key: bytes, nonce: str, port: int) -> str:
     return hmac.new(key, f"{nonce}:{port}".encode(), hashlib.sha256).hexdigest()
 
 
-async def proves(client: object, console: str, port: int, data_dir: Path) -> bool:
+async def proves(client: httpx.AsyncClient, console: str, port: int, data_dir: Path) -> bool:
     """Whether the console at ``console`` (listening on ``port``) answers this project's proof.
 
     Args:
-        client: An ``httpx.AsyncClient``.
+        client: The HTTP client to ask with.
         console: The console's base URL.
         port: The port the URL names.
         data_dir: This project's data folder (where ``console.key`` is).
@@ -67,7 +71,6 @@ async def proves(client: object, console: str, port: int, data_dir: Path) -> boo
     """
     import httpx
 
-    assert isinstance(client, httpx.AsyncClient)
     nonce = secrets.token_urlsafe(16)
     try:
         answer = await client.get(f"{console}/api/console/proof", params={"nonce": nonce})

@@ -37,7 +37,6 @@ from tooldeck.packs.modules.runner import (
     InstalledVersion,
     ModuleSandbox,
     describe_installed,
-    description_file,
 )
 from tooldeck.packs.modules.served import ModuleAdapter, ModuleTool, served_definition
 from tooldeck.packs.modules.versions import ModuleVersions
@@ -193,17 +192,17 @@ def _installed(
             active.append(InstalledVersion.read(module_id, folder, read_manifest(folder)))
         except (ManifestError, OSError, ValueError) as exc:
             log.warning("module %s (%s) not loaded: %s", module_id, folder.name, exc)
-    kept = partial(_kept, root)
-    for version, description in zip(active, describe_installed(active, kept, private), strict=True):
+    limits = SandboxLimits(
+        timeout_s=config.call_timeout_s,
+        cpu_s=config.call_timeout_s,
+        memory_mb=config.call_memory_mb,
+    )
+    described = describe_installed(active, root, private)
+    for version, description in zip(active, described, strict=True):
         name = f"module {version.module_id} ({version.version_id})"
         if description.errors:
             log.warning("%s not loaded: %s", name, "; ".join(description.errors))
             continue
-        limits = SandboxLimits(
-            timeout_s=config.call_timeout_s,
-            cpu_s=config.call_timeout_s,
-            memory_mb=config.call_memory_mb,
-        )
         try:
             definitions = [served_definition(d, version) for d in description.tools]
         except ValidationError as exc:
@@ -227,11 +226,6 @@ def _installed(
         reach = ", ".join(hosts) if hosts else "no network"
         found.reaches.append(f"module {version.module_id} {version.version_id}: {reach}, sandboxed")
     return found
-
-
-def _kept(root: Path, version: InstalledVersion) -> Path:
-    """Where the description of ``version`` is kept (written by the server only)."""
-    return description_file(root, version.module_id, version.content_hash)
 
 
 def _limits_of(timeout_s: float | None, limits: SandboxLimits) -> SandboxLimits:

@@ -29,9 +29,8 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import partial
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from tooldeck.core.credentials import CredentialStore
 from tooldeck.isolation.sandbox import Sandbox, SandboxError, SandboxLimits, SandboxOutcome
 from tooldeck.packs.modules.manifest import ModuleManifest
 from tooldeck.packs.modules.relay import HttpRelay, relay_error
-from tooldeck.packs.modules.versions import ModuleVersions, content_hash, texts
+from tooldeck.packs.modules.versions import content_hash, texts
 
 __all__ = [
     "Description",
@@ -238,15 +237,7 @@ class ModuleSandbox:
         Raises:
             RuntimeError: the sandbox cannot start.
         """
-        serve = partial(self._serve, tuple(hosts), f"module:{job['module_id']}", principal)
-        return await self.sandbox.run(
-            script,
-            context={**job, "private": self.private},
-            cwd=None,
-            limits=limits,
-            tools=["http", "secret"],
-            on_call=serve,
-        )
+        return await self._launch(script, job, tuple(hosts), limits, lambda: principal)
 
     async def call(
         self,
@@ -258,9 +249,10 @@ class ModuleSandbox:
     ) -> SandboxOutcome:
         """One use of ``version``, in a process that loaded the module ahead of it if one waits.
 
-        ``job`` holds ``op``, ``name``, ``arguments``, ``user`` and ``request_id``. After each use a process is prepared for the version's next one (``op =
-        "wait"``: unpacked, imported, waiting on ``tools.next``), so a warm call pays
-        the call, not the import. A prepared process serves one call and is dropped
+        ``job`` holds ``op``, ``name``, ``arguments``, ``user`` and ``request_id``. After
+        each use a process is prepared for the version's next one (``op = "wait"``:
+        unpacked, imported, waiting on ``tools.next``), so a warm call pays the call, not
+        the import. A prepared process serves one call and is dropped
         after ``WARM_S`` idle; ``MAX_WARM`` versions keep one. ``limits.timeout_s`` is
         held here, from the hand-over.
         """
@@ -271,7 +263,8 @@ class ModuleSandbox:
         else:
             if warm is not None:
                 warm.drop()
-            task = self._start(version, version.job(**job), limits, lambda: principal)
+            names = version.job(**job)
+            task = asyncio.ensure_future(self._start(version, names, limits, lambda: principal))
             outcome = await _within(task, limits.timeout_s)
         self._prepare(key, version, limits)
         return outcome
@@ -283,24 +276,39 @@ class ModuleSandbox:
         limits: SandboxLimits,
         principal: Callable[[], str | None],
         waiting: _Waiting | None = None,
-    ) -> asyncio.Task[SandboxOutcome]:
-        """A run of ``_call.py``; a waiting one's ``tools.next`` is answered by ``waiting``."""
-        hosts, scope = tuple(version.manifest.hosts), f"module:{version.module_id}"
+    ) -> Coroutine[Any, Any, SandboxOutcome]:
+        """A run of ``_call.py`` for ``version``."""
+        hosts = tuple(version.manifest.hosts)
+        return self._launch(CALL_SCRIPT, names, hosts, limits, principal, waiting)
+
+    async def _launch(
+        self,
+        script: str,
+        names: Mapping[str, Any],
+        hosts: tuple[str, ...],
+        limits: SandboxLimits,
+        principal: Callable[[], str | None],
+        waiting: _Waiting | None = None,
+    ) -> SandboxOutcome:
+        """``script`` in a fresh sandboxed process, its ``tools`` answered here.
+
+        ``http`` and ``secret`` by ``_serve``, for ``principal()``; ``tools.next`` by
+        ``waiting``, for a process prepared ahead of its call.
+        """
+        scope = f"module:{names['module_id']}"
 
         async def serve(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
             if name == "next" and waiting is not None:
                 return {"status": "success", "data": await waiting.asked}
             return await self._serve(hosts, scope, principal(), name, arguments)
 
-        return asyncio.ensure_future(
-            self.sandbox.run(
-                CALL_SCRIPT,
-                context={**names, "private": self.private},
-                cwd=None,
-                limits=limits,
-                tools=["http", "secret", "next"],
-                on_call=serve,
-            )
+        return await self.sandbox.run(
+            script,
+            context={**names, "private": self.private},
+            cwd=None,
+            limits=limits,
+            tools=["http", "secret", "next"] if waiting is not None else ["http", "secret"],
+            on_call=serve,
         )
 
     def _prepare(
@@ -310,10 +318,11 @@ class ModuleSandbox:
         if key in self._warm:
             return
         waiting = _Waiting()
-        held = replace(limits, timeout_s=WARM_S + limits.timeout_s, cpu_s=limits.cpu_s)
-        waiting.task = self._start(
+        held = replace(limits, timeout_s=WARM_S + limits.timeout_s)
+        started = self._start(
             version, version.job("wait"), held, lambda: waiting.principal, waiting
         )
+        waiting.task = asyncio.ensure_future(started)
         self._warm[key] = waiting
         while len(self._warm) > MAX_WARM:
             _, oldest = self._warm.popitem(last=False)
@@ -371,19 +380,17 @@ def description_file(versions_root: Path, module_id: str, content: str) -> Path:
 
 
 def keep_description(
-    versions: ModuleVersions, module_id: str, content: str, described: Mapping[str, Any]
+    versions_root: Path, module_id: str, content: str, described: Mapping[str, Any]
 ) -> None:
-    """Keep what a validation read of ``content`` (its ``content_hash``) for its install."""
-    path = description_file(versions.root, module_id, content)
+    """Keep what the code of ``content`` (its ``content_hash``) offers, for its loads."""
+    path = description_file(versions_root, module_id, content)
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = {"content_hash": content, "tools": described["tools"], "adapters": described["adapters"]}
     path.write_text(json.dumps(kept), encoding="utf-8")
 
 
 def describe_installed(
-    versions: Sequence[InstalledVersion],
-    kept: Callable[[InstalledVersion], Path],
-    private: Sequence[Path],
+    versions: Sequence[InstalledVersion], versions_root: Path, private: Sequence[Path]
 ) -> list[Description]:
     """Each version's description: the one kept beside it, else read now in a sandbox.
 
@@ -392,12 +399,12 @@ def describe_installed(
     install through ``module_admin`` or ``module_pipeline`` finds it; a version without
     one (installed otherwise, or before descriptions were kept) is described in a
     sandbox of its own, on a thread with its own event loop (~0.3 s to start it), and
-    its description kept at ``kept(version)`` for the next load.
+    its description kept (``keep_description``) for the next load.
     """
     found: dict[int, Description] = {}
     missing = []
     for index, version in enumerate(versions):
-        path = kept(version)
+        path = description_file(versions_root, version.module_id, version.content_hash)
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -411,11 +418,10 @@ def describe_installed(
         for index, description in zip(missing, fresh, strict=True):
             found[index] = description
             if not description.errors:
-                path = kept(versions[index])
-                path.parent.mkdir(parents=True, exist_ok=True)
-                kept_text = {"content_hash": versions[index].content_hash,
-                             "tools": description.tools, "adapters": description.adapters}  # fmt: skip
-                path.write_text(json.dumps(kept_text), encoding="utf-8")
+                version = versions[index]
+                keep_description(
+                    versions_root, version.module_id, version.content_hash, asdict(description)
+                )
     return [found[i] for i in range(len(versions))]
 
 

@@ -205,9 +205,10 @@ class ModuleAdapter:
     async def fetch(self) -> AdapterResult:
         """The adapter's fetch, run in the sandbox; never raises for the source."""
         try:
-            job = {"op": "fetch", "name": self.index, "arguments": {}, "user": None}
+            job = {"op": "fetch", "name": self.index, "arguments": {}, "user": None,
+                   "request_id": None}  # fmt: skip
             outcome = await self.sandbox().call(
-                self.module, {**job, "request_id": None}, limits=self.limits, principal=None
+                self.module, job, limits=self.limits, principal=None
             )
         except RuntimeError as exc:
             return self._failed(f"the module sandbox: {exc}")

@@ -36,7 +36,7 @@ from tooldeck.packs.modules.versions import ModuleVersions, texts
 
 __all__ = ["ModuleValidator", "validate_draft"]
 
-_SCRIPT = Path(__file__).with_name("_validate.py")
+_SCRIPT = Path(__file__).with_name("_validate.py").read_text(encoding="utf-8")
 
 
 class ModuleValidator:
@@ -94,9 +94,7 @@ class ModuleValidator:
             "category": manifest.category,
         }
         try:
-            outcome = await self.modules.run(
-                _SCRIPT.read_text(encoding="utf-8"), job, hosts=manifest.hosts, limits=self.limits
-            )
+            outcome = await self.modules.run(_SCRIPT, job, hosts=manifest.hosts, limits=self.limits)
         except RuntimeError as exc:  # the sandbox could not start
             return [*checks, Check(name="sandbox", passed=False, output=str(exc))], None
         if outcome.error is not None:
@@ -136,7 +134,7 @@ async def validate_draft(
     report = [asdict(c) for c in checks]
     versions.keep_validation(module_id, draft_id, attestation, report)
     if attestation.passed and described is not None:  # an install serves it at once
-        keep_description(versions, module_id, attestation.content_hash, described)
+        keep_description(versions.root, module_id, attestation.content_hash, described)
     return {
         "module_id": module_id,
         "draft_id": draft_id,
