@@ -170,16 +170,38 @@ def _shipped_default(name: str, config: Any, settings: Settings) -> tuple[bool, 
     Said in its table (``[builtin] enabled = true``, ``--with builtin``), it is as said.
     Otherwise, when you name your own tools (``tools = [...]``, ``tooldeck mcp
     ./tools.py``), the shipped packs stay off: a desktop model is not handed ``python``,
-    ``shell`` and a demo portfolio it would report as the user's. The demo data
-    (``brokerage``) is on only when nothing else is configured.
+    ``shell`` and a demo portfolio it would report as the user's. The example data
+    (``brokerage`` without a ``data_path``) is on only when the configuration names no
+    data of the user's own (issue 54: example figures never answer for the user).
     """
     if "enabled" in config.model_fields_set:
         return config.enabled, "as its table says (or --with)"
     if settings.tools:
         return False, "your own tools are served alone; add one with --with NAME"
-    if name == "brokerage" and settings.mcp_servers:
-        return False, "demo data, served only when nothing else is configured (--with NAME)"
+    if name == "brokerage" and getattr(config, "data_path", None) is None:
+        own = _own_data(settings)
+        if own:
+            return False, f"example data, off beside your {', '.join(own)} (--with brokerage)"
+        return True, "example data (a demo portfolio), on when nothing else is configured"
     return True, "the default when no tools of your own are named"
+
+
+def _own_data(settings: Settings) -> list[str]:
+    """What the configuration names of the user's own: MCP servers, OpenAPI imports and
+    the ``[context]`` sources (``finance``, ``calendar``...), in words; empty: nothing."""
+    own = []
+    if settings.all_mcp_servers():
+        own.append("MCP servers")
+    if settings.openapi:
+        own.append("OpenAPI tools")
+    context = settings.pack_table("context")  # {} without the context pack
+    categories = ("finance", "calendar", "tasks", "weather", "commute")
+    sources = [c for c in categories if getattr(context, c, None) is not None]
+    if getattr(context, "dashboard_url", None):
+        sources.append("dashboard")
+    if sources:
+        own.append(f"[context] sources ({', '.join(sources)})")
+    return own
 
 
 def with_pack_profiles(

@@ -7,7 +7,7 @@ import pytest
 from tooldeck.agent.grounding import check_grounding, find_citations
 from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
-from tooldeck.packs.brokerage import brokerage_tools
+from tooldeck.packs.brokerage import BrokerageDataSource, brokerage_tools
 from tooldeck.providers import ToolRegistry
 
 pytestmark = pytest.mark.anyio
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def results() -> list[ToolResult]:
-    registry = ToolRegistry(brokerage_tools())
+    registry = ToolRegistry(brokerage_tools(BrokerageDataSource(example=False)))
     return [
         await registry.execute("get_positions", {"symbol": "AAPL", "account": "individual"}),
         await registry.execute("get_quotes", {"symbol": "AAPL"}),
@@ -34,7 +34,10 @@ async def test_figures_from_the_cited_data_pass_in_any_usual_format(
         "AAPL is at $228.42 (+1.11%, +$2.51), previous close $225.91. You hold 42 shares "
         "bought at $150.25. [tool:positions:v1] [tool:quotes:v1] Data as of 2026-11-20."
     )
-    schemas = {t.name: t.definition.output_schema for t in brokerage_tools()}
+    schemas = {
+        t.name: t.definition.output_schema
+        for t in brokerage_tools(BrokerageDataSource(example=False))
+    }
     report = check_grounding(answer, find_citations(answer), results, schemas=schemas)
     assert report.ok, report.findings
     assert (report.numbers_checked, report.citations_checked) == (7, 2)
@@ -73,7 +76,9 @@ async def test_a_number_must_be_in_a_cited_result_not_just_any_result(
 
 
 async def test_a_failed_result_is_no_source(results: list[ToolResult]) -> None:
-    failed = await ToolRegistry(brokerage_tools()).execute("get_quotes", {"symbol": "NOPE"})
+    failed = await ToolRegistry(brokerage_tools(BrokerageDataSource(example=False))).execute(
+        "get_quotes", {"symbol": "NOPE"}
+    )
     report = check_grounding("No quote.", ["tool:quotes:v1"], [failed])
     assert kinds(report) == [("unknown_citation", "tool:quotes:v1")]
 
@@ -152,7 +157,10 @@ async def test_a_models_bound_figure_is_held_to_the_words_of_its_sentence(
     sentence must say that field: its kind, field words, subject and direction."""
     from tooldeck.core.claims import read_marked
 
-    schemas = {t.name: t.definition.output_schema for t in brokerage_tools()}
+    schemas = {
+        t.name: t.definition.output_schema
+        for t in brokerage_tools(BrokerageDataSource(example=False))
+    }
     subjects = {"Apple Inc.": ("symbol", "AAPL"), "Microsoft Corp.": ("symbol", "MSFT")}
     markdown, claims = read_marked(answer)
     report = check_grounding(

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from portfolio import user_portfolio
 from tooldeck.agent.base import Draft
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import check_grounding, find_citations
@@ -52,7 +53,11 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def runtime() -> Any:
-    settings = load_settings(builtin={"enabled": False}, audit={"enabled": False})
+    settings = load_settings(
+        builtin={"enabled": False},
+        audit={"enabled": False},
+        brokerage={"data_path": user_portfolio()},
+    )
     rt = build_runtime(settings, load_entry_points=False)
     yield rt
     await rt.aclose()
@@ -63,7 +68,7 @@ class Answer:
 
     def __init__(self, draft: Draft, tools: RunTools, schemas: dict[str, Any]) -> None:
         self.draft, self.tools, self.schemas = draft, tools, schemas
-        self.subjects = BrokerageAnswers(BrokerageDataSource()).subjects()
+        self.subjects = BrokerageAnswers(BrokerageDataSource(example=False)).subjects()
 
     def check(self, markdown: str, *, bound: bool = False) -> Any:
         """The verdict on ``markdown``: with the router's claims (``bound``, as a run checks
@@ -87,7 +92,7 @@ async def answer(runtime: Runtime, question: str) -> Answer:
 
     view = runtime.view()
     tools = RunTools(view, runtime.context(), emit)
-    agent = RouterAgent(BrokerageAnswers(BrokerageDataSource()))
+    agent = RouterAgent(BrokerageAnswers(BrokerageDataSource(example=False)))
     draft = await agent.answer(question, {}, tools)
     schemas = {d.name: d.output_schema for d in await view.definitions()}
     return Answer(draft, tools, schemas)

@@ -338,4 +338,35 @@ def check_grounding(
     if question is not None:
         stated = checked + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
         findings += _relevance(question, markdown, evidence, stated)
+    findings += _example_unsaid(markdown, results, checked)
     return GroundingReport(findings, checked, len(cited))
+
+
+_EXAMPLE_SAID = re.compile(r"\b(?:example|demo|sample)\b", re.IGNORECASE)
+
+
+def _example_unsaid(markdown: str, results: Sequence[ToolResult], checked: int) -> list[Finding]:
+    """A finding when figures rest on example data and the answer does not say so.
+
+    A result whose ``data.example_data`` is true (the brokerage pack's shipped demo
+    portfolio) is not the user's: an answer stating its figures must say it is example
+    data (issue 54), or it reads as the user's own money.
+    """
+    examples = sorted(
+        {
+            r.source_id or "?"
+            for r in results
+            if r.success and isinstance(r.data, dict) and r.data.get("example_data") is True
+        }
+    )
+    if not examples or not checked or _EXAMPLE_SAID.search(markdown):
+        return []
+    return [
+        Finding(
+            kind="example_data",
+            text=", ".join(examples),
+            message=f"{', '.join(examples)} hold example data (a demo portfolio shipped with "
+            "tooldeck), not the user's accounts: say that the figures are example data, "
+            "never state them as the user's own.",
+        )
+    ]

@@ -26,6 +26,8 @@ class Finding(BaseModel):
         "unbound_figure",
         "unverifiable_number",
         "ambiguous_figure",
+        "example_data",
+        "no_answer",
     ]
     """``unknown_citation``: cites a source no tool result of the run has;
     ``untraced_number``: no cited value agrees with the number (value, kind, subject,
@@ -39,7 +41,9 @@ class Finding(BaseModel):
     fields of no known kind (no ``x-kind``, none inferable from the name), which any
     number could be said to match: it must be bound with a claim; ``ambiguous_figure``: a
     number two or more records back whose sentence does not say which (two symbols, or
-    one symbol in two accounts), the candidates named."""
+    one symbol in two accounts), the candidates named; ``example_data``: figures of example
+    data (a result with ``example_data: true``) stated without saying so; ``no_answer``:
+    the answer states nothing (empty, or the question said back)."""
     text: str
     """The citation, number or date as the answer wrote it."""
     message: str

@@ -23,6 +23,9 @@ from tooldeck.packs.brokerage.writers import LIST, POSITIONS, QUOTES, SUMMARY, A
 
 __all__ = ["BrokerageAnswers"]
 
+_EXAMPLE = "Example data (a demo portfolio shipped with tooldeck, not your accounts)"
+"""How an answer from the example file says so, where others say "Data"."""
+
 
 def _by_source(results: Sequence[ToolResult]) -> dict[str, dict[str, Any]]:
     return {r.source_id: r.data for r in results if r.success and r.source_id and r.data}
@@ -38,6 +41,7 @@ class BrokerageAnswers:
 
     def __init__(self, source: BrokerageDataSource) -> None:
         self.source = source
+        self._example = source.example
         self.intents: Sequence[Intent] = brokerage_intents()
         self._router: tuple[BrokerageData, QuestionRouter] | None = None
 
@@ -112,8 +116,9 @@ class BrokerageAnswers:
         used = {r.source_id: r.metadata.request_id for r in outcome.results if r.success}
         bound = [c.model_copy(update={"result": used.get(c.source_id)}) for c in bound]
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
-        if as_of:
-            markdown += f"\n\n_Data as of {as_of}._"
+        label = _EXAMPLE if self._example else "Data"  # issue 54: never said as yours
+        if as_of or self._example:
+            markdown += f"\n\n_{label} as of {as_of}._" if as_of else f"\n\n_{label}._"
         figures = tuple(self.figures(outcome.results))
         return ComposedAnswer(markdown, tuple(outcome.source_ids), figures, tuple(bound), True)
 

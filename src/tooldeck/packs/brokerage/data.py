@@ -21,6 +21,7 @@ from tooldeck.exceptions import DataPackError
 __all__ = [
     "ASSET_CLASSES",
     "DEFAULT_DATA_PATH",
+    "EXAMPLE_DATA",
     "TIMEFRAMES",
     "Account",
     "AccountSummary",
@@ -37,6 +38,8 @@ __all__ = [
 
 DEFAULT_DATA_PATH = Path(__file__).parent / "data" / "brokerage.json"
 """The data file shipped with the package."""
+EXAMPLE_DATA = "Example data: a demo portfolio shipped with tooldeck, not the user's accounts"
+"""What the example file's tool descriptions, results and answers say of it (issue 54)."""
 EXAMPLES_PATH = Path(__file__).parent / "data" / "examples.tsv"
 """Labelled questions (``question<TAB>intent`` per line) for the router's second reading;
 written from ``tests/packs/router_questions.py`` (``python tests/packs/router_questions.py``)."""
@@ -218,6 +221,8 @@ class BrokerageDataSource:
 
     Args:
         path: The data file (default: the one shipped with the package).
+        example: Whether it is example data (``example``); default: whether it is the
+            shipped file.
 
     Semantics:
         ``load()`` stats the file on every call (~1 µs) and parses it only when the
@@ -228,11 +233,21 @@ class BrokerageDataSource:
             the message names the file, section and field.
     """
 
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, *, example: bool | None = None) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DATA_PATH
+        self._example = example
         self._stamp: tuple[int, int] | None = None
         self._data: BrokerageData | None = None
         self._lock = threading.Lock()
+
+    @property
+    def example(self) -> bool:
+        """Whether this is the example file shipped with tooldeck (a demo portfolio, not
+        the user's accounts): its results and answers say so (issue 54). ``example``
+        given to the constructor decides instead (a test reading the file as a user's)."""
+        if self._example is not None:
+            return self._example
+        return self.path.resolve() == DEFAULT_DATA_PATH.resolve()
 
     def load(self) -> BrokerageData:
         """The current data, parsed again only if the file changed."""

@@ -9,6 +9,7 @@ topics are ``validation`` errors that list what exists. All are pure in-memory r
 
 from __future__ import annotations
 
+import inspect
 import re
 from datetime import date
 from difflib import SequenceMatcher
@@ -21,9 +22,11 @@ from tooldeck.core.dates import Day
 from tooldeck.core.definition import ToolAnnotations
 from tooldeck.core.kinds import Kind, Subject, Terms
 from tooldeck.core.names import closest_names
+from tooldeck.core.result import ToolResult
 from tooldeck.core.tool import BaseTool
 from tooldeck.exceptions import InvalidArgumentsError
 from tooldeck.packs.brokerage.data import (
+    EXAMPLE_DATA,
     AccountSummary,
     AssetClass,
     BrokerageData,
@@ -81,6 +84,25 @@ class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
 
     def __init__(self, source: BrokerageDataSource | None = None) -> None:
         self.source = source or BrokerageDataSource()
+        self.example = self.source.example
+        if self.example:  # issue 54: never read as the user's own accounts
+            self.description = f"{EXAMPLE_DATA}. {inspect.getdoc(type(self))}"
+            self.tags = (*self.tags, "example-data")
+
+    def build_output_schema(self) -> dict[str, Any] | None:
+        """The response's schema, with ``example_data`` when the data is the example."""
+        schema = super().build_output_schema()
+        if self.example and schema is not None:
+            about = {"type": "boolean", "const": True, "description": EXAMPLE_DATA}
+            schema["properties"] = {**schema.get("properties", {}), "example_data": about}
+        return schema
+
+    def format_output(self, response: TResp) -> ToolResult:
+        """The response's envelope; ``data.example_data`` is true on the example file."""
+        result = super().format_output(response)
+        if self.example and isinstance(result.data, dict):
+            result.data["example_data"] = True
+        return result
 
     def account_id(self, data: BrokerageData, account: str | None) -> str | None:
         """The account id for an id or name (any case), None for all accounts.
