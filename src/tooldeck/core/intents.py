@@ -103,6 +103,9 @@ class Figure:
     terms: tuple[str, ...] = ()
     """Words that name the figure in an answer ("worth" for a market value), besides
     the last word of ``label`` (``market_value`` → "market value")."""
+    excluding: tuple[tuple[str, str], ...] = ()
+    """The subjects a total leaves out ("all accounts but joint"): it backs a sentence
+    only when that sentence says it leaves something out ("excluding the joint account")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,16 +46,71 @@ def _only_as_of(rest: str, results: Sequence[ToolResult]) -> bool:
 
 
 def _unnamed_part(claim: _Claim, backing: list[_Fact], evidence: _Evidence) -> _Fact | None:
-    """The total a sentence states when it names no subject but only a part backs it.
+    """The total a sentence states when it names fewer subjects than the part backing it.
 
     "You have $8,420.00 in cash" matches the joint account's cash; the data also has the
-    total cash of all accounts, and the sentence, naming no account, states that.
+    total cash of all accounts, and the sentence, naming no account, states that. "You
+    own 42 shares of AAPL" names the symbol, not the account: it states the 60 shares
+    of AAPL in all accounts.
     """
-    if claim.subjects or not backing or any(f.total or not f.subjects for f in backing):
+    if not backing or any(f.total or dict(f.subjects).keys() <= claim.subjects.keys()
+                          for f in backing):  # fmt: skip
         return None
     names = {f.name for f in backing}
-    totals = [t for t in evidence.facts if t.total and t.name in names and t.kind is not None]
+    totals = [
+        t
+        for t in evidence.facts
+        if t.total and not t.excluding and t.name in names and t.kind is not None
+        and dict(t.subjects) == claim.subjects
+    ]  # fmt: skip
     return next((t for t in totals if abs(t.value - claim.value) > claim.tolerance), None)
+
+
+def _outranked(claim: _Claim, fact: _Fact, evidence: _Evidence) -> _Fact | None:
+    """The record that beats ``fact`` when the sentence ranks it first or last.
+
+    "Joint Brokerage has the most, at $33,578.70": another account's total value is
+    larger. Peers are the facts of the same field and kind, about the same types of
+    subject (accounts with accounts, a symbol's total with other symbols' totals).
+    """
+    if not claim.rank or fact.kind is None:
+        return None
+    kinds = {k for k, _ in fact.subjects}
+    better = [
+        f
+        for f in evidence.facts
+        if f.name == fact.name and f.kind == fact.kind and f.total == fact.total
+        and not f.excluding and f.subjects != fact.subjects
+        and {k for k, _ in f.subjects} == kinds and (f.value - fact.value) * claim.rank > 1e-9
+    ]  # fmt: skip
+    return max(better, key=lambda f: f.value * claim.rank, default=None)
+
+
+def _rule_finding(claim: _Claim, backing: list[_Fact], evidence: _Evidence, sources: str
+                  ) -> Finding | None:  # fmt: skip
+    """What the sentence around a backed figure says wrongly: a part said as the whole,
+    or a rank ("the most") another record beats; None when neither."""
+    total = _unnamed_part(claim, backing, evidence)
+    if total is not None:  # "I have $8,420 in cash": one account's, said as everything
+        missing = sorted({k for f in backing for k, _ in f.subjects} - claim.subjects.keys())
+        return Finding(
+            kind="untraced_number",
+            text=claim.text,
+            message=f"{claim.text} is {backing[0].describe()}, but the sentence names no "
+            f"{', '.join(missing)}: said so, it states the total, which is {total.value:g} "
+            f"({sources}).",
+        )
+    ranked = [f for f in backing if f.kind is not None]
+    beaten = [b for b in (_outranked(claim, f, evidence) for f in ranked) if b is not None]
+    if ranked and len(beaten) == len(ranked):
+        word = "largest" if claim.rank > 0 else "smallest"
+        return Finding(
+            kind="untraced_number",
+            text=claim.text,
+            message=f"{claim.text} is said to be the {word}, but {beaten[0].describe()} is "
+            f"{'larger' if claim.rank > 0 else 'smaller'} ({sources}).",
+        )
+    return None
 
 
 def _readings(claim: _Claim, backing: list[_Fact]) -> list[_Fact]:
@@ -235,14 +290,19 @@ def check_grounding(
         claims, problems_of_claims(markdown, claims, results, aliases), strict=True
     ):
         start, end = figure.span
-        words = next((c for at, c in worded.items() if start <= at < end), None)
+        words = next(  # the number as read with its words: "€[228.42]" is in euros
+            (c for at, c in worded.items() if at < end and start < at + len(c.text)), None
+        )
         fact = evidence.at.get((figure.source_id, figure.pointer or ""))
         if not problems and words is not None and fact is not None:  # a model's own binding
             why = _misread(words, fact)
+            rule = None if why is not None else _rule_finding(words, [fact], evidence, sources)
             if why is not None:
                 problems.append(
                     f"{words.text} is bound to {figure.source_id}{figure.pointer}: {why}"
                 )
+            elif rule is not None:
+                problems.append(rule.message)
         problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
                      "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
         uncited = sorted(figure.sources() - set(cited))
@@ -291,17 +351,9 @@ def check_grounding(
             )
             continue
         backing = [f for f in evidence.near(claim.value, claim.tolerance) if _agrees(claim, f)]
-        total = _unnamed_part(claim, backing, evidence)
-        if total is not None:  # "I have $8,420 in cash": one account's, said as everything
-            findings.append(
-                Finding(
-                    kind="untraced_number",
-                    text=claim.text,
-                    message=f"{claim.text} is {backing[0].describe()}, but the sentence names "
-                    f"no {', '.join(k for k, _ in backing[0].subjects)}: said so, it states the "
-                    f"total, which is {total.value:g} ({sources}).",
-                )
-            )
+        rule = _rule_finding(claim, backing, evidence, sources)
+        if rule is not None:
+            findings.append(rule)
             continue
         readings = _readings(claim, backing)
         if readings:
@@ -339,7 +391,35 @@ def check_grounding(
         stated = checked + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
         findings += _relevance(question, markdown, evidence, stated)
     findings += _example_unsaid(markdown, results, checked)
+    asked_for = question is not None and not bound  # a model's answer to a question
+    if not checked and not quoted and (asked_for or _says_nothing(markdown, question or "")):
+        findings.append(
+            Finding(
+                kind="no_answer",
+                text=markdown.strip()[:200],
+                message="The answer states nothing the tool results show (no figure, date or "
+                "quotation from them): answer from the results, or say what they cannot answer.",
+            )
+        )
     return GroundingReport(findings, checked, len(cited))
+
+
+_WORD = re.compile(r"[^\W_]+")
+_FILLER = frozenset(
+    "a an the i you your my me is are am was it its of to in on for and or do does did "
+    "how what which who when where why here there this that so ok okay sure well".split()
+)
+
+
+def _says_nothing(markdown: str, question: str) -> bool:
+    """Whether ``markdown`` is empty, or only the question's own words said back.
+
+    Issue 54: a local model answered 14 of 40 questions with an empty string or the
+    question echoed, and each was judged grounded at confidence 0.7.
+    """
+    words = set(_WORD.findall(_ids_blanked(markdown).lower()))
+    asked = set(_WORD.findall(question.lower()))
+    return not words - asked - _FILLER
 
 
 _EXAMPLE_SAID = re.compile(r"\b(?:example|demo|sample)\b", re.IGNORECASE)

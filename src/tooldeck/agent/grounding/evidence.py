@@ -41,6 +41,10 @@ class _Fact:
     currency...): what the sentence's words for such facts must agree with."""
     sources: frozenset[str] = frozenset()
     """The source ids it comes from (a derived figure: all of its inputs')."""
+    product: bool = False
+    """A derived product (quantity × a per-share value): never a per-share amount."""
+    excluding: bool = False
+    """A total over all subjects but some (``Figure.excluding``)."""
 
     def describe(self) -> str:
         whose = ", ".join(v for _, v in self.subjects)
@@ -104,7 +108,8 @@ class _Evidence:
             terms = (name.replace("_", " "), *f.terms)
             facts.append(
                 _Fact(f.value, f.kind, name, f.subjects, f.total, f.change, terms,
-                      sources=frozenset(f.source_ids))
+                      sources=frozenset(f.source_ids), product=f.op == "product",
+                      excluding=bool(f.excluding))
             )  # fmt: skip
         self.facts = sorted(facts, key=lambda f: abs(f.value))
         self.keys = [abs(f.value) for f in self.facts]

@@ -10,15 +10,20 @@ from functools import lru_cache
 
 from tooldeck.agent.grounding.evidence import _Evidence, _Fact
 from tooldeck.agent.grounding.patterns import (
+    _AFTER_DOWN,
+    _AFTER_UP,
     _BOUND,
     _CITATION,
     _CURRENCIES,
     _DOWN,
+    _EXCLUDING,
     _FOREIGN,
     _LEVEL,
     _LEXICON,
+    _PER_UNIT,
     _PERIODS,
     _PLAIN_KINDS,
+    _RANK,
     _SEGMENT,
     _TOTAL,
     _UP,
@@ -60,6 +65,13 @@ class _Claim:
     """The period its sentence names (``ytd``, ``1y``...), if any."""
     foreign: str | None = None
     """A field its words name that a record may not have ("dividend", "opened")."""
+    per_unit: bool = False
+    """Said per share ("$280.10 a share", "each"): never a quantity times a price."""
+    rank: int = 0
+    """+1 when its sentence calls it the largest ("biggest", "most", "led"), -1 the
+    smallest ("worst", "least"): the first amount after such a word."""
+    excluding: bool = False
+    """Its sentence leaves something out ("excluding the joint account")."""
 
 
 @lru_cache(maxsize=64)
@@ -117,6 +129,9 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
         cites = frozenset(_CITATION.findall(markdown[offset:end])) if markdown else frozenset()
         period = next((code for code, rule in _PERIOD_RULES if rule.search(sentence)), None)
         respectively = "respectively" in sentence
+        excluding = bool(_EXCLUDING.search(sentence))
+        ranks = sorted((m.start(), d) for d, rule in _RANK for m in rule.finditer(segment))
+        ranked_from = -1  # an amount after a rank word takes it; the next amount does not
         found = list(pattern.finditer(segment)) if pattern else []
         mentions = [
             (m.start(), names[m.group().lower()])
@@ -161,6 +176,10 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                 sign, worded = -1, True
             elif _UP.search(before[-40:]):
                 sign, worded = 1, True
+            elif _AFTER_DOWN.search(after):  # "$2.51 lower than yesterday"
+                sign, worded = -1, True
+            elif _AFTER_UP.search(after):
+                sign, worded = 1, True
             elif i and re.fullmatch(r"\s*\(\s*", before):  # "down $0.01 (0.01%)": the same change
                 sign, worded = said_sign, said_worded
             said_sign, said_worded = sign, worded
@@ -177,7 +196,7 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                     subjects[kind] = ident
                     own.add(kind)
             for at, (kind, ident) in mentions:  # right after it: "15 VOO shares" is VOO's
-                if 0 < at - m.end() <= 2:
+                if 0 < at - m.end() <= 2 and not segment[m.end() : at].strip():
                     subjects[kind] = ident
             if respectively:  # "A and B trade at $x and $y respectively"
                 for kind in {k for _, (k, _) in mentions}:
@@ -185,12 +204,18 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                     if len(order) == len(numbers):
                         subjects[kind] = order[i]
             total = bool(_TOTAL.search(plain[: m.start()]) or _TOTAL.search(context))
+            rank = 0
+            if kinds & {"money", "percent"}:
+                said_rank = [d for at, d in ranks if ranked_from < at < m.start()]
+                rank = said_rank[-1] if said_rank else 0
+                ranked_from = m.start()
             said = m.group(0)
             at = offset + m.start() + len(said) - len(said.lstrip())
             yield _Claim(
                 said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at,
                 sentence, cites, currency, period,
                 foreign.group().lower() if foreign else None,
+                bool(_PER_UNIT.search(after)), rank, excluding,
             )  # fmt: skip
 
 
@@ -210,6 +235,10 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return False
     if fact.kind == "count" and fact.terms and fact.name not in claim.named:
         return False  # "5" is a list's length only when said so: "5 positions"
+    if claim.per_unit and fact.product:
+        return False  # "$3,361.20 per share": a position's cost is not a share's
+    if fact.excluding and not claim.excluding:
+        return False  # all accounts but one, said as all of them
     if check == "named":
         return True
     if fact.prose and claim.subjects:
@@ -220,6 +249,8 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
             return False
     elif any(own.get(kind, ident) != ident for kind, ident in claim.subjects.items()):
         return False
+    elif "date" in claim.subjects and "date" not in own:
+        return False  # "bought 10 QQQ on Oct 28": the figure is of that day's record
     if check == "subject":
         return True
     if claim.total and not fact.total and not own.keys() <= claim.subjects.keys():

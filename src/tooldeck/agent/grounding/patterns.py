@@ -79,7 +79,7 @@ _QUOTE = re.compile(r"“([^”\n]{12,400})”|\"([^\"“”\n]{12,400})\"")
 straight quote in a heading before a typographic quotation does not open it)."""
 _SOURCE_ID = re.compile(r"\b[A-Za-z][\w-]*(?::[\w.-]+)*:v\d+\b")
 _NUMBER = re.compile(
-    r"(?<![\w.,$€£¥])(?P<sign>[-+−])?(?P<cur>(?:US)?[$€£¥]|(?:USD|EUR|GBP|CAD|AUD|CHF|JPY) ?)?"
+    r"(?<![\w.,$€£¥])(?P<sign>[-+−])?(?P<cur>(?:US|CA|C|AU|A|NZ|HK|S)?[$€£¥]|(?:USD|EUR|GBP|CAD|AUD|CHF|JPY) ?)?"
     r"(?P<int>\d{1,3}(?:,\d{3})+|\d+)"
     r"(?P<frac>\.\d+)?(?P<unit> ?(?:%|percent\b|bps\b|basis points?\b|k\b|K\b|M\b|B\b|bn\b|"
     r"million\b|billion\b|thousand\b))?"
@@ -89,7 +89,8 @@ _NUMBER = re.compile(
 _LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
 _SCALE = {"k": 1e3, "K": 1e3, "thousand": 1e3, "M": 1e6, "million": 1e6, "B": 1e9, "bn": 1e9,
           "billion": 1e9, "bps": 0.01, "basis point": 0.01, "basis points": 0.01}  # fmt: skip
-_CURRENCIES = {"$": "$", "us$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "usd": "USD",
+_CURRENCIES = {"$": "$", "us$": "USD", "ca$": "CAD", "c$": "CAD", "au$": "AUD", "a$": "AUD",
+               "nz$": "NZD", "hk$": "HKD", "s$": "SGD", "€": "EUR", "£": "GBP", "¥": "JPY", "usd": "USD",
                "eur": "EUR", "gbp": "GBP", "cad": "CAD", "aud": "AUD", "chf": "CHF",
                "jpy": "JPY", "dollar": "$", "dollars": "$", "euro": "EUR", "euros": "EUR"}  # fmt: skip
 """How a currency is written → its code ("$" is any dollar: USD, CAD, AUD...)."""
@@ -104,6 +105,22 @@ _DOWN = re.compile(
     r"lower|behind|slipped|sank|tumbled|slid|in the red)\b",
     re.IGNORECASE,
 )
+_AFTER_UP = re.compile(r"^\s*(?:higher|more|above|up)\s+(?:than|today|since|from|on)\b",
+                       re.IGNORECASE)  # fmt: skip
+_AFTER_DOWN = re.compile(r"^\s*(?:lower|less|below|under|down)\s+(?:than|today|since|from|on|what)\b",
+                         re.IGNORECASE)  # fmt: skip
+"""A direction said after the number: "$2.51 lower than yesterday"."""
+_RANK = (
+    (1, re.compile(r"\b(?:biggest|largest|most(?! recent)|highest|greatest|best|top(?! \d| "
+                   r"(?:two|three|four|five|ten)\b)|led|leading|leader)\b", re.IGNORECASE)),
+    (-1, re.compile(r"\b(?:smallest|least|lowest|worst|weakest|bottom)\b", re.IGNORECASE)),
+)  # fmt: skip
+"""Words that rank the figure after them first (+1: the largest) or last (-1)."""
+_PER_UNIT = re.compile(r"^\s*(?:per|a|an|/)\s*(?:share|unit)\b|^\s*each\b", re.IGNORECASE)
+"""Words after an amount that make it per share ("$280.10 a share", "each")."""
+_EXCLUDING = re.compile(r"\b(?:excluding|except|without|other than|besides|apart from|"
+                        r"not counting|leaving out|but (?:the|my|your)|outside)\b", re.IGNORECASE)  # fmt: skip
+"""Words that leave a subject out of a total ("excluding the joint account")."""
 _TOTAL = re.compile(
     r"\b(?:total|overall|combined|altogether|in all|(?:across|in) (?:all|all of)? ?your accounts|"
     r"(?:across|in|for) all (?:of )?(?:your |my )?accounts|portfolio|net worth|everything|"

@@ -143,6 +143,7 @@ def _all_but_one(accounts: Sequence[Mapping[str, Any]]) -> list[Figure]:
                     True,
                     False,
                     terms,
+                    (("account", left_out["account"]),),
                 )
             )
     return out
