@@ -53,9 +53,10 @@ BROAD = (
     ("get_quotes", {}),
     ("get_activity", {}),
     ("get_transfers", {}),
-    ("get_performance", {}),
+    *(("get_performance", {"timeframe": t}) for t in ("1D", "1W", "1M", "3M", "YTD", "1Y", "ALL")),
 )
-"""One call of each tool with no filter: everything a model could have fetched."""
+"""One call of each tool with no filter (performance: each period): everything a model
+could have fetched."""
 _FIGURE = re.compile(r"(?<![\w.])[-+−]?(?:CA|US)?[$€£]?\d[\d,]*(?:\.\d+)?%?")
 
 

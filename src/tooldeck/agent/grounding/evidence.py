@@ -111,6 +111,7 @@ class _Evidence:
                       sources=frozenset(f.source_ids), product=f.op == "product",
                       excluding=bool(f.excluding))
             )  # fmt: skip
+        facts.extend(_shares(facts))
         self.facts = sorted(facts, key=lambda f: abs(f.value))
         self.keys = [abs(f.value) for f in self.facts]
         self.years = {int(d[:4]) for d in self.dates}
@@ -176,10 +177,13 @@ class _Evidence:
                 }
             if isinstance(value.get("currency"), str):
                 self.currencies.add(value["currency"].upper())
+            mark = len(out)
             for key, item in value.items():
                 if self.numbers or isinstance(item, str | dict | list | tuple):
                     below = None if path is None else f"{path}/{_escaped(key)}"
                     self._walk(item, node.props.get(key, _EMPTY), record, key, out, below, here)
+            if self.numbers and keys:
+                out.extend(_within_record([f for f in out[mark:] if f.subjects == record]))
         elif isinstance(value, list | tuple):
             if self.numbers:
                 said = node.list_terms(name)
@@ -198,6 +202,45 @@ class _Evidence:
             out.append(self.facts[i])
             i += 1
         return out
+
+
+_MONEY_PAIRS = 6
+"""Records with more amounts than this derive no differences (they are no one's record)."""
+
+
+def _within_record(own: list[_Fact]) -> list[_Fact]:
+    """What one record's amounts state together: a quantity times a per-share amount (a
+    trade's 5 × $177.35 = $886.75) and the difference of two of its amounts (total cash
+    − settled cash = what is unsettled; total value − cash = what is invested), unless
+    the record has a change of its own, or a field states it (price − previous close)."""
+    money = [f for f in own if f.kind == "money" and not f.change and not f.total]
+    counts = [f for f in own if f.kind == "quantity"]
+    out = [
+        _Fact(q.value * m.value, "money", f"{m.name} × {q.name}", m.subjects, False,
+              values=m.values, sources=m.sources | q.sources, product=True)
+        for q in counts for m in money
+    ]  # fmt: skip
+    if len(money) <= _MONEY_PAIRS and not any(f.change for f in own):
+        held = {round(f.value, 6) for f in own}  # a difference a field states is that field's
+        out += [
+            _Fact(a.value - b.value, "money", f"{a.name} − {b.name}", a.subjects, False,
+                  terms=(*a.terms, *b.terms), values=a.values, sources=a.sources | b.sources)
+            for a in money for b in money
+            if a.value > b.value > 0 and round(a.value - b.value, 6) not in held
+        ]  # fmt: skip
+    return out
+
+
+def _shares(facts: list[_Fact]) -> list[_Fact]:
+    """Each part's share of its grand total, in percent: an account's total value of all
+    accounts' ("the Roth IRA is 23.6% of your portfolio")."""
+    grand = {f.name: f for f in facts if f.total and not f.subjects and f.kind == "money"}
+    return [
+        _Fact(f.value / grand[f.name].value * 100, "percent", f"share of {f.name}", f.subjects,
+              False, sources=f.sources | grand[f.name].sources)
+        for f in facts
+        if f.name in grand and not f.total and f.subjects and grand[f.name].value
+    ]  # fmt: skip
 
 
 def _escaped(key: str) -> str:

@@ -72,6 +72,9 @@ class _Claim:
     smallest ("worst", "least"): the first amount after such a word."""
     excluding: bool = False
     """Its sentence leaves something out ("excluding the joint account")."""
+    own_total: bool = False
+    """Its own words call it a total ("$128,963.20 in total", "your $X total"): the
+    accounts its sentence lists are the total's parts, not its subject."""
 
 
 @lru_cache(maxsize=64)
@@ -215,7 +218,7 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                 said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at,
                 sentence, cites, currency, period,
                 foreign.group().lower() if foreign else None,
-                bool(_PER_UNIT.search(after)), rank, excluding,
+                bool(_PER_UNIT.search(after)), rank, excluding, bool(_TOTAL.search(context)),
             )  # fmt: skip
 
 
@@ -231,8 +234,8 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return False
     if check == "kind":
         return True
-    if claim.named and fact.name not in claim.named:
-        return False
+    if claim.named and fact.name not in claim.named and not (claim.per_unit and not fact.product):
+        return False  # "cost $48.30 each" names the cost, and says it per share
     if fact.kind == "count" and fact.terms and fact.name not in claim.named:
         return False  # "5" is a list's length only when said so: "5 positions"
     if claim.per_unit and fact.product:
@@ -245,7 +248,8 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return False  # what a text says of AAPL does not outweigh AAPL's own records
     own = dict(fact.subjects)
     if fact.total:  # a total is of the subjects it names: all of them, or the claim's
-        if any(own.get(kind) != ident for kind, ident in claim.subjects.items()):
+        grand = claim.own_total and not own and not fact.excluding  # "$X in total: A $y..."
+        if not grand and any(own.get(kind) != ident for kind, ident in claim.subjects.items()):
             return False
     elif any(own.get(kind, ident) != ident for kind, ident in claim.subjects.items()):
         return False

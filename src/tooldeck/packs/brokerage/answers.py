@@ -153,7 +153,7 @@ _CHANGES = frozenset({"unrealized_pl", "unrealized_pl_pct"})
 """Figures that are changes (a gain or a loss has a direction)."""
 _TERMS = {
     "market_value": ("worth",),
-    "cost_value": ("cost", "paid", "invested"),
+    "cost_value": ("cost", "cost basis", "paid", "invested"),
     "unrealized_pl": ("p/l", "profit", "gain", "loss", "unrealized"),
     "unrealized_pl_pct": ("p/l", "profit", "gain", "loss", "unrealized"),
 }
