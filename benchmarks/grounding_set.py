@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "agent"))
 
 from model_corpus import reference
-from portfolio import user_portfolio
 
+from portfolio import user_portfolio
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import check_grounding
 from tooldeck.config import load_settings
@@ -72,9 +72,21 @@ def leaves(data: Any, pointer: str = "") -> Iterator[tuple[str, float]]:
         yield pointer, float(data)
 
 
+def record_words(data: Any, pointer: str) -> set[str]:
+    """The short strings of the record holding ``pointer`` (its symbol, account, side...)."""
+    node = data
+    for step in pointer.strip("/").split("/")[:-1]:
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    return {v.lower() for v in node.values() if isinstance(v, str) and len(v) <= 40}
+
+
 def bind(answer: str, results: list[ToolResult]) -> str:
-    """``answer`` with each number marked as a claim on the first field holding it."""
-    fields = [(r.source_id, p, v) for r in results if r.success for p, v in leaves(r.data)]
+    """``answer`` with each number marked as a claim on a field holding it.
+
+    Of the fields that hold it, the one whose record's words its sentence says most (a
+    model binding "5 GOOGL at $177.35" to the GOOGL trade), else the first.
+    """
+    fields = [(r, p, v) for r in results if r.success for p, v in leaves(r.data)]
 
     def mark(m: re.Match[str]) -> str:
         text = m.group()
@@ -84,8 +96,15 @@ def bind(answer: str, results: list[ToolResult]) -> str:
         value = float(body)
         decimals = len(body.split(".")[1]) if "." in body else 0
         tolerance = 0.5 * 10.0**-decimals + 1e-9
-        hit = next(((s, p) for s, p, v in fields if abs(abs(v) - value) <= tolerance), None)
-        return f"[{text}](claim:{hit[0]}#{hit[1]})" if hit else text
+        hits = [(r, p) for r, p, v in fields if abs(abs(v) - value) <= tolerance]
+        if not hits:
+            return text
+        start = max(answer.rfind(". ", 0, m.start()), 0)
+        end = answer.find(". ", m.end())
+        words = set(re.findall(r"[\w ]+", answer[start : end if end > 0 else None].lower()))
+        said = " ".join(words)
+        r, p = max(hits, key=lambda h: sum(w in said for w in record_words(h[0].data, h[1])))
+        return f"[{text}](claim:{r.source_id}#{p})"
 
     return _FIGURE.sub(mark, answer)
 
@@ -108,7 +127,9 @@ def judged(answer: str, question: str, results: list[ToolResult], way: str, ctx:
     cited = answer + " " + " ".join(f"[{s}]" for s in sources)
     claims: list[Any] = []
     if way == "bound":
-        cited, claims = read_marked(bind(answer, results) + " " + " ".join(f"[{s}]" for s in sources))
+        cited, claims = read_marked(
+            bind(answer, results) + " " + " ".join(f"[{s}]" for s in sources)
+        )
     report = check_grounding(
         cited, sources, results, ctx["pack"].figures(results), schemas=ctx["schemas"],
         subjects=ctx["subjects"], question=question, claims=claims,

@@ -187,8 +187,10 @@ def _shipped_default(name: str, config: Any, settings: Settings) -> tuple[bool, 
 
 
 def _own_data(settings: Settings) -> list[str]:
-    """What the configuration names of the user's own: MCP servers, OpenAPI imports and
-    the ``[context]`` sources (``finance``, ``calendar``...), in words; empty: nothing."""
+    """What the configuration names of the user's own, in words; empty: nothing.
+
+    MCP servers, OpenAPI imports and the ``[context]`` sources (``finance``, ``calendar``...).
+    """
     own = []
     if settings.all_mcp_servers():
         own.append("MCP servers")

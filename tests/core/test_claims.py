@@ -89,13 +89,16 @@ def test_a_claim_is_checked_against_the_value_at_its_pointer(
         assert len(problems) == 1 and says in problems[0], problems
 
 
-def test_a_claim_names_its_result_when_two_share_a_source() -> None:
+def test_a_claim_of_a_source_called_twice_holds_in_the_result_it_names_or_in_any() -> None:
     later = ToolResult.ok({"quotes": [{"price": 305.44}]}, source_id="tool:quotes:v1")
     results = [*RESULTS, later.with_metadata(request_id="r9")]
     first = Claim(span=(0, 7), source_id="tool:quotes:v1", pointer="/quotes/0/price", result="r0")
     assert check_claims("$228.42", [first], results) == []
-    unnamed = first.model_copy(update={"result": None})  # the last one: 305.44
-    assert "is 305.44" in check_claims("$228.42", [unnamed], results)[0]
+    assert "is 228.42" in check_claims("$305.44", [first], results)[0]  # r0 is named
+    unnamed = first.model_copy(update={"result": None})  # any result of the source
+    assert check_claims("$228.42", [unnamed], results) == []
+    assert check_claims("$305.44", [unnamed], results) == []
+    assert "is 305.44" in check_claims("$999.99", [unnamed], results)[0]  # the last, named
 
 
 P_L = Formula(  # 42 × 228.4217 − 42 × 150.25, each rounded to cents, as the router writes it

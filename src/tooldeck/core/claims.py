@@ -274,6 +274,11 @@ class _Results:
     def __init__(self, results: Sequence[ToolResult]) -> None:
         ok = [r for r in results if r.success]
         self.by_source = {r.source_id: r for r in ok if r.source_id}
+        self.all_of: dict[str, list[ToolResult]] = {}
+        """Every result of each source, in order (a run may call a tool twice)."""
+        for r in ok:
+            if r.source_id:
+                self.all_of.setdefault(r.source_id, []).append(r)
         self.by_id = {r.metadata.request_id: r for r in ok if r.metadata.request_id}
         self._derived: dict[tuple[int, int], float] = {}
 
@@ -397,12 +402,32 @@ def problems_of_claims(
 
 
 def _problems(markdown: str, claim: Claim, found: _Results, names: Mapping[str, str]) -> list[str]:
+    """A claim's problems; [] when it holds.
+
+    A claim naming only its source holds when any result of that source holds it (a
+    run that asked for two periods has two ``tool:performance:v1``).
+    """
+    others = found.all_of.get(claim.source_id, [])[:-1] if claim.result is None else []
+    problems = _problems_in(markdown, claim, found, names, None)
+    for other in others if problems else ():
+        if not _problems_in(markdown, claim, found, names, other):
+            return []
+    return problems
+
+
+def _problems_in(
+    markdown: str, claim: Claim, found: _Results, names: Mapping[str, str],
+    result: ToolResult | None,
+) -> list[str]:  # fmt: skip
     start, end = claim.span
     said = markdown[start:end]
     where = f"{said!r} at {start}"
     if not 0 <= start < end <= len(markdown):
         return [f"claim span {claim.span} is outside the answer"]
-    result = found.by_id.get(claim.result) if claim.result else found.by_source.get(claim.source_id)
+    if result is None:
+        result = (
+            found.by_id.get(claim.result) if claim.result else found.by_source.get(claim.source_id)
+        )
     if result is None or not (
         result.source_id == claim.source_id or (claim.result and _drawn_from(result, claim))
     ):
@@ -424,9 +449,24 @@ def _problems(markdown: str, claim: Claim, found: _Results, names: Mapping[str, 
     if stated is None:
         return [f"{where} states no number"]
     number, tolerance = stated
+    if number > 0 and value < 0 and _said_down(markdown, start, end):
+        number = -number  # "down [$2.42]", "($2.42)": the sign is in the words
     if abs(number - value) > tolerance + 1e-9 * max(1.0, abs(value)):
         return [f"{where} says {number:g}; {claim.source_id}{_target(claim)} is {value:g}"]
     return []
+
+
+def _said_down(markdown: str, start: int, end: int) -> bool:
+    """Whether an unsigned figure is said as a fall.
+
+    A direction word just before it ("down", "fell"), just after it ("lower than"), or
+    accounting parentheses ("($2.51)").
+    """
+    before = re.findall(r"[a-z]+", markdown[max(0, start - 30) : start].lower())[-3:]
+    after = re.findall(r"[a-z]+", markdown[end : end + 20].lower())[:1]
+    if markdown[:start].rstrip().endswith("(") and markdown[end:].lstrip().startswith(")"):
+        return not (set(before) & _UP)  # "($2.51)", but "up $2.51 (1.1%)" is not
+    return bool(set(before) & _DOWN or set(after) & {"lower", "less", "below", "under"})
 
 
 def _drawn_from(result: ToolResult, claim: Claim) -> bool:

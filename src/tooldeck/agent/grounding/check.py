@@ -88,8 +88,10 @@ def _outranked(claim: _Claim, fact: _Fact, evidence: _Evidence) -> _Fact | None:
 
 def _rule_finding(claim: _Claim, backing: list[_Fact], evidence: _Evidence, sources: str
                   ) -> Finding | None:  # fmt: skip
-    """What the sentence around a backed figure says wrongly: a part said as the whole,
-    or a rank ("the most") another record beats; None when neither."""
+    """What the sentence around a backed figure says wrongly, or None.
+
+    A part said as the whole, or a rank ("the most") that another record beats.
+    """
     total = _unnamed_part(claim, backing, evidence)
     if total is not None:  # "I have $8,420 in cash": one account's, said as everything
         missing = sorted({k for f in backing for k, _ in f.subjects} - claim.subjects.keys())
@@ -293,7 +295,11 @@ def check_grounding(
         words = next(  # the number as read with its words: "€[228.42]" is in euros
             (c for at, c in worded.items() if at < end and start < at + len(c.text)), None
         )
-        fact = evidence.at.get((figure.source_id, figure.pointer or ""))
+        fact = next(  # of the results of its source, the one whose field holds it
+            (f for f in evidence.at.get((figure.source_id, figure.pointer or ""), ())
+             if words is None or abs(abs(f.value) - words.value) <= words.tolerance),
+            None,
+        )  # fmt: skip
         if not problems and words is not None and fact is not None:  # a model's own binding
             why = _misread(words, fact)
             rule = None if why is not None else _rule_finding(words, [fact], evidence, sources)
@@ -406,9 +412,11 @@ def check_grounding(
 
 _WORD = re.compile(r"[^\W_]+")
 _FILLER = frozenset(
-    "a an the i you your my me is are am was it its of to in on for and or do does did "
-    "how what which who when where why here there this that so ok okay sure well".split()
-)
+    ("a", "an", "the", "i", "you", "your", "my", "me", "is", "are", "am", "was", "it", "its",
+     "of", "to", "in", "on", "for", "and", "or", "do", "does", "did", "how", "what", "which",
+     "who", "when", "where", "why", "here", "there", "this", "that", "so", "ok", "okay",
+     "sure", "well")
+)  # fmt: skip
 
 
 def _says_nothing(markdown: str, question: str) -> bool:

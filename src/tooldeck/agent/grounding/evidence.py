@@ -75,9 +75,9 @@ class _Evidence:
         self.labels: dict[str, tuple[str, str]] = {}
         """Display name → (type, id) of the subjects seen in the data."""
         self.ids: set[tuple[str, str]] = set()
-        self.at: dict[tuple[str, str], _Fact] = {}
-        """The fact at each (source_id, JSON pointer) of the cited results: what a claim
-        binds a figure to."""
+        self.at: dict[tuple[str, str], list[_Fact]] = {}
+        """The facts at each (source_id, JSON pointer) of the cited results (one per
+        result of that source: a run may call a tool twice): what a claim binds to."""
         self._source = ""
         self.currencies: set[str] = set()
         """Currency codes the cited data names (``currency`` fields), upper case."""
@@ -144,7 +144,7 @@ class _Evidence:
             )  # fmt: skip
             out.append(fact)
             if path is not None:
-                self.at[(self._source, path)] = fact
+                self.at.setdefault((self._source, path), []).append(fact)
             if kind is None:
                 out.append(_Fact(float(value) * 100, None, name, subjects, False, scaled=True))
         elif isinstance(value, str):
@@ -209,10 +209,13 @@ _MONEY_PAIRS = 6
 
 
 def _within_record(own: list[_Fact]) -> list[_Fact]:
-    """What one record's amounts state together: a quantity times a per-share amount (a
-    trade's 5 × $177.35 = $886.75) and the difference of two of its amounts (total cash
-    − settled cash = what is unsettled; total value − cash = what is invested), unless
-    the record has a change of its own, or a field states it (price − previous close)."""
+    """What one record's amounts state together.
+
+    A quantity times a per-share amount (a trade's 5 × $177.35 = $886.75) and the
+    difference of two of its amounts (total cash − settled cash = what is unsettled;
+    total value − cash = what is invested), unless the record has a change of its own,
+    or a field states it (price − previous close).
+    """
     money = [f for f in own if f.kind == "money" and not f.change and not f.total]
     counts = [f for f in own if f.kind == "quantity"]
     out = [
@@ -232,8 +235,10 @@ def _within_record(own: list[_Fact]) -> list[_Fact]:
 
 
 def _shares(facts: list[_Fact]) -> list[_Fact]:
-    """Each part's share of its grand total, in percent: an account's total value of all
-    accounts' ("the Roth IRA is 23.6% of your portfolio")."""
+    """Each part's share of its grand total, in percent.
+
+    An account's total value of all accounts' ("the Roth IRA is 23.6% of your portfolio").
+    """
     grand = {f.name: f for f in facts if f.total and not f.subjects and f.kind == "money"}
     return [
         _Fact(f.value / grand[f.name].value * 100, "percent", f"share of {f.name}", f.subjects,

@@ -242,9 +242,11 @@ class BrokerageDataSource:
 
     @property
     def example(self) -> bool:
-        """Whether this is the example file shipped with tooldeck (a demo portfolio, not
-        the user's accounts): its results and answers say so (issue 54). ``example``
-        given to the constructor decides instead (a test reading the file as a user's)."""
+        """Whether this is the example file shipped with tooldeck, not the user's accounts.
+
+        Its results and answers say so (issue 54). ``example`` given to the constructor
+        decides instead (a test reading the file as a user's).
+        """
         if self._example is not None:
             return self._example
         return self.path.resolve() == DEFAULT_DATA_PATH.resolve()

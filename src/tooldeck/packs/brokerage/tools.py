@@ -79,7 +79,7 @@ class _Symbol(BaseModel):
 class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
     blocking = False
     annotations = _READ_ONLY
-    tags = ("brokerage",)
+    tags: tuple[str, ...] = ("brokerage",)
     labels = ("private",)  # the user's holdings and money (providers.flow)
 
     def __init__(self, source: BrokerageDataSource | None = None) -> None:
