@@ -71,6 +71,9 @@ class Kind:
         terms: Words that name the field in an answer besides its own name ("previous
             close" names ``previous_close`` already): a number stated with words of
             another field's terms does not match this one.
+        named: The field backs a figure only where the sentence names it (its name or
+            terms): a previous close or a period's start value is never "the price"
+            or "the value" (issue 54: "up 4.06% to $141.02" stated the previous close).
 
     Raises:
         ValueError: ``name`` is not one of ``KINDS``.
@@ -80,6 +83,7 @@ class Kind:
     total: bool = False
     change: bool = False
     terms: tuple[str, ...] = ()
+    named: bool = False
 
     def __post_init__(self) -> None:
         if self.name not in KINDS:
@@ -96,6 +100,8 @@ class Kind:
             schema["x-change"] = True
         if self.terms:
             schema["x-terms"] = list(self.terms)
+        if self.named:
+            schema["x-named"] = True
         return schema
 
 

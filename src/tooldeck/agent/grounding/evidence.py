@@ -45,6 +45,8 @@ class _Fact:
     """A derived product (quantity × a per-share value): never a per-share amount."""
     excluding: bool = False
     """A total over all subjects but some (``Figure.excluding``)."""
+    named: bool = False
+    """It backs a figure only where the sentence names it (``x-named``)."""
 
     def describe(self) -> str:
         whose = ", ".join(v for _, v in self.subjects)
@@ -141,6 +143,7 @@ class _Evidence:
             fact = _Fact(
                 float(value), kind, name, subjects, node.total, node.change, terms,
                 values=values, sources=frozenset((self._source,)) if self._source else frozenset(),
+                named=node.named,
             )  # fmt: skip
             out.append(fact)
             if path is not None:
@@ -239,7 +242,11 @@ def _shares(facts: list[_Fact]) -> list[_Fact]:
 
     An account's total value of all accounts' ("the Roth IRA is 23.6% of your portfolio").
     """
-    grand = {f.name: f for f in facts if f.total and not f.subjects and f.kind == "money"}
+    grand = {
+        f.name: f
+        for f in facts
+        if f.total and not f.subjects and not f.excluding and f.kind == "money"
+    }
     return [
         _Fact(f.value / grand[f.name].value * 100, "percent", f"share of {f.name}", f.subjects,
               False, sources=f.sources | grand[f.name].sources)
@@ -271,6 +278,8 @@ class _Node:
     change: bool = False
     terms: tuple[str, ...] = ()
     """``x-terms`` of the node."""
+    named: bool = False
+    """``x-named``: its values back only sentences that name the field."""
     described: bool = False
     """The schema describes the node (a list's length is then said with its name)."""
     fact: bool = True
@@ -337,6 +346,7 @@ def _compile(
         total=bool(resolved.get("x-total")),
         change=bool(resolved.get("x-change")),
         terms=tuple(resolved.get("x-terms", ())),
+        named=bool(resolved.get("x-named")),
         described=True,
         fact=resolved.get("x-fact") is not False,
     )

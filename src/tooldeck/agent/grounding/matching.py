@@ -27,8 +27,10 @@ from tooldeck.agent.grounding.patterns import (
     _SEGMENT,
     _TOTAL,
     _UP,
+    _WRITTEN_DATE,
     _around,
     _numbers,
+    _written_days,
 )
 
 # -- claims: the numbers of the answer -------------------------------------------------
@@ -141,6 +143,14 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
             for m in found
             if not (names[m.group().lower()][0] == "date" and _BOUND.search(segment[: m.start()]))
         ]  # "since 2026-10-01" bounds a period, it names no record
+        written = markdown[offset:end] if markdown else segment  # text has them blanked
+        for m in _WRITTEN_DATE.finditer(written):  # "on Nov 19": the record of that day
+            days = [
+                d for d in _written_days(m, evidence.years or {0}) if ("date", d) in evidence.ids
+            ]
+            if len(days) == 1 and not _BOUND.search(written[: m.start()]):
+                mentions.append((m.start(), ("date", days[0])))
+        mentions.sort()
         spans = [(m.start(), m.end()) for m in found]
         numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing
             n for n in _numbers(plain) if not any(a <= n[2].start() < b for a, b in spans)
@@ -238,6 +248,8 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
         return False  # "cost $48.30 each" names the cost, and says it per share
     if fact.kind == "count" and fact.terms and fact.name not in claim.named:
         return False  # "5" is a list's length only when said so: "5 positions"
+    if fact.named and fact.name not in claim.named:
+        return False  # "up 4.06% to $141.02": a previous close only where it is said
     if claim.per_unit and fact.product:
         return False  # "$3,361.20 per share": a position's cost is not a share's
     if fact.excluding and not claim.excluding:

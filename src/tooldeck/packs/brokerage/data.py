@@ -59,7 +59,8 @@ TIMEFRAMES: tuple[str, ...] = ("1D", "1W", "1M", "3M", "YTD", "1Y", "ALL")
 
 
 _PRICE = ("trades at", "trading at", "is at", "quoted at", "priced at")
-_CLOSE = ("closed at", "close")
+_CLOSE = ("closed at", "close", "yesterday")
+_START = ("start", "started", "starting", "began", "went from", "a week ago")
 _COST_BASIS = ("average cost", "bought at", "paid")
 _RETURN = ("return", "returned", "performance")
 
@@ -88,7 +89,7 @@ class Quote(_Model):
     name: Annotated[str, Subject("symbol", label=True)]
     asset_class: AssetClass
     price: Annotated[float, Kind("money", terms=_PRICE)] = Field(gt=0)
-    previous_close: Annotated[float, Kind("money", terms=_CLOSE)] = Field(gt=0)
+    previous_close: Annotated[float, Kind("money", terms=_CLOSE, named=True)] = Field(gt=0)
     change: MoneyChange
     change_pct: PercentChange
     currency: str = "USD"
@@ -133,7 +134,7 @@ class PerformancePoint(_Model):
     timeframe: Timeframe
     return_pct: Annotated[float, Kind("percent", change=True, terms=_RETURN)]
     return_amount: Annotated[float, Kind("money", change=True, terms=_RETURN)]
-    start_value: Money
+    start_value: Annotated[float, Kind("money", terms=_START, named=True)]
     end_value: Money
     net_contributions: Annotated[float, Kind("money", terms=("contributions", "contributed"))]
 
