@@ -46,6 +46,19 @@ _QUANTITY_BEFORE = re.compile(
 )
 """"25 shares of " (or "30 ") right before a symbol the question names."""
 _PERIOD_RULES = tuple((code, re.compile(rule, re.IGNORECASE)) for code, rule in _PERIODS)
+_SINCE_BOUGHT = re.compile(
+    r"\b(?:losing money|lost money|making money|in the (?:green|red)|(?:made|make|earned|lost|"
+    r"gained?) on\b|since (?:i|we) (?:bought|purchased|got)|since purchase|profit|unrealized|"
+    r"(?:up|down) (?:or (?:up|down) )?(?:overall|since)|how much have i (?:made|lost|gained))",
+    re.IGNORECASE,
+)
+"""A question about a holding since it was bought (its gain or loss, not a day's move)."""
+_SINCE_SAID = re.compile(
+    r"\b(?:since (?:you|i) (?:bought|purchased)|unrealized|cost|paid|bought at|basis|"
+    r"overall|in total|all told|gain|loss|profit|p/l)\b",
+    re.IGNORECASE,
+)
+"""Words of an answer that state the gain or loss since purchase."""
 _ROW = re.compile(r"^\s*(?:\|(?!\s*-)(?![^|]*\|\s*-).*\||[-*]\s|\d+[.)]\s)", re.MULTILINE)
 
 
@@ -56,7 +69,8 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
     "how much"; a percentage for "what share of my portfolio"; every account or symbol a
     comparison names; figures for the period asked ("this year"), or a plain word that the
     data has none, not figures for another period; N × the price for "what would N shares
-    of X cost".
+    of X cost"; for a holding's gain since it was bought ("am I losing money on X?"), not
+    only today's move.
     """
     if (
         markdown.rstrip().endswith("?")
@@ -74,6 +88,21 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
                 text=first[:80],
                 message="The question asks which one; name the winner in the first sentence "
                 "(an account or a symbol of the data).",
+            )
+        )
+    day = dict(_PERIOD_RULES)["1d"]
+    if (
+        _SINCE_BOUGHT.search(question)
+        and not any(rule.search(question) for _, rule in _PERIOD_RULES)
+        and day.search(markdown)
+        and not _SINCE_SAID.search(markdown)
+    ):
+        found.append(
+            Finding(
+                kind="off_question",
+                text=first[:80],
+                message="The question asks how the holding did since it was bought; the answer "
+                "gives today's move: state the gain or loss against its cost.",
             )
         )
     top = _TOP.search(question)
