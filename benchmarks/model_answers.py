@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "packs"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "agent"))
 

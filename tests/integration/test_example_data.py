@@ -83,6 +83,8 @@ def test_the_chat_never_states_a_demo_figure_as_the_users(project: Path, tmp_pat
         assert done.returncode == 0, done.stderr
         assert not stated(done.stdout, figures), (question, done.stdout)
         assert "get_positions" not in done.stdout and "get_account_summary" not in done.stdout
+        if question == "What is my account balance?":  # the statements' own: LEDGERBAL, INVBAL
+            assert "$150.65" in done.stdout and "$6,543.21" in done.stdout, done.stdout
     env["TOOLDECK_BROKERAGE__ENABLED"] = "true"  # asked for explicitly
     asked = tooldeck("chat", "What is my account balance?", cwd=project, env=env)
     assert asked.returncode == 0, asked.stderr

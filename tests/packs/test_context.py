@@ -370,6 +370,11 @@ def test_spending_windows_are_read_from_the_question() -> None:
     assert spending_window("last week", today) == ("2026-11-16", "2026-11-22")
     assert spending_window("over the last 30 days", today) == ("2026-10-26", "2026-11-24")
     assert spending_window("ever", today) == (None, None)
+    # issue 54: a year said is the year searched
+    assert spending_window("How much did I spend in April 2009?", today) == (
+        "2009-04-01", "2009-04-30",
+    )  # fmt: skip
+    assert spending_window("what did I spend in 2009", today) == ("2009-01-01", "2009-12-31")
 
 
 def test_context_questions_do_not_take_the_brokerage_questions(tmp_path: Path) -> None:
@@ -399,6 +404,8 @@ def test_context_questions_do_not_take_the_brokerage_questions(tmp_path: Path) -
          "You spent $61.65 on uber from 2026-11-01 to 2026-11-30, in 3 transactions",
          "context:finance:ofx"),
         ("what's on my todo list", "**Tasks**: 3 open", "context:tasks:todo.txt"),
+        ("How much did I spend on groceries?", " on groceries, in ", "context:finance:ofx"),
+        ("What was my largest expense?", "Your largest expense: ", "context:finance:ofx"),
         ("how long to get to work?", "To work: 21.5 minutes (9.4 km, driving).",
          "context:commute:osrm"),
     ],

@@ -76,14 +76,19 @@ def _outranked(claim: _Claim, fact: _Fact, evidence: _Evidence) -> _Fact | None:
     if not claim.rank or fact.kind is None:
         return None
     kinds = {k for k, _ in fact.subjects}
+
+    def size(f: _Fact) -> float:  # a change ranks by its sign (the worst fall is the
+        return (f.value if fact.change else abs(f.value)) * claim.rank  # lowest), a level
+        # or an amount by its size (the largest expense is the most negative)
+
     better = [
         f
         for f in evidence.facts
         if f.name == fact.name and f.kind == fact.kind and f.total == fact.total
         and not f.excluding and f.subjects != fact.subjects
-        and {k for k, _ in f.subjects} == kinds and (f.value - fact.value) * claim.rank > 1e-9
+        and {k for k, _ in f.subjects} == kinds and size(f) - size(fact) > 1e-9
     ]  # fmt: skip
-    return max(better, key=lambda f: f.value * claim.rank, default=None)
+    return max(better, key=size, default=None)
 
 
 def _rule_finding(claim: _Claim, backing: list[_Fact], evidence: _Evidence, sources: str

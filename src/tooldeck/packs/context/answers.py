@@ -37,8 +37,16 @@ CONTEXT_INTENTS = (
         description="Travel time to a place of the address book.",
     ),
     Intent(
+        "balances",
+        _step({"category": "finance"}),
+        description="Each account's balance and the holdings, as the statements state them.",
+    ),
+    Intent(
         "spending",
-        _step({"action": "query", "per_page": 5}, ("search", "date_from", "date_to")),
+        _step(
+            {"action": "query", "per_page": 5},
+            ("search", "date_from", "date_to", "sort", "sort_dir"),
+        ),
         description="What was spent (on a payee, in a period), with the transactions.",
     ),
 )
@@ -47,6 +55,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
         ("briefing", r"\b(briefing|brief me|my day look|rundown|morning summary)\b"),
+        (
+            "balances",
+            r"\b(balances?|net worth|worth|how much (?:money|cash) (?:do|have) i|"
+            r"(?:my|the) (?:holdings|investments|positions))\b",
+        ),
         ("spending", r"\b(spen[dt]|spending|paid|pay for|expenses?|purchases?|bought)\b"),
         ("calendar", r"\b(calendar|agenda|meetings?|appointments?|schedule|events?)\b"),
         ("weather", r"\b(weather|rain|raining|forecast|temperature|umbrella|snow|sunny)\b"),
@@ -59,6 +72,7 @@ _PAYEE = re.compile(r"\b(?:on|at|for|to)\s+([a-z0-9][\w&.' -]*?)(?=\s+(?:in|last
 _PLACE = re.compile(r".*\bto\s+(?:the\s+)?([a-z][\w -]*?)\s*[?.!,]*$", re.IGNORECASE)
 """The place after the last "to" ("how long to get to work?" → work)."""
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]  # fmt: skip
+_LARGEST = re.compile(r"\b(?:largest|biggest|most expensive|highest|largest single)\b", re.I)
 _NOT_PAYEES = frozenset({"me", "my", "it", "that", "this", "them", "stuff", "things"})
 
 
@@ -66,9 +80,14 @@ def spending_window(question: str, today: date) -> tuple[str | None, str | None]
     """(date_from, date_to) of a period named in ``question``, as YYYY-MM-DD, or Nones.
 
     Understands today, yesterday, this/last week, this/last month, this/last year,
-    "in <month>" (the latest one not after today), "last N days".
+    "in <month>" (the latest one not after today), "<month> <year>", "in <year>",
+    "last N days".
     """
     q = question.lower()
+    year = re.search(r"\b(?:in|during|for|of)\s+((?:19|20)\d\d)\b", q)
+    month = next((n for n, name in enumerate(_MONTHS, 1) if re.search(rf"\b{name}\b", q)), 0)
+    if year and not month:  # "in 2009": the whole year
+        return f"{year.group(1)}-01-01", f"{year.group(1)}-12-31"
     if "yesterday" in q:
         day = today - timedelta(days=1)
         return day.isoformat(), day.isoformat()
@@ -96,7 +115,12 @@ def spending_window(question: str, today: date) -> tuple[str | None, str | None]
         return f"{today.year}-01-01", today.isoformat()
     for number, name in enumerate(_MONTHS, start=1):
         if re.search(rf"\b{name}\b", q):
-            year = today.year if number <= today.month else today.year - 1
+            written = re.search(rf"\b{name},?\s+((?:19|20)\d\d)\b", q)  # "april 2009"
+            year = (
+                int(written.group(1))
+                if written
+                else (today.year if number <= today.month else today.year - 1)
+            )
             first = date(year, number, 1)
             last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
             return first.isoformat(), last.isoformat()
@@ -108,16 +132,20 @@ class ContextAnswers:
 
     Args:
         today: The user's day, in their zone (for "last month").
+        balances: Claim questions about balances and holdings ("what is my balance?"):
+            only where statements are configured, so that another pack's data (a
+            brokerage file) answers them otherwise.
     """
 
     intents: Sequence[Intent] = CONTEXT_INTENTS
 
-    def __init__(self, today: Callable[[], date]) -> None:
+    def __init__(self, today: Callable[[], date], *, balances: bool = False) -> None:
         self.today = today
+        self._patterns = [(n, p) for n, p in _PATTERNS if balances or n != "balances"]
 
     def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
         """The first category the question names; confidence 0.9, or 0 (no claim)."""
-        for name, pattern in _PATTERNS:
+        for name, pattern in self._patterns:
             if pattern.search(question):
                 return Route(name, self._params(name, question, dict(given or {})), 0.9)
         return Route("briefing", {}, 0.0)
@@ -128,7 +156,9 @@ class ContextAnswers:
             payee = _PAYEE.search(question)
             found = payee.group(1).strip() if payee else None
             search = found if found and found.lower() not in _NOT_PAYEES else None
-            return {"search": search, "date_from": start, "date_to": end, **given}
+            largest = _LARGEST.search(question)  # the largest expense: the most negative first
+            order = {"sort": "amount", "sort_dir": "asc"} if largest else {}
+            return {"search": search, "date_from": start, "date_to": end, **order, **given}
         if intent == "commute":
             place = _PLACE.search(question)
             return {"destination": place.group(1).strip() if place else None, **given}
@@ -143,7 +173,11 @@ class ContextAnswers:
         result = outcome.results[0]
         w = _Writer(result.data)
         if route.intent == "spending":
-            text, cited = _spending(w)
+            text, cited = _spending(
+                w, "Largest" if route.params.get("sort") == "amount" else "Latest"
+            )
+        elif route.intent == "balances":
+            text, cited = _balances(w)
         elif route.intent == "commute":
             text, cited = _commute(w)
         else:
@@ -230,6 +264,52 @@ def _category(w: _Writer, i: int) -> tuple[str, list[str]]:
         said = [w.value(source, f"{at}/alerts/{k}") for k in range(len(alerts))]
         text += " Heads-up: " + "; ".join(said) + "."
     return text, list(category["source_ids"])
+
+
+def _balances(w: _Writer) -> tuple[str, list[str]]:
+    """Each balance and the largest holdings the statements state, or what they cannot say.
+
+    Only what a statement states (``LEDGERBAL``, ``INVBAL``, ``INVPOSLIST``), each figure
+    bound to its record, with its date: nothing is added up across accounts or currencies.
+    """
+    at = "/categories/0"
+    problem = _not_ready(w, at)
+    if problem is not None:
+        return problem, []
+    summary = w.at(f"{at}/summary")
+    balances, holdings = summary.get("balances", []), summary.get("holdings", [])
+    cited = list(w.at(at)["source_ids"])
+    if not balances and not holdings:
+        return (
+            "Your statements state no balance and no holding (OFX LEDGERBAL, INVBAL or "
+            "INVPOSLIST), so I cannot say how much you have; I can say what you spent "
+            "or received."
+        ), cited
+    lines = []
+    for k, b in enumerate(balances):
+        here, source = f"{at}/summary/balances/{k}", b["source_id"]
+        line = (
+            f"- {w.value(source, f'{here}/account')} ({b['kind']}): "
+            f"{w.money(source, f'{here}/balance', b['currency'])}"
+        )
+        if b.get("as_of"):
+            line += f" on {w.value(source, f'{here}/as_of', 'date')}"
+        lines.append(line)
+    for k, h in enumerate(holdings[:5]):
+        here, source = f"{at}/summary/holdings/{k}", h["source_id"]
+        name = (
+            w.value(source, f"{here}/ticker")
+            if h.get("ticker")
+            else w.value(source, f"{here}/security")
+        )
+        worth = h.get("market_value")
+        lines.append(
+            f"- {name}: {w.value(source, f'{here}/units')} units"
+            + (f" worth {w.money(source, f'{here}/market_value', h['currency'])}"
+               if worth is not None else "")
+        )  # fmt: skip
+    more = f" ({len(holdings) - 5} more holdings)" if len(holdings) > 5 else ""
+    return "**Balances** from your statements" + more + ":\n" + "\n".join(lines), cited
 
 
 def _calendar(w: _Writer, source: str, at: str) -> str:
@@ -348,7 +428,12 @@ _WRITERS: dict[str, Callable[[_Writer, str, str], str]] = {
 }  # fmt: skip
 
 
-def _spending(w: _Writer) -> tuple[str, list[str]]:
+def _spending(w: _Writer, listed: str = "Latest") -> tuple[str, list[str]]:
+    """What was spent (and received) in the query's window, and its first transactions.
+
+    ``listed``: "Latest" (by date), or "Largest" (by amount: the largest expense is
+    said first, as the question asks for it).
+    """
     problem = _not_ready(w, "/categories/0")
     query = w.data.get("query")
     if problem is not None or not query:
@@ -384,7 +469,7 @@ def _spending(w: _Writer) -> tuple[str, list[str]]:
         )
     if transactions:
         text += (
-            " Latest: "
+            f" {listed}: "
             + "; ".join(
                 f"{w.value(source, f'/query/transactions/{k}/date', 'date')} "
                 f"{w.value(source, f'/query/transactions/{k}/payee')} "
@@ -392,6 +477,14 @@ def _spending(w: _Writer) -> tuple[str, list[str]]:
                 for k, t in enumerate(transactions[:3])
             )
             + "."
+        )
+    if listed == "Largest" and transactions and transactions[0]["amount"] < 0:
+        first = transactions[0]
+        text = (
+            f"Your largest expense{what}{when}: "
+            f"{w.value(source, '/query/transactions/0/payee')} "
+            f"{w.money(source, '/query/transactions/0/amount', first['currency'])} on "
+            f"{w.value(source, '/query/transactions/0/date', 'date')}. " + text
         )
     return text, list(query["source_ids"])
 

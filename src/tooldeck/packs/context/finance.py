@@ -106,7 +106,7 @@ class OfxAdapter(_FinanceAdapter):
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every statement's transactions.
 
-        ``metadata`` has the investment transactions, positions and accounts, and in
+        ``metadata`` has the investment transactions, positions, accounts and balances, and in
         ``skipped`` each file that could not be read.
 
         Raises:
@@ -122,7 +122,7 @@ class OfxAdapter(_FinanceAdapter):
         """
         records: list[dict[str, Any]] = []
         metadata: dict[str, list[Any]] = {
-            "accounts": [], "investments": [], "positions": [], "skipped": []
+            "accounts": [], "investments": [], "positions": [], "balances": [], "skipped": []
         }  # fmt: skip
         failed: list[str] = []
         for path in self.paths:
@@ -167,7 +167,8 @@ def read_ofx(path: Path, categories: Mapping[str, str]) -> dict[str, Any]:
 
     Returns:
         ``{"transactions": [...], "investments": [...], "positions": [...],
-        "accounts": [...], "skipped": [...]}``; each transaction with its ``category``.
+        "accounts": [...], "balances": [...], "skipped": [...]}``; each transaction
+        with its ``category``.
 
     Raises:
         SourceError: the file cannot be read or holds no ``<OFX>`` element.
@@ -183,6 +184,7 @@ def read_ofx(path: Path, categories: Mapping[str, str]) -> dict[str, Any]:
         "investments": read.investments,
         "positions": read.positions,
         "accounts": read.accounts,
+        "balances": read.balances,
         "skipped": read.skipped,
     }
 
@@ -364,7 +366,8 @@ def _brief(r: Mapping[str, Any]) -> dict[str, Any]:
 class FinanceQuery:
     """A query over transactions (seed 000's ``query_finance`` parameters).
 
-    ``search`` matches payee or memo (any case); ``category`` the transaction's category
+    ``search`` matches payee, memo or category (any case: "groceries" finds what the
+    ``categories`` map to groceries); ``category`` the transaction's category
     (any case); dates are inclusive; ``page`` counts from 1.
     """
 
@@ -395,7 +398,12 @@ def query_transactions(records: Sequence[Mapping[str, Any]], query: FinanceQuery
     matches = [
         r
         for r in records
-        if (needle is None or needle in r["payee"].lower() or needle in r["memo"].lower())
+        if (
+            needle is None
+            or needle in r["payee"].lower()
+            or needle in r["memo"].lower()
+            or needle in r["category"].lower()
+        )  # "groceries": ALDI, mapped to it
         and (wanted is None or r["category"].lower() == wanted)
         and (since is None or r["date"] >= since)
         and (until is None or r["date"] <= until)

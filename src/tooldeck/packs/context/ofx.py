@@ -171,14 +171,17 @@ class OfxStatements:
     amount, currency, payee, memo, account}``); ``investments`` are ``{id, date,
     account, action, type, security, ticker, units, unit_price, total, fees,
     income_type, currency, memo}``; ``positions`` ``{account, security, ticker, type,
-    units, unit_price, market_value, as_of, currency}``. ``skipped`` names each entry
-    that could not be read (no date, no amount) and why.
+    units, unit_price, market_value, as_of, currency}``; ``balances`` ``{account, kind,
+    balance, available, as_of, currency}`` (``LEDGERBAL`` and ``AVAILBAL`` of a bank or
+    card statement, ``INVBAL``'s ``AVAILCASH`` of an investment one: its cash).
+    ``skipped`` names each entry that could not be read (no date, no amount) and why.
     """
 
     transactions: list[dict[str, Any]] = field(default_factory=list)
     investments: list[dict[str, Any]] = field(default_factory=list)
     positions: list[dict[str, Any]] = field(default_factory=list)
     accounts: list[str] = field(default_factory=list)
+    balances: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -208,6 +211,7 @@ def read_statements(raw: bytes, name: str) -> OfxStatements:
                 _bank(tx, account, currency, name, out)
             if tag == "INVSTMTRS":
                 _investments(statement, account, currency, securities, name, out)
+            _balance(statement, tag, account, currency, out)
     for transfer in [*ofx.walk("INTRARS"), *ofx.walk("INTERRS")]:
         _transfer(transfer, name, out)
     return out
@@ -236,6 +240,27 @@ def _transfer(transfer: OfxNode, name: str, out: OfxStatements) -> None:
         "payee": f"transfer to {target}" if target else "transfer",
         "memo": "",
         "account": account,
+    })  # fmt: skip
+
+
+_KINDS = {"STMTRS": "bank", "CCSTMTRS": "credit card", "INVSTMTRS": "investment cash"}
+
+
+def _balance(statement: OfxNode, tag: str, account: str, currency: str, out: OfxStatements
+             ) -> None:  # fmt: skip
+    """The statement's closing balance, if it states one (OFX 2.2 §11.4.2.2, §13.9.2.2)."""
+    if tag == "INVSTMTRS":
+        balance, available = _number(statement.value("INVBAL", "AVAILCASH")), None
+        day = _day(statement.value("INVTRANLIST", "DTEND") or statement.value("DTASOF"))
+    else:
+        balance = _number(statement.value("LEDGERBAL", "BALAMT"))
+        available = _number(statement.value("AVAILBAL", "BALAMT"))
+        day = _day(statement.value("LEDGERBAL", "DTASOF"))
+    if balance is None:
+        return
+    out.balances.append({
+        "account": account, "kind": _KINDS[tag], "balance": balance,
+        "available": available, "as_of": day, "currency": currency.upper(),
     })  # fmt: skip
 
 

@@ -160,7 +160,9 @@ class ContextPack:
         services.register(ContextBridge, bridge)
         services.register(ContextBridges, bridges)
         zone = ZoneInfo(config.timezone)
-        answers = ContextAnswers(lambda: datetime.now(zone).date())
+        answers = ContextAnswers(
+            lambda: datetime.now(zone).date(), balances=config.finance is not None
+        )
         return PackParts(
             tools=[UserContextTool(bridges)],
             answers=answers,

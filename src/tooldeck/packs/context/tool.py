@@ -315,8 +315,11 @@ def _category(
     good = sum(r.success for r in results)
     status = "ok" if good == len(results) else "error" if good == 0 else "partial"
     summary = dict(shaped.get("summary", {}))
-    if category == "finance" and (holdings := _holdings(results)):
-        summary["holdings"] = holdings
+    if category == "finance" and (holdings := _held(results, "positions")):
+        holdings.sort(key=lambda p: -(p.get("market_value") or 0.0))  # largest first
+        summary["holdings"] = holdings[:50]
+    if category == "finance" and (balances := _held(results, "balances")):
+        summary["balances"] = balances[:50]
     return CategoryContext(
         category=category,
         status=status,
@@ -327,20 +330,18 @@ def _category(
     )
 
 
-def _holdings(results: list[AdapterResult]) -> list[dict[str, Any]]:
-    """The positions of the statements read (OFX ``INVPOSLIST``), largest value first.
+def _held(results: list[AdapterResult], key: str) -> list[dict[str, Any]]:
+    """The statements' ``positions`` or ``balances``, each with its ``source_id``.
 
-    Each: ``{account, security, ticker, type, units, unit_price, market_value, as_of,
-    currency, source_id}``, at most 50.
+    Shapes: ``ofx.OfxStatements`` (positions from ``INVPOSLIST``, balances from
+    ``LEDGERBAL``/``AVAILBAL``/``INVBAL``).
     """
-    found = [
-        {**position, "source_id": result.source_id}
+    return [
+        {**record, "source_id": result.source_id}
         for result in results
         if result.success
-        for position in result.metadata.get("positions", [])
+        for record in result.metadata.get(key, [])
     ]
-    found.sort(key=lambda p: -(p.get("market_value") or 0.0))
-    return found[:50]
 
 
 def _commute(
