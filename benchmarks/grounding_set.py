@@ -137,8 +137,8 @@ def judged(answer: str, question: str, results: list[ToolResult], way: str, ctx:
     return report
 
 
-async def main(show: str | None) -> None:
-    rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line]
+async def main(show: str | None, path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     settings = load_settings(
         builtin={"enabled": False}, audit={"enabled": False},
         brokerage={"data_path": user_portfolio()},
@@ -176,7 +176,7 @@ async def main(show: str | None) -> None:
                                          + "; ".join(f.message for f in report.findings[:2]))  # fmt: skip
     finally:
         await runtime.aclose()
-    print(f"{len(rows)} answers to {len(cache)} questions ({SET.name})")
+    print(f"{len(rows)} answers to {len(cache)} questions ({path.name})")
     for (source, way), (passed, wrong, rejected, right) in sorted(tally.items()):
         w, r = passed / wrong, rejected / right
         print(f"{source:>6} {way:<5}: wrong judged grounded {passed}/{wrong} = {w:5.1%} "
@@ -189,4 +189,6 @@ async def main(show: str | None) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", choices=("wrong", "right", "all"))
-    asyncio.run(main(parser.parse_args().show))
+    parser.add_argument("--set", type=Path, default=SET, help="a JSON Lines set (default: %(default)s)")
+    args = parser.parse_args()
+    asyncio.run(main(args.show, args.set))
