@@ -137,8 +137,7 @@ def judged(answer: str, question: str, results: list[ToolResult], way: str, ctx:
     return report
 
 
-async def main(show: str | None, path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+async def main(show: str | None, rows: list[dict[str, Any]], path: Path) -> None:
     settings = load_settings(
         builtin={"enabled": False}, audit={"enabled": False},
         brokerage={"data_path": user_portfolio()},
@@ -189,6 +188,9 @@ async def main(show: str | None, path: Path) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", choices=("wrong", "right", "all"))
-    parser.add_argument("--set", type=Path, default=SET, help="a JSON Lines set (default: %(default)s)")
+    parser.add_argument(
+        "--set", type=Path, default=SET, help="a JSON Lines set (default: %(default)s)"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.show, args.set))
+    lines = args.set.read_text(encoding="utf-8").splitlines()
+    asyncio.run(main(args.show, [json.loads(line) for line in lines if line], args.set))
