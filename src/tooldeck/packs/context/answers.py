@@ -84,10 +84,9 @@ def spending_window(question: str, today: date) -> tuple[str | None, str | None]
     "last N days".
     """
     q = question.lower()
-    year = re.search(r"\b(?:in|during|for|of)\s+((?:19|20)\d\d)\b", q)
-    month = next((n for n, name in enumerate(_MONTHS, 1) if re.search(rf"\b{name}\b", q)), 0)
-    if year and not month:  # "in 2009": the whole year
-        return f"{year.group(1)}-01-01", f"{year.group(1)}-12-31"
+    said = re.search(r"\b(?:in|during|for|of)\s+((?:19|20)\d\d)\b", q)
+    if said and not any(re.search(rf"\b{name}\b", q) for name in _MONTHS):  # "in 2009"
+        return f"{said.group(1)}-01-01", f"{said.group(1)}-12-31"
     if "yesterday" in q:
         day = today - timedelta(days=1)
         return day.isoformat(), day.isoformat()
