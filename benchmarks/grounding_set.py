@@ -37,10 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "agent
 
 from model_corpus import reference
 
-from portfolio import user_portfolio
+from portfolio import user_portfolio, user_settings
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import check_grounding
-from tooldeck.config import load_settings
 from tooldeck.core.claims import read_marked
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
@@ -138,10 +137,7 @@ def judged(answer: str, question: str, results: list[ToolResult], way: str, ctx:
 
 
 async def main(show: str | None, rows: list[dict[str, Any]], path: Path) -> None:
-    settings = load_settings(
-        builtin={"enabled": False}, audit={"enabled": False},
-        brokerage={"data_path": user_portfolio()},
-    )  # fmt: skip
+    settings = user_settings()
     runtime = build_runtime(settings, load_entry_points=False)
     pack = BrokerageAnswers(BrokerageDataSource(user_portfolio()))
     ctx = {

@@ -12,7 +12,9 @@ import functools
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from tooldeck.config import Settings, load_settings
 from tooldeck.packs.brokerage import DEFAULT_DATA_PATH
 
 
@@ -24,3 +26,13 @@ def user_portfolio() -> Path:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     shutil.copytree(DEFAULT_DATA_PATH.parent, folder / "data")
     return folder / "data" / DEFAULT_DATA_PATH.name
+
+
+def user_settings(**overrides: Any) -> Settings:
+    """Settings serving the copy as the user's file, without the built-in tools or audit."""
+    return load_settings(
+        builtin={"enabled": False},
+        audit={"enabled": False},
+        brokerage={"data_path": user_portfolio()},
+        **overrides,
+    )

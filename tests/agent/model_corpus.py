@@ -16,11 +16,10 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from portfolio import user_portfolio
+from portfolio import user_portfolio, user_settings
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import check_grounding, find_citations
 from tooldeck.agent.router_agent import RouterAgent
-from tooldeck.config import load_settings
 from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
 from tooldeck.runtime import build_runtime
 
@@ -67,14 +66,8 @@ def _value(text: str) -> tuple[float, float, str]:
 async def judged_figures(corpus: Path = CORPUS) -> list[Judged]:
     """Every figure of ``corpus``, labelled by the reference and judged by the validator."""
     rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
-    runtime = build_runtime(
-        load_settings(
-            builtin={"enabled": False},
-            audit={"enabled": False},
-            brokerage={"data_path": user_portfolio()},
-        )
-    )
-    pack = BrokerageAnswers(BrokerageDataSource(example=False))
+    runtime = build_runtime(user_settings())
+    pack = BrokerageAnswers(BrokerageDataSource(user_portfolio()))
     schemas = {d.name: d.output_schema for d in await runtime.view().definitions()}
     subjects = pack.subjects()
     out = []

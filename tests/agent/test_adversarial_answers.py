@@ -13,11 +13,10 @@ from typing import Any
 import pytest
 from adversarial_answers import CASES
 
-from portfolio import user_portfolio
+from portfolio import user_portfolio, user_settings
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import check_grounding, find_citations
 from tooldeck.agent.router_agent import RouterAgent
-from tooldeck.config import load_settings
 from tooldeck.packs.brokerage import BrokerageAnswers, BrokerageDataSource
 from tooldeck.runtime import build_runtime
 
@@ -32,14 +31,10 @@ def anyio_backend() -> str:
 async def judged() -> dict[str, list[tuple[str, bool, bool, list[str]]]]:
     """Per class: (answer, right, judged grounded, findings)."""
     runtime = build_runtime(
-        load_settings(
-            builtin={"enabled": False},
-            audit={"enabled": False},
-            brokerage={"data_path": user_portfolio()},
-        ),
+        user_settings(),
         load_entry_points=False,
     )
-    pack = BrokerageAnswers(BrokerageDataSource(example=False))
+    pack = BrokerageAnswers(BrokerageDataSource(user_portfolio()))
     subjects = pack.subjects()
     out: dict[str, list[tuple[str, bool, bool, list[str]]]] = defaultdict(list)
     fetched: dict[str, Any] = {}
@@ -137,14 +132,10 @@ async def test_the_right_figures_the_model_wrote_pass_once_cited_honestly(
     from model_corpus import reference
 
     runtime = build_runtime(
-        load_settings(
-            builtin={"enabled": False},
-            audit={"enabled": False},
-            brokerage={"data_path": user_portfolio()},
-        ),
+        user_settings(),
         load_entry_points=False,
     )
-    pack = BrokerageAnswers(BrokerageDataSource(example=False))
+    pack = BrokerageAnswers(BrokerageDataSource(user_portfolio()))
     try:
         schemas = {d.name: d.output_schema for d in await runtime.view().definitions()}
         _, tools = await reference(runtime, pack, question)

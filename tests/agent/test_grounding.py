@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from portfolio import user_portfolio
 from tooldeck.agent.grounding import check_grounding, find_citations
 from tooldeck.core.intents import Figure
 from tooldeck.core.result import ToolResult
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def results() -> list[ToolResult]:
-    registry = ToolRegistry(brokerage_tools(BrokerageDataSource(example=False)))
+    registry = ToolRegistry(brokerage_tools(BrokerageDataSource(user_portfolio())))
     return [
         await registry.execute("get_positions", {"symbol": "AAPL", "account": "individual"}),
         await registry.execute("get_quotes", {"symbol": "AAPL"}),
@@ -36,7 +37,7 @@ async def test_figures_from_the_cited_data_pass_in_any_usual_format(
     )
     schemas = {
         t.name: t.definition.output_schema
-        for t in brokerage_tools(BrokerageDataSource(example=False))
+        for t in brokerage_tools(BrokerageDataSource(user_portfolio()))
     }
     report = check_grounding(answer, find_citations(answer), results, schemas=schemas)
     assert report.ok, report.findings
@@ -76,7 +77,7 @@ async def test_a_number_must_be_in_a_cited_result_not_just_any_result(
 
 
 async def test_a_failed_result_is_no_source(results: list[ToolResult]) -> None:
-    failed = await ToolRegistry(brokerage_tools(BrokerageDataSource(example=False))).execute(
+    failed = await ToolRegistry(brokerage_tools(BrokerageDataSource(user_portfolio()))).execute(
         "get_quotes", {"symbol": "NOPE"}
     )
     report = check_grounding("No quote.", ["tool:quotes:v1"], [failed])
@@ -159,7 +160,7 @@ async def test_a_models_bound_figure_is_held_to_the_words_of_its_sentence(
 
     schemas = {
         t.name: t.definition.output_schema
-        for t in brokerage_tools(BrokerageDataSource(example=False))
+        for t in brokerage_tools(BrokerageDataSource(user_portfolio()))
     }
     subjects = {"Apple Inc.": ("symbol", "AAPL"), "Microsoft Corp.": ("symbol", "MSFT")}
     markdown, claims = read_marked(answer)

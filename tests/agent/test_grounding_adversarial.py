@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from portfolio import user_portfolio
+from portfolio import user_portfolio, user_settings
 from tooldeck.agent.base import Draft
 from tooldeck.agent.calls import RunTools
 from tooldeck.agent.grounding import check_grounding, find_citations
 from tooldeck.agent.router_agent import RouterAgent
-from tooldeck.config import load_settings
 from tooldeck.packs.brokerage.answers import BrokerageAnswers
 from tooldeck.packs.brokerage.data import BrokerageDataSource
 from tooldeck.runtime import Runtime, build_runtime
@@ -53,11 +52,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def runtime() -> Any:
-    settings = load_settings(
-        builtin={"enabled": False},
-        audit={"enabled": False},
-        brokerage={"data_path": user_portfolio()},
-    )
+    settings = user_settings()
     rt = build_runtime(settings, load_entry_points=False)
     yield rt
     await rt.aclose()
@@ -68,7 +63,7 @@ class Answer:
 
     def __init__(self, draft: Draft, tools: RunTools, schemas: dict[str, Any]) -> None:
         self.draft, self.tools, self.schemas = draft, tools, schemas
-        self.subjects = BrokerageAnswers(BrokerageDataSource(example=False)).subjects()
+        self.subjects = BrokerageAnswers(BrokerageDataSource(user_portfolio())).subjects()
 
     def check(self, markdown: str, *, bound: bool = False) -> Any:
         """The verdict on ``markdown``: with the router's claims (``bound``, as a run checks
@@ -92,7 +87,7 @@ async def answer(runtime: Runtime, question: str) -> Answer:
 
     view = runtime.view()
     tools = RunTools(view, runtime.context(), emit)
-    agent = RouterAgent(BrokerageAnswers(BrokerageDataSource(example=False)))
+    agent = RouterAgent(BrokerageAnswers(BrokerageDataSource(user_portfolio())))
     draft = await agent.answer(question, {}, tools)
     schemas = {d.name: d.output_schema for d in await view.definitions()}
     return Answer(draft, tools, schemas)

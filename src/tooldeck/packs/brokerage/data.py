@@ -222,8 +222,6 @@ class BrokerageDataSource:
 
     Args:
         path: The data file (default: the one shipped with the package).
-        example: Whether it is example data (``example``); default: whether it is the
-            shipped file.
 
     Semantics:
         ``load()`` stats the file on every call (~1 µs) and parses it only when the
@@ -234,9 +232,8 @@ class BrokerageDataSource:
             the message names the file, section and field.
     """
 
-    def __init__(self, path: Path | str | None = None, *, example: bool | None = None) -> None:
+    def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DATA_PATH
-        self._example = example
         self._stamp: tuple[int, int] | None = None
         self._data: BrokerageData | None = None
         self._lock = threading.Lock()
@@ -245,11 +242,8 @@ class BrokerageDataSource:
     def example(self) -> bool:
         """Whether this is the example file shipped with tooldeck, not the user's accounts.
 
-        Its results and answers say so (issue 54). ``example`` given to the constructor
-        decides instead (a test reading the file as a user's).
+        Its results and answers say so (issue 54); a copy of it elsewhere is a user's file.
         """
-        if self._example is not None:
-            return self._example
         return self.path.resolve() == DEFAULT_DATA_PATH.resolve()
 
     def load(self) -> BrokerageData:
