@@ -77,9 +77,10 @@ def _outranked(claim: _Claim, fact: _Fact, evidence: _Evidence) -> _Fact | None:
         return None
     kinds = {k for k, _ in fact.subjects}
 
-    def size(f: _Fact) -> float:  # a change ranks by its sign (the worst fall is the
-        return (f.value if fact.change else abs(f.value)) * claim.rank  # lowest), a level
-        # or an amount by its size (the largest expense is the most negative)
+    def size(f: _Fact) -> float:  # ``rank`` -1 turns the order
+        # a change ranks by its sign (the worst fall is the lowest), an amount by its
+        # size (the largest expense is the most negative)
+        return (f.value if fact.change else abs(f.value)) * claim.rank
 
     better = [
         f
@@ -307,13 +308,12 @@ def check_grounding(
         )  # fmt: skip
         if not problems and words is not None and fact is not None:  # a model's own binding
             why = _misread(words, fact)
-            rule = None if why is not None else _rule_finding(words, [fact], evidence, sources)
             if why is not None:
                 problems.append(
                     f"{words.text} is bound to {figure.source_id}{figure.pointer}: {why}"
                 )
-            elif rule is not None:
-                problems.append(rule.message)
+            elif (rule := _rule_finding(words, [fact], evidence, sources)) is not None:
+                problems.append(rule.message)  # a part said as the whole, a rank beaten
         problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
                      "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
         uncited = sorted(figure.sources() - set(cited))
