@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from scripted_openai import ScriptedModel, text, tool_calls
 
+from portfolio import user_portfolio
 from tooldeck.agent.contracts import ChatRequest
 from tooldeck.config import load_settings
 from tooldeck.runtime import build_runtime
@@ -29,12 +30,17 @@ GOOD = (
 )
 
 
-async def ask(model: ScriptedModel, question: str = QUESTION, **agent: Any) -> Any:
+async def ask(
+    model: ScriptedModel, question: str = QUESTION, *, example: bool = False, **agent: Any
+) -> Any:
+    """Run ``question`` with the scripted model, on the user's copy of the portfolio (on
+    the shipped example file with ``example``)."""
     with model.serve() as base_url:
         settings = load_settings(
             builtin={"enabled": False},
             agent={"model": "scripted", "base_url": base_url, **agent},
             profiles={"careful": {"confirm": ["get_quotes"]}},
+            brokerage={"enabled": True} if example else {"data_path": user_portfolio()},
         )
         runtime = build_runtime(settings)
         try:
@@ -70,6 +76,16 @@ async def test_parallel_tool_calls_then_a_grounded_answer() -> None:
         "[source_id: tool:positions:v1 | as_of: 2026-11-20]"
     )
     assert "228.42" in tool_messages[1]["content"]
+
+
+async def test_a_model_must_say_that_example_data_is_example_data() -> None:
+    said = "In the example portfolio (demo data shipped with tooldeck, not yours): " + GOOD
+    model = ScriptedModel([CALLS, text(GOOD), text(said)])
+    run, _ = await ask(model, example=True)
+    assert run.answer.grounding.verdict == "repaired", run.answer.grounding
+    assert run.answer.answer_markdown == said
+    prompt = model.requests[2]["messages"][-1]["content"]
+    assert "hold example data" in prompt and "never state them as the user's own" in prompt
 
 
 async def test_a_citation_of_a_source_never_called_is_repaired_once() -> None:
