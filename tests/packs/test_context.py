@@ -377,6 +377,18 @@ def test_spending_windows_are_read_from_the_question() -> None:
     assert spending_window("what did I spend in 2009", today) == ("2009-01-01", "2009-12-31")
 
 
+def test_calendar_windows_are_read_from_the_question() -> None:
+    from tooldeck.packs.context.answers import calendar_window
+
+    today = date(2026, 11, 25)  # a Wednesday
+    assert calendar_window("What's on my calendar this week?", today) == (
+        "2026-11-25", "2026-11-29", "this week",
+    )  # fmt: skip
+    assert calendar_window("and next week?", today) == ("2026-11-30", "2026-12-06", "next week")
+    assert calendar_window("meetings tomorrow", today) == ("2026-11-26", "2026-11-26", "tomorrow")
+    assert calendar_window("what's on my calendar", today) is None
+
+
 def test_context_questions_do_not_take_the_brokerage_questions(tmp_path: Path) -> None:
     from router_questions import QUESTIONS
 
@@ -427,6 +439,22 @@ async def test_chat_answers_about_the_context_are_grounded(
     numbers = re.findall(r"(?<![\w:-])\$?\d[\d,]*(?:\.\d+)?(?![\w:-])", answer.answer_markdown)
     assert numbers and all(any(n in x for x in said) for n in numbers), (numbers, said)
     assert all(c.source_id.startswith("context:") and c.result for c in answer.claims)
+
+
+async def test_a_calendar_question_about_next_week_lists_next_weeks_events(
+    runtime: Runtime,
+) -> None:
+    """Issue 54: "this week" was withheld, the answer covering one day."""
+    from tooldeck.agent.contracts import ChatRequest
+
+    run = await runtime.runs.start(ChatRequest(question="what's on my calendar next week?"))
+    answer = (await runtime.runs.wait(run.run_id)).answer
+    assert answer is not None and answer.grounding.verdict == "grounded", answer
+    assert answer.answer_markdown.startswith("**Calendar**, next week: Standup ("), answer
+    days = re.findall(r"\d{4}-\d{2}-\d{2}", answer.answer_markdown)
+    assert len(set(days)) == 5  # the weekly standup, Monday to Friday
+    said = {answer.answer_markdown[slice(*c.span)] for c in answer.claims}
+    assert set(days) <= said and all(c.source_id == "context:calendar:ical" for c in answer.claims)
 
 
 async def test_an_installed_adapter_adds_a_category_without_touching_the_pack(

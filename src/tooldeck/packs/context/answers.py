@@ -126,6 +126,25 @@ def spending_window(question: str, today: date) -> tuple[str | None, str | None]
     return None, None
 
 
+def calendar_window(question: str, today: date) -> tuple[str, str, str] | None:
+    """(first day, last day, as said) of the days a calendar question names, or None.
+
+    "today", "tomorrow", "this week" (today to Sunday), "next week" (Monday to Sunday),
+    "this weekend"; None: the default view (today and what comes next).
+    """
+    q = question.lower()
+    monday = today - timedelta(days=today.weekday())
+    for said, first, last in (
+        ("next week", monday + timedelta(days=7), monday + timedelta(days=13)),
+        ("this week", today, monday + timedelta(days=6)),
+        ("this weekend", monday + timedelta(days=5), monday + timedelta(days=6)),
+        ("tomorrow", today + timedelta(days=1), today + timedelta(days=1)),
+    ):
+        if said in q:
+            return first.isoformat(), last.isoformat(), said
+    return None
+
+
 class ContextAnswers:
     """The context intents (see the module docstring).
 
@@ -158,6 +177,10 @@ class ContextAnswers:
             largest = _LARGEST.search(question)  # the largest expense: the most negative first
             order = {"sort": "amount", "sort_dir": "asc"} if largest else {}
             return {"search": search, "date_from": start, "date_to": end, **order, **given}
+        if intent == "calendar":
+            window = calendar_window(question, self.today())
+            return {**dict(zip(("days_from", "days_to", "said"), window or (), strict=False)),
+                    **given}  # fmt: skip
         if intent == "commute":
             place = _PLACE.search(question)
             return {"destination": place.group(1).strip() if place else None, **given}
@@ -175,6 +198,8 @@ class ContextAnswers:
             text, cited = _spending(
                 w, "Largest" if route.params.get("sort") == "amount" else "Latest"
             )
+        elif route.intent == "calendar" and route.params.get("days_from"):
+            text, cited = _calendar_days(w, route.params)
         elif route.intent == "balances":
             text, cited = _balances(w)
         elif route.intent == "commute":
@@ -309,6 +334,31 @@ def _balances(w: _Writer) -> tuple[str, list[str]]:
         )  # fmt: skip
     more = f" ({len(holdings) - 5} more holdings)" if len(holdings) > 5 else ""
     return "**Balances** from your statements" + more + ":\n" + "\n".join(lines), cited
+
+
+def _calendar_days(w: _Writer, params: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The events of the days the question names ("this week"), each with its day."""
+    at = "/categories/0"
+    problem = _not_ready(w, at)
+    if problem is not None:
+        return problem, []
+    category = w.at(at)
+    source, first, last = category["source_ids"][0], params["days_from"], params["days_to"]
+    listed = [
+        (f"{at}/summary/{part}/{k}", event)
+        for part in ("today_events", "upcoming")
+        for k, event in enumerate(category["summary"][part])
+        if first <= event["start"][:10] <= last
+    ]
+    if not listed:
+        return f"**Calendar**: nothing {params['said']}.", list(category["source_ids"])
+    said = ", ".join(
+        f"{w.value(source, f'{here}/title')} ({w.value(source, f'{here}/start', 'date')}"
+        + ("" if event["all_day"] else f" {_clock(w, source, here)}")
+        + ")"
+        for here, event in listed
+    )
+    return f"**Calendar**, {params['said']}: {said}.", list(category["source_ids"])
 
 
 def _calendar(w: _Writer, source: str, at: str) -> str:
