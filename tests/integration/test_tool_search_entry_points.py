@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from processes import Server, free_port
 from scripted_openai import ScriptedModel, text, tool_calls
 
+from portfolio import user_portfolio
 from tooldeck.agent.contracts import ChatRequest
 from tooldeck.config import load_settings
 from tooldeck.runtime import build_runtime
@@ -48,6 +49,7 @@ async def test_a_run_over_many_tools_searches_then_calls_what_it_found() -> None
                 "defer_tools_over": 5,
                 "always_visible": ["get_positions"],
             },
+            brokerage={"data_path": user_portfolio()},  # the user's file, not example data
         )
         runtime = build_runtime(settings)
         try:

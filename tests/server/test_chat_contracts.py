@@ -797,6 +797,8 @@ The answer fills ``parameter``: send the question again with
                                 "unbound_figure",
                                 "unverifiable_number",
                                 "ambiguous_figure",
+                                "example_data",
+                                "no_answer",
                             ],
                             "title": "Kind",
                         },
