@@ -18,7 +18,9 @@ Each answer is judged three ways, on the tool results of two evidence sets:
   one call of each tool over everything (a model that fetched all it could).
 
 It prints, per way: wrong answers judged grounded (goal ≤ 2 %) and right answers
-rejected (goal ≤ 5 %), met or MISSED, and with ``--show`` the misjudged lines.
+rejected (goal ≤ 5 %), met or MISSED, and with ``--show`` the misjudged lines. Then the
+router's own answers to the same questions through whole runs (``routed``): right,
+clarified, could not answer, wrong, and wrong at a confidence of 0.85 or more.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from model_corpus import reference
 
 from portfolio import user_portfolio, user_settings
 from tooldeck.agent.calls import RunTools
+from tooldeck.agent.contracts import ChatRequest
 from tooldeck.agent.grounding import check_grounding
 from tooldeck.core.claims import read_marked
 from tooldeck.core.result import ToolResult
@@ -136,6 +139,59 @@ def judged(answer: str, question: str, results: list[ToolResult], way: str, ctx:
     return report
 
 
+_KEY_FIGURE = re.compile(r"[-+−]?\$\d[\d,]*(?:\.\d+)?|[-+−]?\d+(?:\.\d+)?%")
+
+
+def _holds(figure: str, stated: set[float]) -> bool:
+    """Whether a right answer's figure (1.9%, $7,991.28) is among ``stated``.
+
+    Compared at the right answer's precision: 14.6% is 14.60%.
+    """
+    body = re.sub(r"[^\d.]", "", figure)
+    decimals = len(body.split(".")[1]) if "." in body else 0
+    return any(abs(abs(float(body)) - v) <= 0.5 * 10.0**-decimals + 1e-9 for v in stated)
+
+
+async def routed(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
+    """The router's own answers to the set's questions, through a whole run.
+
+    An answer is counted right when it is grounded and states the first amount or
+    percentage of one of the question's right answers (a question whose right answers
+    state none is left out): a heuristic label, printed beside the verdicts.
+    """
+    right: dict[str, list[str]] = {}
+    for row in rows:
+        if row["label"] == "right" and (found := _KEY_FIGURE.findall(row["answer"])):
+            right.setdefault(row["question"], []).append(found[0].lstrip("+"))
+    tally = {"right": 0, "clarified": 0, "could not": 0, "wrong": 0, "wrong at >= 0.85": 0}
+    listed = []
+    for question, figures in right.items():
+        run = await runtime.runs.start(ChatRequest(question=question), user="bench")
+        answer = (await runtime.runs.wait(run.run_id)).answer
+        said = answer.answer_markdown.replace("−", "-")
+        stated = {round(abs(float(re.sub(r"[^\d.]", "", f))), 2) for f in _KEY_FIGURE.findall(said)}
+        if answer.needs_clarification and answer.grounding.verdict == "grounded":
+            kind = "clarified"
+        elif answer.confidence == 0:
+            kind = "could not"
+        elif answer.grounding.verdict == "grounded" and any(_holds(f, stated) for f in figures):
+            kind = "right"
+        else:
+            kind = "wrong"
+            tally["wrong at >= 0.85"] += answer.confidence >= 0.85
+        tally[kind] += 1
+        if show and kind != "right":
+            listed.append(f"{kind} ({answer.confidence:.2f}): {question} | {said[:160]!r}")
+    n = len(right)
+    answered = tally["right"] + tally["clarified"]
+    print(f"the router on {n} of its questions: " + ", ".join(f"{k} {v}" for k, v in tally.items())
+          + f"; right or clarified {answered / n:.0%} (goal >= 80%: "
+          f"{'met' if answered >= 0.8 * n else 'MISSED'}), wrong at >= 0.85 confidence "
+          f"{tally['wrong at >= 0.85']} (goal 0)")  # fmt: skip
+    for line in listed:
+        print(" ", line)
+
+
 async def main(show: str | None, rows: list[dict[str, Any]], path: Path) -> None:
     settings = user_settings()
     runtime = build_runtime(settings, load_entry_points=False)
@@ -169,6 +225,7 @@ async def main(show: str | None, rows: list[dict[str, Any]], path: Path) -> None
                         misjudged.append(f"{source}/{way} {row['label']}: {q} | {row['answer']}"
                                          f" | {row['why']} || "
                                          + "; ".join(f.message for f in report.findings[:2]))  # fmt: skip
+        await routed(runtime, rows, show is not None)
     finally:
         await runtime.aclose()
     print(f"{len(rows)} answers to {len(cache)} questions ({path.name})")

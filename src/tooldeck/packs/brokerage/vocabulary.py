@@ -36,11 +36,11 @@ _INTENT_BY_LABEL = {label: intent for intent, label in _INTENT_LABELS.items()}
 _TIMEFRAME_WORDS: tuple[tuple[str, str], ...] = (
     (r"year[- ]to[- ]date|\bytd\b|this year|so far this year|since (?:january|jan\b|the start of the year)", "YTD"),
     (r"all[- ]time|since inception|since (?:i|we) (?:opened|started|began)|since the (?:beginning|start)|\bever\b|lifetime|\ball\b(?= (?:of )?(?:the )?time)", "ALL"),
-    (r"\btoday\b|\b1 ?d\b|one day|1-day|since yesterday|past day|last day|24 hours|\bdaily\b", "1D"),
-    (r"this week|past week|last week|\b1 ?w\b|one week|1-week|7 days|seven days|\bweekly\b", "1W"),
+    (r"\btoday\b|\b1 ?d\b|\b1 days?\b|one day|1-day|since yesterday|past day|last day|24 hours|\bdaily\b", "1D"),
+    (r"this week|past week|last week|\b1 ?w\b|\b1 (?:week|wk)s?\b|one week|1-week|7 days|seven days|\bweekly\b", "1W"),
     (r"(?:3|three)[- ]months?\b|90 days|quarter|\b3 ?m\b|3-month", "3M"),
-    (r"this month|past month|last month|\b1 ?m\b|one month|1-month|30 days|\bmonthly\b", "1M"),
-    (r"past year|last year|\b1 ?y\b|one year|1-year|12 months|twelve months|\bannual|trailing year|52 weeks", "1Y"),
+    (r"this month|past month|last month|\b1 ?m\b|\b1 (?:month|mo)s?\b|one month|1-month|30 days|\bmonthly\b", "1M"),
+    (r"past year|last year|\b1 ?y\b|\b1 (?:year|yr)s?\b|one year|1-year|12 months|twelve months|\bannual|trailing year|52 weeks", "1Y"),
 )  # fmt: skip
 
 _ASSET_WORDS: tuple[tuple[str, str], ...] = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from tooldeck.core.claims import ClaimWriter, resolve_pointer
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, IntentStep, Route
@@ -72,6 +72,8 @@ _PAYEE = re.compile(r"\b(?:on|at|for|to)\s+([a-z0-9][\w&.' -]*?)(?=\s+(?:in|last
 _PLACE = re.compile(r".*\bto\s+(?:the\s+)?([a-z][\w -]*?)\s*[?.!,]*$", re.IGNORECASE)
 """The place after the last "to" ("how long to get to work?" → work)."""
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]  # fmt: skip
+_FINANCE = frozenset({"balances", "spending"})
+"""The intents that read the user's statements."""
 _LARGEST = re.compile(r"\b(?:largest|biggest|most expensive|highest|largest single)\b", re.I)
 _NOT_PAYEES = frozenset({"me", "my", "it", "that", "this", "them", "stuff", "things"})
 
@@ -150,22 +152,32 @@ class ContextAnswers:
 
     Args:
         today: The user's day, in their zone (for "last month").
-        balances: Claim questions about balances and holdings ("what is my balance?"):
-            only where statements are configured, so that another pack's data (a
-            brokerage file) answers them otherwise.
+        finance: Where the user's statements come from, which decides how strongly
+            questions about money are claimed: ``configured`` (``[context.finance]``):
+            spending and balances at 0.9; ``uploads`` (each user may upload theirs):
+            spending at 0.5, so that another pack's data (a brokerage file) wins;
+            ``none``: neither (issue 54: "Finance: not configured yet" answered a
+            question about a holding at 0.9).
     """
 
     intents: Sequence[Intent] = CONTEXT_INTENTS
 
-    def __init__(self, today: Callable[[], date], *, balances: bool = False) -> None:
+    def __init__(
+        self, today: Callable[[], date], *,
+        finance: Literal["configured", "uploads", "none"] = "none",
+    ) -> None:  # fmt: skip
         self.today = today
-        self._patterns = [(n, p) for n, p in _PATTERNS if balances or n != "balances"]
+        self._sure = {"balances": 0.9, "spending": 0.9} if finance == "configured" else (
+            {"spending": 0.5} if finance == "uploads" else {}
+        )  # fmt: skip
+        self._patterns = [(n, p) for n, p in _PATTERNS if n not in _FINANCE or n in self._sure]
 
     def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
         """The first category the question names; confidence 0.9, or 0 (no claim)."""
         for name, pattern in self._patterns:
             if pattern.search(question):
-                return Route(name, self._params(name, question, dict(given or {})), 0.9)
+                sure = self._sure.get(name, 0.9)
+                return Route(name, self._params(name, question, dict(given or {})), sure)
         return Route("briefing", {}, 0.0)
 
     def _params(self, intent: str, question: str, given: dict[str, Any]) -> dict[str, Any]:

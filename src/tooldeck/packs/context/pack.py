@@ -161,7 +161,8 @@ class ContextPack:
         services.register(ContextBridges, bridges)
         zone = ZoneInfo(config.timezone)
         answers = ContextAnswers(
-            lambda: datetime.now(zone).date(), balances=config.finance is not None
+            lambda: datetime.now(zone).date(),
+            finance="configured" if config.finance else "uploads" if config.uploads else "none",
         )
         return PackParts(
             tools=[UserContextTool(bridges)],
