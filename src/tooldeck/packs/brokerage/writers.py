@@ -191,6 +191,12 @@ class AnswerWriter:
                 f"shares at an average cost of "
                 f"{self._money(POSITIONS, f'{at}/cost_basis')} a share."
             )  # fmt: skip
+        if len(positions) > 1:  # "how many VOO shares do I have in total?" (issue 54)
+            quantities = tuple(f"/positions/{i}/quantity" for i in range(len(positions)))
+            total = number(sum(p["quantity"] for p in positions))
+            total = self.claims.figure(total, POSITIONS, op="sum", inputs=quantities,
+                                       kind="quantity")  # fmt: skip
+            lines.append(f"- **Total**: {total} shares.")
         return "\n".join(lines)
 
     def positions_list(self) -> str:
