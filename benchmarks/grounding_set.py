@@ -165,6 +165,7 @@ async def routed(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
             right.setdefault(row["question"], []).append(found[0].lstrip("+"))
     tally = {"right": 0, "clarified": 0, "could not": 0, "wrong": 0, "wrong at >= 0.85": 0}
     listed = []
+    curve: list[tuple[float, bool]] = []
     for question, figures in right.items():
         run = await runtime.runs.start(ChatRequest(question=question), user="bench")
         answer = (await runtime.runs.wait(run.run_id)).answer
@@ -180,6 +181,8 @@ async def routed(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
             kind = "wrong"
             tally["wrong at >= 0.85"] += answer.confidence >= 0.85
         tally[kind] += 1
+        if kind in ("right", "wrong"):
+            curve.append((answer.confidence, kind == "right"))
         if show and kind != "right":
             listed.append(f"{kind} ({answer.confidence:.2f}): {question} | {said[:160]!r}")
     n = len(right)
@@ -188,6 +191,10 @@ async def routed(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
           + f"; right or clarified {answered / n:.0%} (goal >= 80%: "
           f"{'met' if answered >= 0.8 * n else 'MISSED'}), wrong at >= 0.85 confidence "
           f"{tally['wrong at >= 0.85']} (goal 0)")  # fmt: skip
+    for low, high in ((0.9, 1.01), (0.7, 0.9), (0.0, 0.7)):
+        given = [ok for c, ok in curve if low <= c < high]
+        share = f"{sum(given) / len(given):.0%}" if given else "-"
+        print(f"  confidence {low:.1f}-{min(high, 1.0):.1f}: {len(given)} answers, {share} right")
     for line in listed:
         print(" ", line)
 
