@@ -123,3 +123,29 @@ async def test_a_pl_answer_binds_derived_figures_across_results_and_flags_unboun
                    for f in report.findings), report.findings  # fmt: skip
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "line"),
+    [
+        ("which of my stocks had the biggest % gain today?", "**NVDA** moved most up",
+         "- **TSLA** +2.16% (+$6.61) at $312.05"),
+        ("whats the worst performer today in my portfolio (percent)", "**GOOGL** moved most down",
+         "- **MSFT** -0.56% (-$2.42) at $431.18"),
+        ("how many shares of voo do i have total", "Your VOO holdings:", "- **Total**: 33 shares."),
+    ],
+)  # fmt: skip
+async def test_rankings_by_the_days_move_and_a_holdings_total(
+    question: str, first: str, line: str
+) -> None:
+    """Issue 54: written outside the team, these got the biggest position by value, and
+    each account's VOO without the total, each at confidence 0.90."""
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    try:
+        run = await runtime.runs.start(ChatRequest(question=question))
+        answer = (await runtime.runs.wait(run.run_id)).answer
+        assert answer.grounding.verdict == "grounded", answer.grounding
+        assert answer.answer_markdown.startswith(first), answer.answer_markdown
+        assert line in answer.answer_markdown.splitlines(), answer.answer_markdown
+    finally:
+        await runtime.aclose()

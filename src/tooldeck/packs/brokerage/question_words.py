@@ -15,6 +15,7 @@ from tooldeck.packs.brokerage.vocabulary import (
     _ACCOUNT_RANK,
     _ASSET_WORDS,
     _BY_GAIN,
+    _BY_TODAY,
     _BY_VALUE,
     _EXCLUDE,
     _NAME_TAILS,
@@ -200,7 +201,12 @@ class QuestionWords:
         return best
 
     def _ranked_by(self, q: str) -> str:
-        """``value`` (market value), ``gain`` (P/L in dollars) or ``return`` (P/L %)."""
+        """What a ranking ranks by: ``today``, ``value``, ``gain`` or ``return``.
+
+        The day's change, the market value, the P/L in dollars, or the P/L %.
+        """
+        if _search(_BY_TODAY, q):
+            return "today"
         if _search(_BY_GAIN, q):
             return "gain"
         if _search(_BY_VALUE, q) or (

@@ -180,6 +180,11 @@ _BY_VALUE = (
     r"most valuable|least valuable|biggest to smallest|largest to smallest|the most money in|"
     r"(?:value|worth) of (?:my |all my )?(?:etfs|stocks|bonds|funds)"
 )
+_BY_TODAY = (
+    r"\btoday\b|\bon the day\b|\bdaily (?:move|change)|moved the most|"
+    r"\btop (?:gainers?|movers?|losers?)\b|\bbiggest (?:movers?|fallers?)\b"
+)
+"""A ranking by the day's change ("the biggest % gain today", "top movers")."""
 _BY_GAIN = (
     r"(?:best|worst|most|least|top|biggest|largest|rank\w*)\b.* in dollars|made me the most|most money (?:made|gained|earned)|"
     r"\bbiggest (?:winners?|losers?|gains?|loss(?:es)?)|dollar (?:gain|loss)"

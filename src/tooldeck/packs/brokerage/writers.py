@@ -282,6 +282,8 @@ class AnswerWriter:
             return "You hold no positions to rank once those are left out."
         direction = self.params.get("direction", "best")
         by = self.params.get("by", "return")
+        if by == "today":
+            return self._movers({r.symbol for r in rows}, direction == "best")
         basis = {"value": "market_value", "gain": "pl"}.get(by, "pl_pct")
         ranked = sorted(rows, key=lambda r: getattr(r, basis), reverse=direction == "best")
         limit = int(self.params.get("limit") or 5)
@@ -314,6 +316,31 @@ class AnswerWriter:
             symbol, where = who(r)
             lines.append(f"| {symbol} | {where} | {value(r)} | {pl(r)} | {pct(r)} |")
         return "\n".join(lines)
+
+    def _movers(self, held: set[str], up: bool) -> str:
+        """The symbols held, ranked by today's change, the first named first.
+
+        Issue 54: "which of my stocks had the biggest % gain today?" was answered with
+        the biggest position.
+        """
+        quotes = self.data[QUOTES]["quotes"]
+        ranked = sorted((q["change_pct"], i) for i, q in enumerate(quotes) if q["symbol"] in held)
+        if up:
+            ranked.reverse()
+        limit = int(self.params.get("limit") or 5)
+
+        def said(i: int, what: str = " ") -> str:
+            at = f"/quotes/{i}"
+            return (
+                f"**{self._value(QUOTES, f'{at}/symbol')}**{what}"
+                f"{self._percent(QUOTES, f'{at}/change_pct', signed=True)} "
+                f"({self._money(QUOTES, f'{at}/change', signed=True)}) at "
+                f"{self._money(QUOTES, f'{at}/price')}"
+            )
+
+        what = f" moved most {'up' if up else 'down'} of your holdings today, "
+        rest = [f"- {said(i)}" for _, i in ranked[1:limit]]
+        return said(ranked[0][1], what) + "." + ("\n\nNext:\n" + "\n".join(rest) if rest else "")
 
     def performance(self) -> str:
         """Each account over the timeframe, and the completed transfers when they were fetched."""
