@@ -173,3 +173,25 @@ async def test_a_models_bound_figure_is_held_to_the_words_of_its_sentence(
     else:
         assert [f.kind for f in report.findings] == ["claim_mismatch"], report.findings
         assert why in report.findings[0].message, report.findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("You have $22,910.85 in cash, about a sixth of your portfolio.", True),  # no such word
+        ("You have $22,910.85 in cash, about a third of your portfolio.", False),  # 17.8 %
+        ("Your Roth IRA is just under a quarter of your money: 23.6%.", True),
+        ("Your Roth IRA is about half of your accounts: 23.6%.", False),
+        ("Individual Brokerage's $64,926.05 is about twice the Roth IRA's $30,458.45.", True),
+        ("Individual Brokerage's $64,926.05 is three times the Roth IRA's $30,458.45.", False),
+        ("Individual Brokerage's $64,926.05 is more than twice the Roth IRA's $30,458.45.", True),
+    ],
+)
+async def test_a_ratio_in_words_must_be_the_figures_ratio(sentence: str, holds: bool) -> None:
+    """Issue 54: "three times your Roth IRA", "half of your total" passed every check."""
+    tools = brokerage_tools(BrokerageDataSource(user_portfolio()))
+    summary = await ToolRegistry(tools).execute("get_account_summary", {})
+    schemas = {t.name: t.definition.output_schema for t in tools}
+    report = check_grounding(sentence, ["tool:account_summary:v1"], [summary], schemas=schemas)
+    ratio = [f for f in report.findings if "is a ratio of" in f.message]
+    assert (not ratio) is holds, report.findings

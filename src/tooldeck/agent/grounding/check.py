@@ -13,12 +13,15 @@ from tooldeck.agent.grounding.patterns import (
     _CITATION,
     _COUNTS,
     _DATE,
+    _DOWN,
     _LIST_MARKER,
     _NUMBER,
     _PLAIN_KINDS,
     _QUOTE,
+    _SEGMENT,
     _SOURCE_ID,
     _TIME,
+    _UP,
     _WRITTEN_DATE,
     _numbers,
     _utc_times,
@@ -402,6 +405,7 @@ def check_grounding(
         stated = checked + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
         findings += _relevance(question, markdown, evidence, stated)
     findings += _example_unsaid(markdown, results, checked)
+    findings += _ratios(_dates_blanked(_ids_blanked(markdown)), evidence, sources)
     asked_for = question is not None and not bound  # a model's answer to a question
     if not checked and not quoted and (asked_for or _says_nothing(markdown, question or "")):
         findings.append(
@@ -413,6 +417,77 @@ def check_grounding(
             )
         )
     return GroundingReport(findings, checked, len(cited))
+
+
+_RATIO_WORDS = (
+    (r"\bhalf\b", 0.5), (r"\ba third\b|\bone[- ]third\b", 1 / 3),
+    (r"\ba quarter\b|\bone[- ]quarter\b", 0.25), (r"\btwo[- ]thirds\b", 2 / 3),
+    (r"\bthree[- ]quarters\b", 0.75), (r"\btwice\b|\bdouble\b", 2.0),
+    (r"\btriple\b|\bthree times\b", 3.0), (r"\bfour times\b", 4.0),
+    (r"\bfive times\b", 5.0), (r"\bten times\b", 10.0),
+)  # fmt: skip
+_RATIO_RULES = tuple((re.compile(rule, re.IGNORECASE), r) for rule, r in _RATIO_WORDS)
+_OF_WHOLE = re.compile(
+    r"\bof (?:your|my|the|all)\b[^.;]{0,20}\b(?:portfolio|total|money|accounts|everything|"
+    r"holdings|net worth|balance)\b", re.IGNORECASE,
+)  # fmt: skip
+_MORE_THAN = re.compile(r"\b(?:more|over|greater|bigger|larger) than\s*$", re.IGNORECASE)
+_RATIO_SLACK = 0.15
+"""How far a ratio said in words may be from the figures' ("about a third": 28-38 %)."""
+
+
+def _ratios(text: str, evidence: _Evidence, sources: str) -> list[Finding]:
+    """Ratios said in words that the sentence's own figures contradict (issue 54).
+
+    "$22,910.85 in cash, about a third of your portfolio" (it is 17.8 %); "just under
+    a quarter, 23.6 %" holds. A ratio word with a percentage: the percentage; with two
+    amounts ("twice"): their ratio; with one amount "of your portfolio": its share of
+    the largest grand total of the cited data. "More than twice" holds for any ratio
+    above two. Within 15 %; a sentence with no such figure is not checked.
+    """
+    found = []
+    whole = max(
+        (f.value for f in evidence.facts if f.total and not f.subjects and f.kind == "money"
+         and not f.excluding),
+        default=0.0,
+    )  # fmt: skip
+    for sentence in _SEGMENT.split(text):
+        said = [(rule.search(sentence), r) for rule, r in _RATIO_RULES]
+        said = [(m, r) for m, r in said if m]
+        if not said:
+            continue
+        words, ratio = said[0]
+        numbers = list(_numbers(sentence))
+        percents = [  # a share of the whole; "+204%" is a change, not a share
+            v for v, _, m in numbers
+            if (m.group("unit") or "").strip() in ("%", "percent") and not m.group("sign")
+            and not _UP.search(sentence[max(0, m.start() - 12) : m.start()])
+            and not _DOWN.search(sentence[max(0, m.start() - 12) : m.start()])
+        ]  # fmt: skip
+        amounts = [v for v, _, m in numbers if m.group("cur")]
+        more = bool(_MORE_THAN.search(sentence[: words.start()]))
+        if percents:
+            actual = percents[0] / 100
+        elif len(amounts) >= 2:
+            actual = max(amounts[:2]) / min(amounts[:2]) if min(amounts[:2]) else 0.0
+            actual = actual if ratio >= 1 else 1 / actual if actual else 0.0
+        elif len(amounts) == 1 and whole and _OF_WHOLE.search(sentence[words.start() :]):
+            actual = amounts[0] / whole
+        else:
+            continue
+        if (actual >= ratio * (1 - _RATIO_SLACK)) if more else (
+            abs(actual - ratio) <= _RATIO_SLACK * ratio
+        ):  # fmt: skip
+            continue
+        found.append(
+            Finding(
+                kind="untraced_number",
+                text=words.group(),
+                message=f"“{words.group()}” is a ratio of {ratio:.3g}, but the figures the "
+                f"sentence states give {actual:.3g} ({sources}).",
+            )
+        )
+    return found
 
 
 _WORD = re.compile(r"[^\W_]+")
