@@ -452,8 +452,7 @@ def _ratios(text: str, evidence: _Evidence, sources: str) -> list[Finding]:
         default=0.0,
     )  # fmt: skip
     for sentence in _SEGMENT.split(text):
-        said = [(rule.search(sentence), r) for rule, r in _RATIO_RULES]
-        said = [(m, r) for m, r in said if m]
+        said = [(m, r) for rule, r in _RATIO_RULES if (m := rule.search(sentence)) is not None]
         if not said:
             continue
         words, ratio = said[0]
