@@ -405,7 +405,8 @@ def check_grounding(
         stated = checked + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
         findings += _relevance(question, markdown, evidence, stated)
     findings += _example_unsaid(markdown, results, checked)
-    findings += _ratios(_dates_blanked(_ids_blanked(markdown)), evidence, sources)
+    if _ANY_RATIO.search(markdown):  # most answers say no ratio in words: no second parse
+        findings += _ratios(_dates_blanked(_ids_blanked(markdown)), evidence, sources)
     asked_for = question is not None and not bound  # a model's answer to a question
     if not checked and not quoted and (asked_for or _says_nothing(markdown, question or "")):
         findings.append(
@@ -427,6 +428,7 @@ _RATIO_WORDS = (
     (r"\bfive times\b", 5.0), (r"\bten times\b", 10.0),
 )  # fmt: skip
 _RATIO_RULES = tuple((re.compile(rule, re.IGNORECASE), r) for rule, r in _RATIO_WORDS)
+_ANY_RATIO = re.compile("|".join(rule for rule, _ in _RATIO_WORDS), re.IGNORECASE)
 _OF_WHOLE = re.compile(
     r"\bof (?:your|my|the|all)\b[^.;]{0,20}\b(?:portfolio|total|money|accounts|everything|"
     r"holdings|net worth|balance)\b", re.IGNORECASE,
