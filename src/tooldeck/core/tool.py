@@ -24,7 +24,7 @@ import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Mapping
 from time import perf_counter
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -186,7 +186,9 @@ class BaseTool(Tool, Generic[TRequest, TResponse]):
     _is_async: bool = False
     provider_id: str | None = None
     """Id of the provider that registered the tool (set by ``ToolRegistry.register``)."""
-    _custom_format: ClassVar[bool] = False
+    _custom_format: bool = False
+    """``execute`` calls ``format_output`` (set per class when it is overridden; a tool
+    whose instances differ sets it on the instance). False: the direct path."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -41,7 +41,6 @@ class BrokerageAnswers:
 
     def __init__(self, source: BrokerageDataSource) -> None:
         self.source = source
-        self._example = source.example
         self.intents: Sequence[Intent] = brokerage_intents()
         self._router: tuple[BrokerageData, QuestionRouter] | None = None
 
@@ -116,8 +115,9 @@ class BrokerageAnswers:
         used = {r.source_id: r.metadata.request_id for r in outcome.results if r.success}
         bound = [c.model_copy(update={"result": used.get(c.source_id)}) for c in bound]
         as_of = next((r.as_of for r in outcome.results if r.as_of), None)
-        label = _EXAMPLE if self._example else "Data"  # issue 54: never said as yours
-        if as_of or self._example:
+        example = self.source.example
+        label = _EXAMPLE if example else "Data"  # issue 54: never said as yours
+        if as_of or example:
             markdown += f"\n\n_{label} as of {as_of}._" if as_of else f"\n\n_{label}._"
         figures = tuple(self.figures(outcome.results))
         return ComposedAnswer(markdown, tuple(outcome.source_ids), figures, tuple(bound), True)

@@ -234,17 +234,12 @@ class BrokerageDataSource:
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DATA_PATH
+        self.example = self.path.resolve() == DEFAULT_DATA_PATH.resolve()
+        """Whether this is the example file shipped with tooldeck, not the user's accounts:
+        its results and answers say so (issue 54); a copy of it elsewhere is a user's file."""
         self._stamp: tuple[int, int] | None = None
         self._data: BrokerageData | None = None
         self._lock = threading.Lock()
-
-    @property
-    def example(self) -> bool:
-        """Whether this is the example file shipped with tooldeck, not the user's accounts.
-
-        Its results and answers say so (issue 54); a copy of it elsewhere is a user's file.
-        """
-        return self.path.resolve() == DEFAULT_DATA_PATH.resolve()
 
     def load(self) -> BrokerageData:
         """The current data, parsed again only if the file changed."""

@@ -85,6 +85,7 @@ class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
     def __init__(self, source: BrokerageDataSource | None = None) -> None:
         self.source = source or BrokerageDataSource()
         self.example = self.source.example
+        self._custom_format = self.example  # the user's own file keeps BaseTool's fast path
         if self.example:  # issue 54: never read as the user's own accounts
             self.description = f"{EXAMPLE_DATA}. {inspect.getdoc(type(self))}"
             self.tags = (*self.tags, "example-data")
@@ -98,7 +99,11 @@ class _BrokerageTool(BaseTool[TReq, TResp], Generic[TReq, TResp]):
         return schema
 
     def format_output(self, response: TResp) -> ToolResult:
-        """The response's envelope; ``data.example_data`` is true on the example file."""
+        """The response's envelope; ``data.example_data`` is true on the example file.
+
+        Called for the example file only (``_custom_format``, set per instance): a call
+        on the user's own file takes ``BaseTool.execute``'s direct path.
+        """
         result = super().format_output(response)
         if self.example and isinstance(result.data, dict):
             result.data["example_data"] = True

@@ -86,8 +86,9 @@ def spending_window(question: str, today: date) -> tuple[str | None, str | None]
     "last N days".
     """
     q = question.lower()
+    month = next((n for n, name in enumerate(_MONTHS, 1) if re.search(rf"\b{name}\b", q)), 0)
     said = re.search(r"\b(?:in|during|for|of)\s+((?:19|20)\d\d)\b", q)
-    if said and not any(re.search(rf"\b{name}\b", q) for name in _MONTHS):  # "in 2009"
+    if said and not month:  # "in 2009": the whole year
         return f"{said.group(1)}-01-01", f"{said.group(1)}-12-31"
     if "yesterday" in q:
         day = today - timedelta(days=1)
@@ -114,17 +115,16 @@ def spending_window(question: str, today: date) -> tuple[str | None, str | None]
         return f"{year}-01-01", f"{year}-12-31"
     if "this year" in q:
         return f"{today.year}-01-01", today.isoformat()
-    for number, name in enumerate(_MONTHS, start=1):
-        if re.search(rf"\b{name}\b", q):
-            written = re.search(rf"\b{name},?\s+((?:19|20)\d\d)\b", q)  # "april 2009"
-            year = (
-                int(written.group(1))
-                if written
-                else (today.year if number <= today.month else today.year - 1)
-            )
-            first = date(year, number, 1)
-            last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-            return first.isoformat(), last.isoformat()
+    if month:
+        written = re.search(rf"\b{_MONTHS[month - 1]},?\s+((?:19|20)\d\d)\b", q)  # "april 2009"
+        year = (
+            int(written.group(1))
+            if written
+            else (today.year if month <= today.month else today.year - 1)
+        )
+        first = date(year, month, 1)
+        last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+        return first.isoformat(), last.isoformat()
     return None, None
 
 
