@@ -5,7 +5,8 @@
 Over the labelled questions of ``tests/packs/router_questions.py``:
 (a) routing one question (``BrokerageAnswers.route``), µs;
 (b) the grounding check of one composed answer, µs;
-(c) one whole run through ``RunManager`` (route, tool plan through the provider
+(c) checking 56-80 KB answers a model could be led to write (``HOSTILE``), s;
+(d) one whole run through ``RunManager`` (route, tool plan through the provider
     stack, compose, validate, events), audit off and on (SQLite: the run, its events
     and its tool calls stored), ms. Medians of repeated passes.
 """
@@ -116,6 +117,31 @@ async def grounding_us(repeats: int) -> tuple[float, float, float]:
     return statistics.median(times), each[len(each) // 2], each[int(len(each) * 0.95)]
 
 
+HOSTILE = {
+    "rank words": "biggest $1.00 " * 4000,
+    "ratio words": "twice $1 and $2, half of your portfolio " * 2000,
+    "dates and ranks": "on Nov 19 the biggest $5 " * 3000,
+}
+"""Long answers a model could be led to write: one sentence of thousands of numbers."""
+
+
+async def hostile_s() -> dict[str, float]:
+    """Seconds to check each ``HOSTILE`` answer (56-80 KB) against three results."""
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    view = runtime.view()
+    results = [await view.execute(name, {}) for name in
+               ("get_account_summary", "get_positions_list", "get_quotes")]  # fmt: skip
+    schemas = {d.name: d.output_schema for d in await view.definitions()}
+    await runtime.aclose()
+    took = {}
+    for name, text in HOSTILE.items():
+        start = time.perf_counter()
+        check_grounding(text, ["tool:account_summary:v1"], results, schemas=schemas,
+                        question="which is biggest?")  # fmt: skip
+        took[name] = time.perf_counter() - start
+    return took
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
@@ -129,6 +155,9 @@ def main() -> None:
         f"route + check, a ranking answer: p50 {ranking_p50:8.1f} µs, p95 {ranking_p95:8.1f} µs"
         " (issue 29: p50 ≤ 1,000, p95 ≤ 5,000)"
     )
+    for name, seconds in asyncio.run(hostile_s()).items():
+        print(f"check of a {len(HOSTILE[name]) // 1000} KB answer of {name}: {seconds:6.2f} s "
+              "(8175054: 6-12 s, quadratic)")  # fmt: skip
     with tempfile.TemporaryDirectory() as data_dir:
         off = asyncio.run(runs_ms(False, repeats, data_dir))
         on = asyncio.run(runs_ms(True, repeats, data_dir))

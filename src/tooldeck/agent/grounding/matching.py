@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Iterator
@@ -137,6 +138,8 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
         excluding = bool(_EXCLUDING.search(sentence))
         ranks = sorted((m.start(), d) for d, rule in _RANK for m in rule.finditer(segment))
         ranked_from = -1  # an amount after a rank word takes it; the next amount does not
+        said_total = _TOTAL.search(plain)  # a total word before a number makes it a total
+        first_total = said_total.end() if said_total else -1
         found = list(pattern.finditer(segment)) if pattern else []
         mentions = [
             (m.start(), names[m.group().lower()])
@@ -216,11 +219,11 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                     order = [ident for _, (k, ident) in mentions if k == kind]
                     if len(order) == len(numbers):
                         subjects[kind] = order[i]
-            total = bool(_TOTAL.search(plain[: m.start()]) or _TOTAL.search(context))
+            total = bool(0 <= first_total <= m.start() or _TOTAL.search(context))
             rank = 0
             if kinds & {"money", "percent"}:
-                said_rank = [d for at, d in ranks if ranked_from < at < m.start()]
-                rank = said_rank[-1] if said_rank else 0
+                last = bisect.bisect_left(ranks, (m.start(),)) - 1  # the rank word before it
+                rank = ranks[last][1] if last >= 0 and ranks[last][0] > ranked_from else 0
                 ranked_from = m.start()
             said = m.group(0)
             at = offset + m.start() + len(said) - len(said.lstrip())

@@ -175,6 +175,20 @@ _PLAIN_KINDS = frozenset({"quantity", "count", "year"})
 """What a bare number (no currency, no %) may be."""
 
 
+_ABOUT_REACH = 32
+"""The most characters ``_ABOUT`` can match ("approximately" and its spaces)."""
+
+
+def _rounded(text: str, at: int) -> bool:
+    """Whether an "about" word ends right before ``at`` (a rounded figure).
+
+    Read in the last ``_ABOUT_REACH`` characters only: searching the whole text before
+    each number made a long answer's check quadratic. The word boundary still sees the
+    character before the cut ("roundabout $5" is not rounded).
+    """
+    return _ABOUT.search(text, max(0, at - _ABOUT_REACH), at) is not None
+
+
 def _numbers(text: str) -> Iterator[tuple[float, float, re.Match[str]]]:
     """(value, tolerance, match) of each number in ``text`` (see the module docstring)."""
     for m in _NUMBER.finditer(text):
@@ -186,7 +200,7 @@ def _numbers(text: str) -> Iterator[tuple[float, float, re.Match[str]]]:
         digits = len(frac) - 1 if frac else 0
         value = float(m.group("int").replace(",", "") + frac) * scale
         tolerance = 0.5 * 10.0**-digits * scale
-        if not frac and _ABOUT.search(text[: m.start()]):  # "about $9,600": to the hundred
+        if not frac and _rounded(text, m.start()):  # "about $9,600": to the hundred
             whole = m.group("int").replace(",", "")
             zeros = len(whole) - len(whole.rstrip("0"))
             tolerance = max(tolerance, 0.5 * 10.0**zeros * scale)
