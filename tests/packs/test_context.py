@@ -505,3 +505,26 @@ def test_an_ics_url_variable_that_is_not_set_stops_the_start(
     settings = load_settings(context={"calendar": {"urls_env": ["WORK_ICS"]}})
     with pytest.raises(ConfigError, match="the environment has no WORK_ICS"):
         build_runtime(settings)
+
+
+async def test_a_statement_that_cannot_be_read_is_said_and_cited(tmp_path: Path) -> None:
+    """The error is bound to its source's record: the answer cites that source, so it is
+    grounded and says why (it was 'I could not verify the figures of my answer')."""
+    from tooldeck.agent.contracts import ChatRequest
+
+    missing = tmp_path / "gone.qfx"
+    settings = load_settings(
+        builtin={"enabled": False}, audit={"enabled": False},
+        context={"finance": {"ofx": [str(missing)]}},
+    )  # fmt: skip
+    runtime = build_runtime(settings, load_entry_points=False)
+    try:
+        for question in ("What is my account balance?", "How much did I spend?"):
+            run = await runtime.runs.start(ChatRequest(question=question))
+            answer = (await runtime.runs.wait(run.run_id)).answer
+            assert answer.grounding.verdict == "grounded", (question, answer.grounding)
+            assert "could not be read" in answer.answer_markdown, answer.answer_markdown
+            assert "statement not found" in answer.answer_markdown
+            assert answer.citations == ["context:finance:ofx"]
+    finally:
+        await runtime.aclose()

@@ -264,18 +264,21 @@ class _Writer:
         return self.bind(_money(self.at(pointer), currency), source, pointer, "money")
 
 
-def _not_ready(w: _Writer, at: str) -> str | None:
+def _not_ready(w: _Writer, at: str) -> tuple[str, list[str]] | None:
+    """What to say of a category that is not ready, and the sources it cites; or None.
+
+    Not configured, or could not be read: each error is bound to its source's record,
+    so the answer cites those sources.
+    """
     category = w.at(at)
     name = category["category"].capitalize()
     if category["status"] == "not_configured":
-        return f"**{name}**: not configured yet; add {category['how_to_configure']}."
+        return f"**{name}**: not configured yet; add {category['how_to_configure']}.", []
     if category["status"] == "error":
-        errors = "; ".join(
-            w.value(s["source_id"], f"{at}/sources/{i}/error")
-            for i, s in enumerate(category["sources"])
-            if s["error"]
-        )
-        return f"**{name}**: could not be read ({errors})."
+        failed = [(i, s) for i, s in enumerate(category["sources"]) if s["error"]]
+        errors = "; ".join(w.value(s["source_id"], f"{at}/sources/{i}/error") for i, s in failed)
+        cited = list(dict.fromkeys(s["source_id"] for _, s in failed))
+        return f"**{name}**: could not be read ({errors}).", cited
     return None
 
 
@@ -284,7 +287,7 @@ def _category(w: _Writer, i: int) -> tuple[str, list[str]]:
     at = f"/categories/{i}"
     problem = _not_ready(w, at)
     if problem is not None:
-        return problem, []
+        return problem
     category = w.at(at)
     name, source = category["category"], category["source_ids"][0]
     writer = _WRITERS.get(name)
@@ -311,7 +314,7 @@ def _balances(w: _Writer) -> tuple[str, list[str]]:
     at = "/categories/0"
     problem = _not_ready(w, at)
     if problem is not None:
-        return problem, []
+        return problem
     summary = w.at(f"{at}/summary")
     balances, holdings = summary.get("balances", []), summary.get("holdings", [])
     cited = list(w.at(at)["source_ids"])
@@ -353,7 +356,7 @@ def _calendar_days(w: _Writer, params: Mapping[str, Any]) -> tuple[str, list[str
     at = "/categories/0"
     problem = _not_ready(w, at)
     if problem is not None:
-        return problem, []
+        return problem
     category = w.at(at)
     source, first, last = category["source_ids"][0], params["days_from"], params["days_to"]
     listed = [
@@ -498,7 +501,7 @@ def _spending(w: _Writer, listed: str = "Latest") -> tuple[str, list[str]]:
     problem = _not_ready(w, "/categories/0")
     query = w.data.get("query")
     if problem is not None or not query:
-        return problem or "I could not read your transactions.", []
+        return problem or ("I could not read your transactions.", [])
     source = query["source_ids"][0] if query["source_ids"] else ""
     what = f" on {w.value(source, '/query/search')}" if query.get("search") else ""
     when = (
@@ -554,7 +557,7 @@ def _commute(w: _Writer) -> tuple[str, list[str]]:
     problem = _not_ready(w, "/categories/0")
     trip = w.data.get("commute")
     if problem is not None or not trip:
-        return problem or "I could not reach the routing server.", []
+        return problem or ("I could not reach the routing server.", [])
     source = trip["source_ids"][0]
     text = (
         f"To {w.value(source, '/commute/destination')}: "
