@@ -153,7 +153,7 @@ async def test_a_statement_and_a_bank_csv_become_transactions() -> None:
     assert ofx.data[1] == {
         "id": "2026101401", "date": "2026-10-14", "amount": -23.4, "currency": "USD",
         "payee": "UBER *TRIP", "memo": "Ride downtown", "category": "transport",
-        "account": "000123456789",
+        "account": "000123456789", "kind": "bank",
     }  # fmt: skip
     statement = CsvStatement(
         path=DATA / "card.csv", account="Visa", date_format="%m/%d/%Y",
@@ -405,6 +405,31 @@ def test_context_questions_do_not_take_the_brokerage_questions(tmp_path: Path) -
         if brokerage.route(q).intent != "out_of_scope" and combined.route(q) != brokerage.route(q)
     ]
     assert moved == []
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "params"),
+    [
+        ("How many shares of VTI did I buy?", "trades",
+         {"search": "VTI", "finance_category": "investment buy"}),
+        ("what did I sell in 2023?", "trades",
+         {"search": None, "finance_category": "investment sell", "date_from": "2023-01-01"}),
+        ("dividends from Visa in July 2023", "trades",
+         {"search": "Visa", "finance_category": "dividend", "date_from": "2023-07-01"}),
+        ("show my investment transactions of last year", "trades",
+         {"search": None, "finance_category": None, "date_from": "2025-01-01"}),
+        ("Should I sell my VTI shares?", "briefing", {}),  # advice: not claimed
+        ("What did I buy at Costco?", "spending", {"search": "Costco"}),
+    ],
+)  # fmt: skip
+def test_questions_about_trades_read_the_investment_transactions(
+    question: str, intent: str, params: dict[str, object]
+) -> None:
+    from tooldeck.packs.context.answers import ContextAnswers
+
+    route = ContextAnswers(lambda: date(2026, 11, 24), finance="configured").route(question)
+    assert route.intent == intent
+    assert params.items() <= route.params.items(), route.params
 
 
 @pytest.mark.parametrize(

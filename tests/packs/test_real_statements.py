@@ -127,13 +127,14 @@ async def test_one_unreadable_file_does_not_hide_the_others(tmp_path: Path) -> N
     broken.write_text("this is a PDF saved as .qfx")
     paths = [*real_files("ofx"), broken, tmp_path / "gone.ofx"]
     got = await OfxAdapter(paths, {"amazon": "shopping"}, timeout_s=30).fetch()
-    assert got.success and got.transformed_count == 103
+    assert got.success and got.transformed_count == 103 + 11  # bank and investment
     assert got.metadata["skipped"][:2] == [
         "broken.qfx is not a readable OFX statement: no <OFX> element: "
         "this is not an OFX statement",
         f"statement not found: {tmp_path / 'gone.ofx'}",
     ]
-    assert len(got.metadata["investments"]) == 11 and len(got.metadata["positions"]) == 4
+    assert sum(r["kind"] == "investment" for r in got.data) == 11
+    assert len(got.metadata["positions"]) == 4
     assert {"USD", "EUR", "CAD"} <= {r["currency"] for r in got.data}
     alone = await OfxAdapter([broken], {}, timeout_s=30).fetch()
     assert not alone.success and alone.error is not None and "broken.qfx" in alone.error
@@ -151,7 +152,8 @@ async def test_totals_across_currencies_are_given_per_currency() -> None:
         load_settings(builtin={"enabled": False}, audit={"enabled": False}, context=table)
     )
     try:
-        got = await rt.provider.execute("user_context", {"action": "query", "per_page": 1})
+        args = {"action": "query", "kind": "bank", "per_page": 1}
+        got = await rt.provider.execute("user_context", args)
         assert got.success, got.error
         totals = got.data["query"]["totals"]
         assert totals["count"] == 103
@@ -218,5 +220,67 @@ async def test_the_positions_of_real_statements_are_the_users_holdings() -> None
         assert (visa["units"], visa["market_value"], visa["as_of"], visa["source_id"]) == (
             500.0, 13736.96, "2023-09-08", "context:finance:ofx"
         )  # fmt: skip
+    finally:
+        await rt.aclose()
+
+
+BUYS = re.compile(r"<BUY(?:STOCK|MF|DEBT|OPT|OTHER)>.*?<TOTAL>\s*(-?[\d.]+)", re.S | re.I)
+SELLS = re.compile(r"<SELL(?:STOCK|MF|DEBT|OPT|OTHER)>.*?<TOTAL>\s*(-?[\d.]+)", re.S | re.I)
+
+
+async def test_investment_transactions_are_queried_beside_the_bank_ones() -> None:
+    """Issue 54 item 6: the trades of the statements (11 of the 114 transactions an
+    independent count of their elements finds) are served by the finance query: each
+    buy moves money out and each sell money in, whatever sign the broker wrote, and the
+    chat answers questions about them from them (the totals checked against a regex
+    count of the files' <BUY*>/<SELL*> totals, not against the reader)."""
+    from tooldeck.agent.contracts import ChatRequest
+    from tooldeck.config import load_settings
+    from tooldeck.runtime import build_runtime
+
+    files = real_files("ofx")
+    texts = [p.read_text(errors="replace") for p in files]
+    bought = round(sum(abs(float(t)) for x in texts for t in BUYS.findall(x)), 2)
+    sold = round(sum(abs(float(t)) for x in texts for t in SELLS.findall(x)), 2)
+    table = {"finance": {"ofx": [str(p) for p in files]}, "owners": ["anonymous", "t"]}
+    rt = build_runtime(
+        load_settings(builtin={"enabled": False}, audit={"enabled": False}, context=table)
+    )
+    try:
+        both = await rt.provider.execute("user_context", {"action": "query", "per_page": 1})
+        assert both.success, both.error
+        assert both.data["query"]["total"] == sum(
+            _opened(x, "STMTTRN|INTRARS|INTERRS|" + INVESTMENT_TAGS) for x in texts
+        )
+        args = {"action": "query", "kind": "investment", "per_page": 100}
+        got = await rt.provider.execute("user_context", args)
+        trades = got.data["query"]["transactions"]
+        assert len(trades) == sum(_opened(x, INVESTMENT_TAGS) for x in texts) == 11
+        for t in trades:
+            assert t["kind"] == "investment" and t["payee"], t
+            if t["action"] == "buy":
+                assert t["amount"] < 0, t
+            if t["action"] in ("sell", "income"):
+                assert t["amount"] > 0, t
+        buys = {"finance_category": "investment buy", **args}
+        got = await rt.provider.execute("user_context", buys)
+        assert got.data["query"]["totals"]["spent"] == bought
+        sells = {"finance_category": "investment sell", **args}
+        got = await rt.provider.execute("user_context", sells)
+        assert got.data["query"]["totals"]["received"] == sold
+
+        async def ask(question: str) -> str:
+            run = await rt.runs.start(ChatRequest(question=question), user="t")
+            answer = (await rt.runs.wait(run.run_id)).answer
+            assert answer is not None and answer.grounding.verdict == "grounded", answer
+            return answer.answer_markdown
+
+        assert f"${sold:,.2f}" in await ask("Did I sell any stock?")
+        tsm = await ask("How many shares of TSM did I buy?")
+        assert "0.76817" in tsm and "$82.34" in tsm and "104.23" not in tsm  # not the dividend
+        dividend = await ask("What dividends did I get in July 2023?")
+        assert "$104.23" in dividend and "82.34" not in dividend
+        spent = await ask("What did I spend in July 2023?")  # bank lines only
+        assert "TSM" not in spent and "1,344.27" not in spent, spent
     finally:
         await rt.aclose()

@@ -1,7 +1,7 @@
 """Chat answers about the user's own context, without a model: the pack's ``IntentPack``.
 
-"What's on my calendar today", "how much did I spend on Uber last month", "give me my
-daily briefing", "will it rain", "what's on my todo list", "how long to get to work":
+"What's on my calendar today", "how much did I spend on Uber last month", "which shares
+did I buy this year", "give me my daily briefing", "will it rain", "what's on my todo list", "how long to get to work":
 each routes to one ``user_context`` call, and the answer is written from its result,
 citing the sources (``context:<category>:<platform>``) its numbers come from. A
 question about a category nobody configured still routes here, and the answer says
@@ -15,9 +15,15 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any, Literal
 
-from tooldeck.core.claims import ClaimWriter, resolve_pointer
 from tooldeck.core.intents import ComposedAnswer, Figure, Intent, IntentOutcome, IntentStep, Route
 from tooldeck.core.result import ToolResult
+from tooldeck.packs.context.finance_answers import balances_answer, spending_answer, trades_answer
+from tooldeck.packs.context.writing import (
+    AnswerWriter,
+    calendar_days,
+    category_answer,
+    commute_answer,
+)
 
 __all__ = ["CONTEXT_INTENTS", "ContextAnswers", "spending_window"]
 
@@ -42,9 +48,17 @@ CONTEXT_INTENTS = (
         description="Each account's balance and the holdings, as the statements state them.",
     ),
     Intent(
+        "trades",
+        _step(
+            {"action": "query", "kind": "investment", "per_page": 5},
+            ("search", "finance_category", "date_from", "date_to"),
+        ),
+        description="What was bought, sold or received (dividends) in investment accounts.",
+    ),
+    Intent(
         "spending",
         _step(
-            {"action": "query", "per_page": 5},
+            {"action": "query", "kind": "bank", "per_page": 5},
             ("search", "date_from", "date_to", "sort", "sort_dir"),
         ),
         description="What was spent (on a payee, in a period), with the transactions.",
@@ -56,11 +70,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         ("briefing", r"\b(briefing|brief me|my day look|rundown|morning summary)\b"),
         (
+            "trades",
+            r"\b(dividends?|reinvest\w*|trades|traded|investment transactions|sold|did i sell|"
+            r"(?:bought|sold|buy|sell|purchased?)\b[^?.!]{0,60}?\b(?:shares?|stocks?|funds?|"
+            r"etfs?|units|securities|bonds?)|(?:shares?|stocks?|funds?|etfs?)\b[^?.!]{0,60}?"
+            r"\b(?:bought|sold|buy|sell|purchased?))\b",
+        ),
+        (
             "balances",
             r"\b(balances?|net worth|worth|how much (?:money|cash) (?:do|have) i|"
             r"(?:my|the) (?:holdings|investments|positions))\b",
         ),
-        ("spending", r"\b(spen[dt]|spending|paid|pay for|expenses?|purchases?|bought)\b"),
+        ("spending", r"\b(spen[dt]|spending|paid|pay for|expenses?|purchases?|bought|did i buy)\b"),
         ("calendar", r"\b(calendar|agenda|meetings?|appointments?|schedule|events?)\b"),
         ("weather", r"\b(weather|rain|raining|forecast|temperature|umbrella|snow|sunny)\b"),
         ("tasks", r"\b(to-?dos?|todo\.txt|tasks?|to do list|chores)\b"),
@@ -72,10 +93,24 @@ _PAYEE = re.compile(r"\b(?:on|at|for|to)\s+([a-z0-9][\w&.' -]*?)(?=\s+(?:in|last
 _PLACE = re.compile(r".*\bto\s+(?:the\s+)?([a-z][\w -]*?)\s*[?.!,]*$", re.IGNORECASE)
 """The place after the last "to" ("how long to get to work?" → work)."""
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]  # fmt: skip
-_FINANCE = frozenset({"balances", "spending"})
+_FINANCE = frozenset({"balances", "spending", "trades"})
 """The intents that read the user's statements."""
 _LARGEST = re.compile(r"\b(?:largest|biggest|most expensive|highest|largest single)\b", re.I)
 _NOT_PAYEES = frozenset({"me", "my", "it", "that", "this", "them", "stuff", "things"})
+_HOLDING = re.compile(r"\b(?:of|in|from|on)\s+(?:my\s+|the\s+)?([a-z0-9][\w&.' -]*?)(?=\s+(?:did|"
+                      r"have|has|in|last|this|since|during|over|today|yesterday|shares?|"
+                      r"stocks?)\b|[?.!,]|$)", re.IGNORECASE)  # fmt: skip
+"""The security a trade question names: "shares of VTI", "dividends from Visa"."""
+_NOT_HOLDINGS = _NOT_PAYEES | {"account", "accounts", "ira", "brokerage", "portfolio",
+                               "401k", "investments", "brokerage account", "dividends"}  # fmt: skip
+_INCOME = re.compile(r"\b(dividend|interest|capital gains)", re.IGNORECASE)
+_ADVICE = re.compile(r"\b(?:should|shall|could|would|will|can) i\b", re.IGNORECASE)
+_SOLD = re.compile(r"\b(?:sold|sell|sells|selling)\b", re.IGNORECASE)
+_BOUGHT = re.compile(r"\b(?:bought|buy|buys|buying|purchased?)\b", re.IGNORECASE)
+_NOT_A_NAME = re.compile(
+    rf"(?:{'|'.join(_MONTHS)})?,?\s*(?:(?:19|20)\d\d)?|(?:this|last|next|past)\b.*", re.I
+)
+"""A period said where a security would be ("of July 2023", "in 2023", "of last year")."""
 
 
 def spending_window(question: str, today: date) -> tuple[str | None, str | None]:
@@ -154,8 +189,8 @@ class ContextAnswers:
         today: The user's day, in their zone (for "last month").
         finance: Where the user's statements come from, which decides how strongly
             questions about money are claimed: ``configured`` (``[context.finance]``):
-            spending and balances at 0.9; ``uploads`` (each user may upload theirs):
-            spending at 0.5, so that another pack's data (a brokerage file) wins;
+            spending, trades and balances at 0.9; ``uploads`` (each user may upload
+            theirs): spending and trades at 0.5, so that another pack's data (a brokerage file) wins;
             ``none``: neither (issue 54: "Finance: not configured yet" answered a
             question about a holding at 0.9).
     """
@@ -167,14 +202,16 @@ class ContextAnswers:
         finance: Literal["configured", "uploads", "none"] = "none",
     ) -> None:  # fmt: skip
         self.today = today
-        self._sure = {"balances": 0.9, "spending": 0.9} if finance == "configured" else (
-            {"spending": 0.5} if finance == "uploads" else {}
-        )  # fmt: skip
+        self._sure = {"balances": 0.9, "spending": 0.9, "trades": 0.9} if (
+            finance == "configured"
+        ) else {"spending": 0.5, "trades": 0.5} if finance == "uploads" else {}  # fmt: skip
         self._patterns = [(n, p) for n, p in _PATTERNS if n not in _FINANCE or n in self._sure]
 
     def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
         """The first category the question names; confidence 0.9, or 0 (no claim)."""
         for name, pattern in self._patterns:
+            if name == "trades" and _ADVICE.search(question):
+                continue  # "should I sell my shares?" asks for advice, not for the trades
             if pattern.search(question):
                 sure = self._sure.get(name, 0.9)
                 return Route(name, self._params(name, question, dict(given or {})), sure)
@@ -189,6 +226,22 @@ class ContextAnswers:
             largest = _LARGEST.search(question)  # the largest expense: the most negative first
             order = {"sort": "amount", "sort_dir": "asc"} if largest else {}
             return {"search": search, "date_from": start, "date_to": end, **order, **given}
+        if intent == "trades":
+            start, end = spending_window(question, self.today())
+            named = _HOLDING.search(question)
+            found = named.group(1).strip() if named else ""
+            income = _INCOME.search(question)
+            category = (
+                income.group(1).lower() if income
+                else "investment sell" if _SOLD.search(question)
+                else "investment buy" if _BOUGHT.search(question)
+                else None
+            )  # fmt: skip
+            name = found.lower() not in _NOT_HOLDINGS and not _NOT_A_NAME.fullmatch(found)
+            return {
+                "search": found if found and name else None, "finance_category": category,
+                "date_from": start, "date_to": end, **given,
+            }  # fmt: skip
         if intent == "calendar":
             window = calendar_window(question, self.today())
             return {**dict(zip(("days_from", "days_to", "said"), window or (), strict=False)),
@@ -205,19 +258,21 @@ class ContextAnswers:
         the source of the record it reads (a category's, a query's, a trip's).
         """
         result = outcome.results[0]
-        w = _Writer(result.data)
+        w = AnswerWriter(result.data)
         if route.intent == "spending":
-            text, cited = _spending(
+            text, cited = spending_answer(
                 w, "Largest" if route.params.get("sort") == "amount" else "Latest"
             )
+        elif route.intent == "trades":
+            text, cited = trades_answer(w)
         elif route.intent == "calendar" and route.params.get("days_from"):
-            text, cited = _calendar_days(w, route.params)
+            text, cited = calendar_days(w, route.params)
         elif route.intent == "balances":
-            text, cited = _balances(w)
+            text, cited = balances_answer(w)
         elif route.intent == "commute":
-            text, cited = _commute(w)
+            text, cited = commute_answer(w)
         else:
-            parts = [_category(w, i) for i in range(len(w.data["categories"]))]
+            parts = [category_answer(w, i) for i in range(len(w.data["categories"]))]
             if not parts:
                 return ComposedAnswer(
                     "No sources are configured yet: add [context.finance], [context.calendar], "
@@ -238,330 +293,3 @@ class ContextAnswers:
     def subjects(self) -> Mapping[str, tuple[str, str]]:
         """None: the categories are not subjects of numbers."""
         return {}
-
-
-class _Writer:
-    """The ``user_context`` result's data, and the claims of the figures written from it."""
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        self.data = data
-        self.claims = ClaimWriter()
-
-    def at(self, pointer: str) -> Any:
-        return resolve_pointer(self.data, pointer)
-
-    def bind(self, text: str, source: str, pointer: str, kind: str | None = None) -> str:
-        """``text``, bound to the field at ``pointer`` of a record of ``source``."""
-        return self.claims.figure(text, source, pointer, kind=kind)
-
-    def value(self, source: str, pointer: str, kind: str | None = None) -> str:
-        """The field at ``pointer`` said as itself (a number, a title, a date)."""
-        value = self.at(pointer)
-        text = str(value)[:10] if kind == "date" else str(value)
-        return self.bind(text, source, pointer, kind)
-
-    def money(self, source: str, pointer: str, currency: str) -> str:
-        return self.bind(_money(self.at(pointer), currency), source, pointer, "money")
-
-
-def _not_ready(w: _Writer, at: str) -> tuple[str, list[str]] | None:
-    """What to say of a category that is not ready, and the sources it cites; or None.
-
-    Not configured, or could not be read: each error is bound to its source's record,
-    so the answer cites those sources.
-    """
-    category = w.at(at)
-    name = category["category"].capitalize()
-    if category["status"] == "not_configured":
-        return f"**{name}**: not configured yet; add {category['how_to_configure']}.", []
-    if category["status"] == "error":
-        failed = [(i, s) for i, s in enumerate(category["sources"]) if s["error"]]
-        errors = "; ".join(w.value(s["source_id"], f"{at}/sources/{i}/error") for i, s in failed)
-        cited = list(dict.fromkeys(s["source_id"] for _, s in failed))
-        return f"**{name}**: could not be read ({errors}).", cited
-    return None
-
-
-def _category(w: _Writer, i: int) -> tuple[str, list[str]]:
-    """A category's paragraph and the sources it cites."""
-    at = f"/categories/{i}"
-    problem = _not_ready(w, at)
-    if problem is not None:
-        return problem
-    category = w.at(at)
-    name, source = category["category"], category["source_ids"][0]
-    writer = _WRITERS.get(name)
-    if writer is not None:
-        text = writer(w, source, f"{at}/summary")
-    else:
-        count = w.claims.figure(
-            str(len(category["summary"])), source, op="count", inputs=(f"{at}/summary",)
-        )
-        text = f"**{name.capitalize()}**: {count} items."
-    alerts = category.get("alerts") or []
-    if alerts:
-        said = [w.value(source, f"{at}/alerts/{k}") for k in range(len(alerts))]
-        text += " Heads-up: " + "; ".join(said) + "."
-    return text, list(category["source_ids"])
-
-
-def _balances(w: _Writer) -> tuple[str, list[str]]:
-    """Each balance and the largest holdings the statements state, or what they cannot say.
-
-    Only what a statement states (``LEDGERBAL``, ``INVBAL``, ``INVPOSLIST``), each figure
-    bound to its record, with its date: nothing is added up across accounts or currencies.
-    """
-    at = "/categories/0"
-    problem = _not_ready(w, at)
-    if problem is not None:
-        return problem
-    summary = w.at(f"{at}/summary")
-    balances, holdings = summary.get("balances", []), summary.get("holdings", [])
-    cited = list(w.at(at)["source_ids"])
-    if not balances and not holdings:
-        return (
-            "Your statements state no balance and no holding (OFX LEDGERBAL, INVBAL or "
-            "INVPOSLIST), so I cannot say how much you have; I can say what you spent "
-            "or received."
-        ), cited
-    lines = []
-    for k, b in enumerate(balances):
-        here, source = f"{at}/summary/balances/{k}", b["source_id"]
-        line = (
-            f"- {w.value(source, f'{here}/account')} ({b['kind']}): "
-            f"{w.money(source, f'{here}/balance', b['currency'])}"
-        )
-        if b.get("as_of"):
-            line += f" on {w.value(source, f'{here}/as_of', 'date')}"
-        lines.append(line)
-    for k, h in enumerate(holdings[:5]):
-        here, source = f"{at}/summary/holdings/{k}", h["source_id"]
-        name = (
-            w.value(source, f"{here}/ticker")
-            if h.get("ticker")
-            else w.value(source, f"{here}/security")
-        )
-        worth = h.get("market_value")
-        lines.append(
-            f"- {name}: {w.value(source, f'{here}/units')} units"
-            + (f" worth {w.money(source, f'{here}/market_value', h['currency'])}"
-               if worth is not None else "")
-        )  # fmt: skip
-    more = f" ({len(holdings) - 5} more holdings)" if len(holdings) > 5 else ""
-    return "**Balances** from your statements" + more + ":\n" + "\n".join(lines), cited
-
-
-def _calendar_days(w: _Writer, params: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The events of the days the question names ("this week"), each with its day."""
-    at = "/categories/0"
-    problem = _not_ready(w, at)
-    if problem is not None:
-        return problem
-    category = w.at(at)
-    source, first, last = category["source_ids"][0], params["days_from"], params["days_to"]
-    listed = [
-        (f"{at}/summary/{part}/{k}", event)
-        for part in ("today_events", "upcoming")
-        for k, event in enumerate(category["summary"][part])
-        if first <= event["start"][:10] <= last
-    ]
-    if not listed:
-        return f"**Calendar**: nothing {params['said']}.", list(category["source_ids"])
-    said = ", ".join(
-        f"{w.value(source, f'{here}/title')} ({w.value(source, f'{here}/start', 'date')}"
-        + ("" if event["all_day"] else f" {_clock(w, source, here)}")
-        + ")"
-        for here, event in listed
-    )
-    return f"**Calendar**, {params['said']}: {said}.", list(category["source_ids"])
-
-
-def _calendar(w: _Writer, source: str, at: str) -> str:
-    summary = w.at(at)
-    today = w.value(source, f"{at}/today", "date")
-    events = summary["today_events"]
-    if not events:
-        head = f"**Calendar**: nothing today ({today})."
-    else:
-        listed = ", ".join(
-            f"{w.value(source, f'{at}/today_events/{k}/title')} "
-            f"({_clock(w, source, f'{at}/today_events/{k}')})"
-            for k in range(len(events))
-        )
-        head = f"**Calendar**: today ({today}): {listed}."
-    upcoming = summary["upcoming"][:3]
-    if upcoming:
-        head += (
-            " Next: "
-            + ", ".join(
-                f"{w.value(source, f'{at}/upcoming/{k}/title')} "
-                f"({w.value(source, f'{at}/upcoming/{k}/start', 'date')})"
-                for k in range(len(upcoming))
-            )
-            + "."
-        )
-    return head
-
-
-def _clock(w: _Writer, source: str, at: str) -> str:
-    """``all day``, or the start's time of day (``at 09:30``)."""
-    event = w.at(at)
-    if event["all_day"]:
-        return "all day"
-    return f"at {w.bind(event['start'][11:16], source, f'{at}/start', 'time')}"
-
-
-def _weather(w: _Writer, source: str, at: str) -> str:
-    now, days = w.at(f"{at}/now"), w.at(f"{at}/days")
-    text = "**Weather**:"
-    if now:
-        text += (
-            f" now {w.value(source, f'{at}/now/conditions')}, "
-            f"{w.value(source, f'{at}/now/temperature')}°"
-        )
-    if days:
-        d = f"{at}/days/0"
-        text += (
-            f"; {w.value(source, f'{d}/date', 'date')}: {w.value(source, f'{d}/conditions')}, "
-            f"{w.value(source, f'{d}/low')}° to {w.value(source, f'{d}/high')}°"
-        )
-    return text + "."
-
-
-def _tasks(w: _Writer, source: str, at: str) -> str:
-    text = (
-        f"**Tasks**: {w.value(source, f'{at}/open')} open, "
-        f"{w.value(source, f'{at}/overdue')} overdue"
-    )
-    if w.at(f"{at}/next"):
-        text += f"; next: {w.value(source, f'{at}/next/0/text')}"
-    return text + "."
-
-
-_SIGNS = {"USD": "$", "EUR": "€", "GBP": "£"}
-
-
-def _money(amount: float, currency: str) -> str:
-    """``$1,234.50``, ``€12.00``, or ``1,234.50 CHF`` (a sign before the symbol)."""
-    sign, value = ("-" if amount < 0 else ""), f"{abs(amount):,.2f}"
-    symbol = _SIGNS.get(currency)
-    return f"{sign}{symbol}{value}" if symbol else f"{sign}{value} {currency}"
-
-
-def _finance(w: _Writer, source: str, at: str) -> str:
-    summary = w.at(at)
-    if not summary.get("transactions"):
-        return "**Finance**: no transactions."
-    currency = summary["currency"]
-    if currency is None:  # several currencies: each its own, never added
-        return f"**Finance** ({w.value(source, f'{at}/month')}): " + _each_currency(
-            w, source, f"{at}/by_currency"
-        )
-    return (
-        f"**Finance** ({w.value(source, f'{at}/month')}): spent "
-        f"{w.money(source, f'{at}/spent', currency)} and received "
-        f"{w.money(source, f'{at}/received', currency)}."
-    )
-
-
-def _each_currency(w: _Writer, source: str, at: str) -> str:
-    """Each currency's totals: ``spent $5.00 and received $0.00 in USD; spent €3.00 …``."""
-    return (
-        "; ".join(
-            f"spent {w.money(source, f'{at}/{k}/spent', each['currency'])} and received "
-            f"{w.money(source, f'{at}/{k}/received', each['currency'])} in "
-            f"{w.value(source, f'{at}/{k}/currency')}"
-            for k, each in enumerate(w.at(at))
-        )
-        + "."
-    )
-
-
-def _commute_summary(w: _Writer, source: str, at: str) -> str:
-    trips = ", ".join(
-        f"{w.value(source, f'{at}/trips/{k}/destination')} "
-        f"{w.value(source, f'{at}/trips/{k}/minutes')} min"
-        for k in range(len(w.at(f"{at}/trips")))
-    )
-    return f"**Commute** from {w.value(source, f'{at}/from')}: {trips}."
-
-
-_WRITERS: dict[str, Callable[[_Writer, str, str], str]] = {
-    "calendar": _calendar, "weather": _weather, "tasks": _tasks, "finance": _finance,
-    "commute": _commute_summary,
-}  # fmt: skip
-
-
-def _spending(w: _Writer, listed: str = "Latest") -> tuple[str, list[str]]:
-    """What was spent (and received) in the query's window, and its first transactions.
-
-    ``listed``: "Latest" (by date), or "Largest" (by amount: the largest expense is
-    said first, as the question asks for it).
-    """
-    problem = _not_ready(w, "/categories/0")
-    query = w.data.get("query")
-    if problem is not None or not query:
-        return problem or ("I could not read your transactions.", [])
-    source = query["source_ids"][0] if query["source_ids"] else ""
-    what = f" on {w.value(source, '/query/search')}" if query.get("search") else ""
-    when = (
-        f" from {w.value(source, '/query/date_from', 'date')} to "
-        f"{w.value(source, '/query/date_to', 'date')}"
-        if query.get("date_from") and query.get("date_to")
-        else ""
-    )
-    totals, transactions = query["totals"], query["transactions"]
-    currency = totals["currency"]
-    if not totals["count"]:
-        return f"I found no transactions{what}{when}.", list(query["source_ids"])
-    count = totals["count"]
-    if currency is None:  # several currencies: each its own, never added
-        text = (
-            f"In the {w.value(source, '/query/totals/count')} transactions{what}{when}, you "
-            + _each_currency(w, source, "/query/totals/by_currency")
-        )
-    else:
-        text = (
-            f"You spent {w.money(source, '/query/totals/spent', currency)}{what}{when}, in "
-            f"{w.value(source, '/query/totals/count')} transaction{'s' if count != 1 else ''}"
-            + (
-                f" (and received {w.money(source, '/query/totals/received', currency)})"
-                if totals["received"]
-                else ""
-            )
-            + "."
-        )
-    if transactions:
-        text += (
-            f" {listed}: "
-            + "; ".join(
-                f"{w.value(source, f'/query/transactions/{k}/date', 'date')} "
-                f"{w.value(source, f'/query/transactions/{k}/payee')} "
-                f"{w.money(source, f'/query/transactions/{k}/amount', t['currency'])}"
-                for k, t in enumerate(transactions[:3])
-            )
-            + "."
-        )
-    if listed == "Largest" and transactions and transactions[0]["amount"] < 0:
-        first = transactions[0]
-        text = (
-            f"Your largest expense{what}{when}: "
-            f"{w.value(source, '/query/transactions/0/payee')} "
-            f"{w.money(source, '/query/transactions/0/amount', first['currency'])} on "
-            f"{w.value(source, '/query/transactions/0/date', 'date')}. " + text
-        )
-    return text, list(query["source_ids"])
-
-
-def _commute(w: _Writer) -> tuple[str, list[str]]:
-    problem = _not_ready(w, "/categories/0")
-    trip = w.data.get("commute")
-    if problem is not None or not trip:
-        return problem or ("I could not reach the routing server.", [])
-    source = trip["source_ids"][0]
-    text = (
-        f"To {w.value(source, '/commute/destination')}: "
-        f"{w.value(source, '/commute/minutes')} minutes "
-        f"({w.value(source, '/commute/km')} km, {w.value(source, '/commute/profile')})."
-    )
-    return text, list(trip["source_ids"])

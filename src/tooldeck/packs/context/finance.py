@@ -3,9 +3,11 @@
 Sources: OFX/QFX statements (``ofx.py``, read as banks write them) and bank CSV exports
 with a column mapping.
 Every transaction becomes ``{id, date (YYYY-MM-DD), amount (negative: money out),
-currency, payee, memo, category, account}``. A payee is given a category by the
+currency, payee, memo, category, account, kind}``. A payee is given a category by the
 ``categories`` map of the configuration (a word of the payee → a category) when the
-source has none.
+source has none. ``kind`` is ``bank`` (a payment, a deposit, a card purchase) or
+``investment`` (a statement's buy, sell, income, reinvestment…: ``trade_record``), so
+that one query reads both and spending can leave the trades out.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "normalize_finance",
     "query_transactions",
     "read_ofx",
+    "trade_record",
 ]
 
 
@@ -50,6 +53,48 @@ def _categorize(payee: str, categories: Mapping[str, str]) -> str:
         if word.lower() in lowered:
             return category
     return "uncategorized"
+
+
+_CASH = {
+    "buy": -1, "expense": -1, "margin_interest": -1,
+    "sell": 1, "income": 1, "return_of_capital": 1,
+}  # fmt: skip
+"""The direction of an investment transaction's cash; the others move none (a
+reinvestment spends the income it receives, a transfer or a split moves units)."""
+_INCOME = {"DIV": "dividend", "INTEREST": "interest", "CGLONG": "capital gains",
+           "CGSHORT": "capital gains", "MISC": "investment income"}  # fmt: skip
+
+
+def trade_record(trade: Mapping[str, Any]) -> dict[str, Any]:
+    """An investment transaction (``ofx.OfxStatements.investments``) as a transaction.
+
+    ``amount`` is the cash it moved, by its action, whatever sign the broker wrote on
+    ``TOTAL`` (OFX 2.2 §13.9.2.4.3 wants buys negative; not every broker does): money
+    out for a buy, an expense or margin interest, money in for a sell, income or a
+    return of capital, none for a reinvestment, a transfer, a split or a journal entry.
+    ``payee`` is the ticker (or the security), ``memo`` the security's name and the
+    broker's memo, ``category`` ``investment <action>`` or the income's type
+    (``dividend``, ``interest``, ``capital gains``). The trade's own fields (``action``,
+    ``security``, ``ticker``, ``units``, ``unit_price``, ``total``, ``fees``) stay.
+    """
+    direction = _CASH.get(trade["action"], 0)
+    total, units, price = trade.get("total"), trade.get("units"), trade.get("unit_price")
+    size = abs(total) if total is not None else abs((units or 0.0) * (price or 0.0))
+    ticker, security = trade.get("ticker"), trade.get("security") or "(unnamed security)"
+    category = (
+        _INCOME.get(trade.get("income_type") or "", "investment income")
+        if trade["action"] == "income"
+        else f"investment {trade['action'].replace('_', ' ')}"
+    )
+    named = security if ticker else ""
+    return {
+        **trade,
+        "amount": round(direction * size, 2) + 0.0,  # never -0.0
+        "payee": ticker or security,
+        "memo": " ".join(part for part in (named, trade.get("memo") or "") if part),
+        "category": category,
+        "kind": "investment",
+    }
 
 
 class _FinanceAdapter(ContextAdapter):
@@ -106,8 +151,9 @@ class OfxAdapter(_FinanceAdapter):
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every statement's transactions.
 
-        ``metadata`` has the investment transactions, positions, accounts and balances, and in
-        ``skipped`` each file that could not be read.
+        The bank transactions, then the investment ones (``trade_record``). ``metadata``
+        has the positions, accounts and balances, and in ``skipped`` each file that
+        could not be read.
 
         Raises:
             SourceError: no file could be read (missing, not OFX, past the parse's limits).
@@ -122,7 +168,7 @@ class OfxAdapter(_FinanceAdapter):
         """
         records: list[dict[str, Any]] = []
         metadata: dict[str, list[Any]] = {
-            "accounts": [], "investments": [], "positions": [], "balances": [], "skipped": []
+            "accounts": [], "positions": [], "balances": [], "skipped": []
         }  # fmt: skip
         failed: list[str] = []
         for path in self.paths:
@@ -167,8 +213,10 @@ def read_ofx(path: Path, categories: Mapping[str, str]) -> dict[str, Any]:
 
     Returns:
         ``{"transactions": [...], "investments": [...], "positions": [...],
-        "accounts": [...], "balances": [...], "skipped": [...]}``; each transaction
-        with its ``category``.
+        "accounts": [...], "balances": [...], "skipped": [...]}``; ``transactions`` are
+        the bank ones (``kind: bank``, with their ``category``) then the investment ones
+        (``trade_record``); ``investments`` the investment ones as the statement states
+        them.
 
     Raises:
         SourceError: the file cannot be read or holds no ``<OFX>`` element.
@@ -179,8 +227,9 @@ def read_ofx(path: Path, categories: Mapping[str, str]) -> dict[str, Any]:
         raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
     for tx in read.transactions:
         tx["category"] = _categorize(tx["payee"], categories)
+        tx["kind"] = "bank"
     return {
-        "transactions": read.transactions,
+        "transactions": read.transactions + [trade_record(t) for t in read.investments],
         "investments": read.investments,
         "positions": read.positions,
         "accounts": read.accounts,
@@ -309,21 +358,26 @@ class CsvAdapter(_FinanceAdapter):
             "memo": row[columns.memo].strip() if columns.memo else "",
             "category": given or _categorize(payee, self.categories),
             "account": statement.account,
+            "kind": "bank",
         }
 
 
 def normalize_finance(
     records: Sequence[Mapping[str, Any]], *, include_alerts: bool = True, large: float = 500.0
 ) -> dict[str, Any]:
-    """The month of the latest transaction: money in and out, by category.
+    """The month of the latest bank transaction: money in and out, by category.
 
     Also its largest expense; alerts for expenses of ``large`` or more in that month.
-    Amounts in different currencies are never added: with several, ``spent``,
-    ``received``, ``net`` and ``currency`` are None, ``by_currency`` has each one's
-    totals, and there are no top categories nor a largest expense.
+    Investment transactions (``kind: investment``) are not spending: they are counted
+    in ``investment_transactions`` only. Amounts in different currencies are never
+    added: with several, ``spent``, ``received``, ``net`` and ``currency`` are None,
+    ``by_currency`` has each one's totals, and there are no top categories nor a
+    largest expense.
     """
+    trades = sum(r.get("kind") == "investment" for r in records)
+    records = [r for r in records if r.get("kind") != "investment"]
     if not records:
-        return {"summary": {"transactions": 0}}
+        return {"summary": {"transactions": 0, "investment_transactions": trades}}
     month = max(r["date"] for r in records)[:7]
     current = [r for r in records if r["date"].startswith(month)]
     totals = _totals(current)
@@ -347,6 +401,7 @@ def normalize_finance(
         else None,
         "currency": totals["currency"],
         "by_currency": totals["by_currency"],
+        "investment_transactions": trades,
     }
     shaped: dict[str, Any] = {"summary": summary}
     if include_alerts:
@@ -368,11 +423,13 @@ class FinanceQuery:
 
     ``search`` matches payee, memo or category (any case: "groceries" finds what the
     ``categories`` map to groceries); ``category`` the transaction's category
-    (any case); dates are inclusive; ``page`` counts from 1.
+    (any case); ``kind`` ``bank`` or ``investment`` transactions only (None: both);
+    dates are inclusive; ``page`` counts from 1.
     """
 
     search: str | None = None
     category: str | None = None
+    kind: Literal["bank", "investment"] | None = None
     date_from: date | None = None
     date_to: date | None = None
     sort: Literal["date", "amount", "payee"] = "date"
@@ -405,6 +462,7 @@ def query_transactions(records: Sequence[Mapping[str, Any]], query: FinanceQuery
             or needle in r["category"].lower()
         )  # "groceries": ALDI, mapped to it
         and (wanted is None or r["category"].lower() == wanted)
+        and (query.kind is None or r.get("kind", "bank") == query.kind)
         and (since is None or r["date"] >= since)
         and (until is None or r["date"] <= until)
     ]

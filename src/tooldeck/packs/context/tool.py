@@ -2,7 +2,8 @@
 
 Actions: ``summary`` (one or more categories), ``briefing`` (every configured
 category: seed 000's daily briefing), ``commute`` (minutes to a ``destination``) and
-``query`` (finance transactions: search, filter, sort, page, group, with totals). A
+``query`` (finance transactions, bank and investment: search, filter, sort, page, group,
+with totals). A
 category with no source configured answers ``status: "not_configured"`` and how to
 configure it; an unknown category is a validation error listing the configured ones; a
 source that fails is its category's error while the others answer.
@@ -64,6 +65,11 @@ class UserContextRequest(BaseModel):
     finance_category: str | None = Field(
         None, max_length=100, description="query: transactions of this spending category."
     )
+    kind: Literal["bank", "investment"] | None = Field(
+        None, description="query: bank transactions only (payments, deposits: what was "
+        "spent), or investment ones only (buys, sells, dividends: amount is the cash "
+        "moved, with units and unit_price); default both.",
+    )  # fmt: skip
     sort: Literal["date", "amount", "payee"] = Field("date", description="query: sort key.")
     sort_dir: Literal["asc", "desc"] = Field("desc", description="query: sort direction.")
     page: int = Field(1, ge=1, le=100_000, description="query: page, from 1.")
@@ -138,6 +144,7 @@ class QueryResult(BaseModel):
     source_ids: Cited
     search: str | None = None
     finance_category: str | None = None
+    kind: str | None = None
     date_from: str | None = Field(None, description="The window asked for, as given.")
     date_to: str | None = None
     total: int
@@ -190,8 +197,9 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
         configured = ", ".join(bridges.configured.categories) or "none yet"
         self.description = (
             "The user's own context: summary of categories, a daily briefing, commute "
-            "time to a destination, or a query of finance transactions (search, sort, "
-            f"page, group by, date range). Configured categories: {configured}."
+            "time to a destination, or a query of finance transactions, bank and "
+            "investment (search, sort, page, group by, date range). Configured "
+            f"categories: {configured}."
         )
 
     async def execute_internal(
@@ -240,6 +248,7 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
                 source_ids=[r.source_id for r in good],
                 search=request.search,
                 finance_category=request.finance_category,
+                kind=request.kind,
                 date_from=request.date_from.isoformat() if request.date_from else None,
                 date_to=request.date_to.isoformat() if request.date_to else None,
                 **found,
@@ -251,7 +260,7 @@ class UserContextTool(BaseTool[UserContextRequest, UserContextResponse]):
     @staticmethod
     def _query(request: UserContextRequest) -> FinanceQuery:
         return FinanceQuery(
-            search=request.search, category=request.finance_category,
+            search=request.search, category=request.finance_category, kind=request.kind,
             date_from=request.date_from, date_to=request.date_to, sort=request.sort,
             sort_dir=request.sort_dir, page=request.page, per_page=request.per_page,
             group_by=request.group_by,
