@@ -132,14 +132,22 @@ async def test_a_pl_answer_binds_derived_figures_across_results_and_flags_unboun
          "- **TSLA** +2.16% (+$6.61) at $312.05"),
         ("whats the worst performer today in my portfolio (percent)", "**GOOGL** moved most down",
          "- **MSFT** -0.56% (-$2.42) at $431.18"),
-        ("how many shares of voo do i have total", "Your VOO holdings:", "- **Total**: 33 shares."),
+        ("how many shares of voo do i have total", "Your VOO holdings:",
+         "- **Total**: 33 shares at an average cost of $410.32 a share."),
+        # (25 × 390.55 + 8 × 472.10) / 33, not either account's own average
+        ("whats the average price i paid for voo across both accounts", "Your VOO holdings:",
+         "- **Total**: 33 shares at an average cost of $410.32 a share."),
+        # the second part names no symbol: it is the first part's
+        ("how many vxus shares do i have and when did i last buy", "Your VXUS holdings:",
+         "Your last VXUS buy: **BUY** 20 VXUS at $61.05 in Roth IRA on 2026-11-14."),
     ],
 )  # fmt: skip
 async def test_rankings_by_the_days_move_and_a_holdings_total(
     question: str, first: str, line: str
 ) -> None:
-    """Issue 54: written outside the team, these got the biggest position by value, and
-    each account's VOO without the total, each at confidence 0.90."""
+    """Issue 54: written outside the team, these got the biggest position by value,
+    each account's VOO without the total or the average across them, and the last buy of
+    another symbol, each at confidence 0.90."""
     runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
     try:
         run = await runtime.runs.start(ChatRequest(question=question))

@@ -694,6 +694,7 @@ Only the run's own user, or an approver in ``[approvals] approvers``, decides it
                                         "sum",
                                         "product",
                                         "difference",
+                                        "quotient",
                                         "percent_of",
                                         "abs",
                                         "count",
@@ -814,7 +815,15 @@ The answer fills ``parameter``: send the question again with
                     "properties": {
                         "op": {
                             "type": "string",
-                            "enum": ["sum", "product", "difference", "percent_of", "abs", "count"],
+                            "enum": [
+                                "sum",
+                                "product",
+                                "difference",
+                                "quotient",
+                                "percent_of",
+                                "abs",
+                                "count",
+                            ],
                             "title": "Op",
                         },
                         "inputs": {

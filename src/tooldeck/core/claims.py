@@ -41,7 +41,7 @@ __all__ = [
     "resolve_pointer",
 ]
 
-Op = Literal["sum", "product", "difference", "percent_of", "abs", "count"]
+Op = Literal["sum", "product", "difference", "quotient", "percent_of", "abs", "count"]
 
 
 class PointerError(LookupError):
@@ -62,8 +62,9 @@ class Formula(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     op: Op
-    """``sum``; ``product``; ``difference`` (first minus the rest); ``percent_of`` (first
-    as a percentage of the second); ``abs`` (a change whose direction is said in words:
+    """``sum``; ``product``; ``difference`` (first minus the rest); ``quotient`` (first
+    divided by the second: an average cost over accounts is the sum of quantity × cost
+    over the sum of quantities); ``percent_of`` (first as a percentage of the second); ``abs`` (a change whose direction is said in words:
     "down $1.50"); ``count`` (the length of the list at the one input)."""
     inputs: tuple[str | float | Formula, ...]
     """What ``op`` is applied to (see the class docstring)."""
@@ -320,6 +321,8 @@ class _Results:
             out = values[0] - math.fsum(values[1:])
         elif op == "abs":
             out = abs(values[0])
+        elif op == "quotient":
+            out = values[0] / values[1]
         else:  # percent_of
             out = values[0] / values[1] * 100.0
         return out if decimals is None else round(out, decimals)

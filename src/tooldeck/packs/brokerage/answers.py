@@ -19,7 +19,8 @@ from tooldeck.packs.brokerage.data import BrokerageData, BrokerageDataSource
 from tooldeck.packs.brokerage.derived import totals
 from tooldeck.packs.brokerage.intents import brokerage_intents
 from tooldeck.packs.brokerage.router import QuestionRouter
-from tooldeck.packs.brokerage.writers import LIST, POSITIONS, QUOTES, SUMMARY, AnswerWriter
+from tooldeck.packs.brokerage.writers import AnswerWriter
+from tooldeck.packs.brokerage.writing import LIST, POSITIONS, QUOTES, SUMMARY
 
 __all__ = ["BrokerageAnswers"]
 

@@ -55,6 +55,7 @@ from tooldeck.packs.brokerage.vocabulary import (
     _TRADE_ADVICE,
     _TRANSFERS,
     _VALUE,
+    _WIDE,
     _first,
     _limit,
     _normalize,
@@ -305,6 +306,9 @@ class QuestionRouter(QuestionWords):
                 "intent",
             )
         wanted = INTENT_PARAMS[intent]
+        elided = inherited and inherited.get("symbol") and not symbols and "symbol" in wanted
+        if elided and not _search(_WIDE, q):  # "how many VXUS do I have and when did I last buy"
+            symbols = [str(inherited["symbol"])]
         params: dict[str, Any] = {}
         if "symbol" in wanted:
             if not symbols:

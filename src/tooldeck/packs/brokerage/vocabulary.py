@@ -255,6 +255,11 @@ _NAME_TAILS = frozenset(
     {"ira", "account", "acct", "brokerage", "one", "funds", "fund", "stocks", "etfs", "shares"}
 )
 """Words that end an account's or a holding's name ("roth ira", "joint account")."""
+_WIDE = (
+    r"\b(?:all|any|every|everything|each|other|others|overall|portfolio|total|accounts|"
+    r"holdings|positions|cash|stocks|etfs)\b"
+)
+"""Words of a part of a question that make it about more than the symbol of the part before."""
 _PRONOUN = (
     r"\b(?:it|its|they|them|there|those|that one|the same)\b|"
     r"^how many (?:do|did|does) (?:i|we) (?:own|hold|have)$"

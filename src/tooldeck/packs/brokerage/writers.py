@@ -9,142 +9,30 @@ that derives it. Nothing is rendered from a value without saying where it came f
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from tooldeck.core.claims import ClaimWriter, Formula, resolve_pointer
+from tooldeck.core.claims import Formula
 from tooldeck.packs.brokerage.derived import PL, Total, money, number, percent
+from tooldeck.packs.brokerage.writing import (
+    ACTIVITY,
+    LIST,
+    PERFORMANCE,
+    POSITIONS,
+    QUOTES,
+    SUMMARY,
+    TRANSFERS,
+    BoundWriter,
+)
 
 __all__ = ["AnswerWriter"]
 
-POSITIONS = "tool:positions:v1"
-LIST = "tool:positions_list:v1"
-QUOTES = "tool:quotes:v1"
-SUMMARY = "tool:account_summary:v1"
-_PERFORMANCE = "tool:performance:v1"
-_TRANSFERS = "tool:transfers:v1"
-_ACTIVITY = "tool:activity:v1"
 _PERIODS = {"YTD": "year-to-date", "1Y": "one-year", "3M": "three-month", "1M": "one-month",
             "1W": "one-week"}  # fmt: skip
 
 
-class AnswerWriter:
-    """Writes one answer; each public method is an intent's writer.
-
-    Args:
-        data: Each successful result's ``data`` by its source id.
-        params: The routed parameters.
-        names: Account display names by account id.
-        symbols: The symbols the data tracks (the out-of-scope answer lists them).
-    """
-
-    def __init__(
-        self,
-        data: Mapping[str, Any],
-        params: Mapping[str, Any],
-        names: Mapping[str, str],
-        symbols: Sequence[str],
-    ) -> None:
-        self.data, self.params, self.names, self.symbols = data, params, names, symbols
-        self.claims = ClaimWriter()
-
-    # -- bound pieces ------------------------------------------------------------------
-
-    def _money(self, source: str, at: str, *, signed: bool = False) -> str:
-        """The amount at ``at``, rendered (``$1,234.50``) and bound to it."""
-        value = resolve_pointer(self.data[source], at)
-        return self.claims.figure(money(value, signed=signed), source, at, kind="money")
-
-    def _percent(self, source: str, at: str, *, signed: bool = False) -> str:
-        """The percentage at ``at``, rendered (``+6.20%``) and bound to it."""
-        value = resolve_pointer(self.data[source], at)
-        return self.claims.figure(percent(value, signed=signed), source, at, kind="percent")
-
-    def _number(self, source: str, at: str) -> str:
-        """The share count at ``at``, rendered (``1,200``) and bound to it."""
-        value = resolve_pointer(self.data[source], at)
-        return self.claims.figure(number(value), source, at, kind="quantity")
-
-    def _derived(self, text: str, source: str, f: Formula, kind: str) -> str:
-        return self.claims.figure(
-            text, source, op=f.op, inputs=f.inputs, decimals=f.decimals, kind=kind
-        )
-
-    def _value(self, source: str, at: str) -> str:
-        """A string field said as itself (a symbol, a side, a status, a timeframe)."""
-        value = resolve_pointer(self.data[source], at)
-        return self.claims.figure(str(value), source, at)
-
-    def _account(self, source: str, at: str) -> str:
-        """An account id field, said by its display name."""
-        account = resolve_pointer(self.data[source], at)
-        return self.claims.figure(self.names.get(account, account), source, at)
-
-    def _date(self, source: str, at: str) -> str:
-        return self.claims.figure(
-            str(resolve_pointer(self.data[source], at))[:10], source, at, kind="date"
-        )
-
-    def _rows(self, source: str) -> list[PL]:
-        """The positions of ``source`` that have a quote, each with its formulas."""
-        quotes = {q["symbol"]: i for i, q in enumerate(self.data[QUOTES]["quotes"])}
-        out = []
-        for i, p in enumerate(self.data[source]["positions"]):
-            q = quotes.get(p["symbol"])
-            if q is not None:
-                price = float(self.data[QUOTES]["quotes"][q]["price"])
-                out.append(PL(p, f"/positions/{i}", price, f"{QUOTES}#/quotes/{q}/price"))
-        return out
-
-    # -- scope words -------------------------------------------------------------------
-
-    def _kept(self, symbol: str, account: str, positions: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether a position survives the question's ``exclude_*`` parameters."""
-        params = self.params
-        classes = {p["symbol"]: p.get("asset_class") for p in positions}
-        return not (
-            symbol == params.get("exclude_symbol")
-            or account == params.get("exclude_account")
-            or (
-                params.get("exclude_asset_class")
-                and classes.get(symbol) == params["exclude_asset_class"]
-            )
-        )
-
-    def _without(self) -> str:
-        """The exclusion as words (", not counting ETFs"), or "" when there is none."""
-        params = self.params
-        left_out = [
-            {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}.get(
-                params.get("exclude_asset_class", ""), ""
-            ),
-            params.get("exclude_symbol", ""),
-            self.names.get(params.get("exclude_account", ""), ""),
-        ]
-        said = " or ".join(x for x in left_out if x)
-        return f", not counting {said}" if said else ""
-
-    def _scope(self) -> str:
-        account = self.params.get("account")
-        return self.names.get(account, "all accounts") if account else "all accounts"
-
-    def _window(self, source: str) -> str:
-        """The days ``source``'s result covers, as words (" from 2026-11-01 to 2026-11-30").
-
-        Each day is bound to the ``since``/``until`` the result states it applied.
-        """
-        result = self.data[source]
-        since = self._date(source, "/since") if result.get("since") else None
-        until = self._date(source, "/until") if result.get("until") else None
-        if since and until:
-            return (
-                f" on {since}"
-                if result["since"] == result["until"]
-                else f" from {since} to {until}"
-            )
-        if since:
-            return f" since {since}"
-        return f" until {until}" if until else ""
+class AnswerWriter(BoundWriter):
+    """Writes one answer; each public method is an intent's writer (``BoundWriter``'s args)."""
 
     # -- the intents -------------------------------------------------------------------
 
@@ -193,10 +81,22 @@ class AnswerWriter:
             )  # fmt: skip
         if len(positions) > 1:  # "how many VOO shares do I have in total?" (issue 54)
             quantities = tuple(f"/positions/{i}/quantity" for i in range(len(positions)))
-            total = number(sum(p["quantity"] for p in positions))
-            total = self.claims.figure(total, POSITIONS, op="sum", inputs=quantities,
+            held = sum(p["quantity"] for p in positions)
+            total = self.claims.figure(number(held), POSITIONS, op="sum", inputs=quantities,
                                        kind="quantity")  # fmt: skip
-            lines.append(f"- **Total**: {total} shares.")
+            # "the average price I paid across both accounts": cost over shares, weighted
+            costs = Formula(op="sum", inputs=tuple(
+                Formula(op="product", inputs=(q, q.replace("quantity", "cost_basis")))
+                for q in quantities
+            ))  # fmt: skip
+            paid = sum(p["quantity"] * p["cost_basis"] for p in positions) / held
+            average = self._derived(
+                money(paid), POSITIONS,
+                Formula(op="quotient", inputs=(costs, Formula(op="sum", inputs=quantities)),
+                        decimals=2),
+                "money",
+            )  # fmt: skip
+            lines.append(f"- **Total**: {total} shares at an average cost of {average} a share.")
         return "\n".join(lines)
 
     def positions_list(self) -> str:
@@ -344,31 +244,31 @@ class AnswerWriter:
 
     def performance(self) -> str:
         """Each account over the timeframe, and the completed transfers when they were fetched."""
-        lines = [f"Performance over {self._value(_PERFORMANCE, '/timeframe')}:", ""]
-        for i in range(len(self.data[_PERFORMANCE]["performance"])):
+        lines = [f"Performance over {self._value(PERFORMANCE, '/timeframe')}:", ""]
+        for i in range(len(self.data[PERFORMANCE]["performance"])):
             at = f"/performance/{i}"
             lines.append(
-                f"- **{self._account(_PERFORMANCE, f'{at}/account')}**: "
-                f"{self._percent(_PERFORMANCE, f'{at}/return_pct', signed=True)} "
-                f"({self._money(_PERFORMANCE, f'{at}/return_amount', signed=True)}), "
-                f"from {self._money(_PERFORMANCE, f'{at}/start_value')} "
-                f"to {self._money(_PERFORMANCE, f'{at}/end_value')}, with net "
-                f"contributions of {self._money(_PERFORMANCE, f'{at}/net_contributions')}."
+                f"- **{self._account(PERFORMANCE, f'{at}/account')}**: "
+                f"{self._percent(PERFORMANCE, f'{at}/return_pct', signed=True)} "
+                f"({self._money(PERFORMANCE, f'{at}/return_amount', signed=True)}), "
+                f"from {self._money(PERFORMANCE, f'{at}/start_value')} "
+                f"to {self._money(PERFORMANCE, f'{at}/end_value')}, with net "
+                f"contributions of {self._money(PERFORMANCE, f'{at}/net_contributions')}."
             )  # fmt: skip
-        transfers = self.data.get(_TRANSFERS)
+        transfers = self.data.get(TRANSFERS)
         if transfers:
             lines += [
                 "",
-                f"All completed deposits: {self._money(_TRANSFERS, '/total_deposits')}; "
-                f"withdrawals: {self._money(_TRANSFERS, '/total_withdrawals')}.",
+                f"All completed deposits: {self._money(TRANSFERS, '/total_deposits')}; "
+                f"withdrawals: {self._money(TRANSFERS, '/total_withdrawals')}.",
             ]  # fmt: skip
         return "\n".join(lines)
 
     def transfers(self) -> str:
         """The last transfer, or the transfers in scope with their totals."""
-        t = self.data[_TRANSFERS]
+        t = self.data[TRANSFERS]
         params = self.params
-        scope = self._scope() + self._window(_TRANSFERS)
+        scope = self._scope() + self._window(TRANSFERS)
         what = {"deposit": "deposits", "withdrawal": "withdrawals"}.get(
             params.get("type", ""), "deposits or withdrawals"
         )
@@ -382,17 +282,17 @@ class AnswerWriter:
             x, at = t["transfers"][0], "/transfers/0"
             return (
                 f"Your last {what.rstrip('s').replace('deposits or withdrawal', 'transfer')}: "
-                f"{'an' if x['method'][0] in 'AEIOU' else 'a'} {self._value(_TRANSFERS, f'{at}/method')} "
-                f"{self._value(_TRANSFERS, f'{at}/type')} of "
-                f"**{self._money(_TRANSFERS, f'{at}/amount')}** "
+                f"{'an' if x['method'][0] in 'AEIOU' else 'a'} {self._value(TRANSFERS, f'{at}/method')} "
+                f"{self._value(TRANSFERS, f'{at}/type')} of "
+                f"**{self._money(TRANSFERS, f'{at}/amount')}** "
                 f"{'into' if x['type'] == 'deposit' else 'from'} "
-                f"{self._account(_TRANSFERS, f'{at}/account')} on {self._date(_TRANSFERS, f'{at}/timestamp')}, "
-                f"**{self._value(_TRANSFERS, f'{at}/status')}**."
+                f"{self._account(TRANSFERS, f'{at}/account')} on {self._date(TRANSFERS, f'{at}/timestamp')}, "
+                f"**{self._value(TRANSFERS, f'{at}/status')}**."
             )  # fmt: skip
         lines = [
             f"Transfers in {scope}: deposits "
-            f"{self._money(_TRANSFERS, '/total_deposits')}, withdrawals "
-            f"{self._money(_TRANSFERS, '/total_withdrawals')} (completed).",
+            f"{self._money(TRANSFERS, '/total_deposits')}, withdrawals "
+            f"{self._money(TRANSFERS, '/total_withdrawals')} (completed).",
             "",
             "| Date | Account | Type | Method | Amount | Status |",
             "|---|---|---|---|---:|---|",
@@ -400,17 +300,17 @@ class AnswerWriter:
         for i in range(len(t["transfers"])):
             at = f"/transfers/{i}"
             lines.append(
-                f"| {self._date(_TRANSFERS, f'{at}/timestamp')} | {self._account(_TRANSFERS, f'{at}/account')} "
-                f"| {self._value(_TRANSFERS, f'{at}/type')} | {self._value(_TRANSFERS, f'{at}/method')} "
-                f"| {self._money(_TRANSFERS, f'{at}/amount')} "
-                f"| {self._value(_TRANSFERS, f'{at}/status')} |"
+                f"| {self._date(TRANSFERS, f'{at}/timestamp')} | {self._account(TRANSFERS, f'{at}/account')} "
+                f"| {self._value(TRANSFERS, f'{at}/type')} | {self._value(TRANSFERS, f'{at}/method')} "
+                f"| {self._money(TRANSFERS, f'{at}/amount')} "
+                f"| {self._value(TRANSFERS, f'{at}/status')} |"
             )  # fmt: skip
         return "\n".join(lines)
 
     def activity(self) -> str:
         """The last trade, or the trades in scope as a table."""
-        trades = self.data[_ACTIVITY]["trades"]
-        scope = self._scope() + self._window(_ACTIVITY)
+        trades = self.data[ACTIVITY]["trades"]
+        scope = self._scope() + self._window(ACTIVITY)
         side = {"BUY": "buys", "SELL": "sells"}.get(self.params.get("side", ""), "trades")
         what = f"{self.params['symbol']} {side}" if self.params.get("symbol") else side
         if not trades:
@@ -419,12 +319,12 @@ class AnswerWriter:
         def row(i: int) -> tuple[str, ...]:
             at = f"/trades/{i}"
             return (
-                self._date(_ACTIVITY, f"{at}/timestamp"),
-                self._account(_ACTIVITY, f"{at}/account"),
-                self._value(_ACTIVITY, f"{at}/side"),
-                self._value(_ACTIVITY, f"{at}/symbol"),
-                self._number(_ACTIVITY, f"{at}/quantity"),
-                self._money(_ACTIVITY, f"{at}/price"),
+                self._date(ACTIVITY, f"{at}/timestamp"),
+                self._account(ACTIVITY, f"{at}/account"),
+                self._value(ACTIVITY, f"{at}/side"),
+                self._value(ACTIVITY, f"{at}/symbol"),
+                self._number(ACTIVITY, f"{at}/quantity"),
+                self._money(ACTIVITY, f"{at}/price"),
             )
 
         if self.params.get("limit") == 1:
