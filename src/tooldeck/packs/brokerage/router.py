@@ -306,9 +306,9 @@ class QuestionRouter(QuestionWords):
                 "intent",
             )
         wanted = INTENT_PARAMS[intent]
-        elided = inherited and inherited.get("symbol") and not symbols and "symbol" in wanted
-        if elided and not _search(_WIDE, q):  # "how many VXUS do I have and when did I last buy"
-            symbols = [str(inherited["symbol"])]
+        before = (inherited or {}).get("symbol")
+        if before and not symbols and "symbol" in wanted and not _search(_WIDE, q):
+            symbols = [str(before)]  # "how many VXUS do I have and when did I last buy"
         params: dict[str, Any] = {}
         if "symbol" in wanted:
             if not symbols:
