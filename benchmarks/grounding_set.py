@@ -20,7 +20,8 @@ Each answer is judged three ways, on the tool results of two evidence sets:
 It prints, per way: wrong answers judged grounded (goal ≤ 2 %) and right answers
 rejected (goal ≤ 5 %), met or MISSED, and with ``--show`` the misjudged lines. Then the
 router's own answers to the same questions through whole runs (``routed``): right,
-clarified, could not answer, wrong, and wrong at a confidence of 0.85 or more.
+clarified, could not answer, wrong, and wrong at a confidence of 0.85 or more; and on
+the questions a set marks ``unanswerable`` (sets 4 and 5), how many it declined.
 """
 
 from __future__ import annotations
@@ -161,6 +162,8 @@ async def routed(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
     """
     right: dict[str, list[str]] = {}
     for row in rows:
+        if row.get("unanswerable"):
+            continue
         if row["label"] == "right" and (found := _KEY_FIGURE.findall(row["answer"])):
             right.setdefault(row["question"], []).append(found[0].lstrip("+"))
     tally = {"right": 0, "clarified": 0, "could not": 0, "wrong": 0, "wrong at >= 0.85": 0}
@@ -195,6 +198,37 @@ async def routed(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
         given = [ok for c, ok in curve if low <= c < high]
         share = f"{sum(given) / len(given):.0%}" if given else "-"
         print(f"  confidence {low:.1f}-{min(high, 1.0):.1f}: {len(given)} answers, {share} right")
+    for line in listed:
+        print(" ", line)
+    await declined(runtime, rows, show)
+
+
+async def declined(runtime: Any, rows: list[dict[str, Any]], show: bool) -> None:
+    """The router on the questions the data cannot answer (``unanswerable`` lines).
+
+    Declined: a clarifying question, the out-of-scope answer, confidence 0, or no amount
+    or percentage stated. Otherwise it answered a neighbouring question (wrong), and
+    at a confidence of 0.85 or more, confidently.
+    """
+    questions = list(dict.fromkeys(r["question"] for r in rows if r.get("unanswerable")))
+    if not questions:
+        return
+    tally = {"declined": 0, "answered anyway": 0, "at >= 0.85": 0}
+    listed = []
+    for question in questions:
+        run = await runtime.runs.start(ChatRequest(question=question), user="bench")
+        answer = (await runtime.runs.wait(run.run_id)).answer
+        said = answer.answer_markdown
+        if (answer.needs_clarification or answer.intent == "out_of_scope"
+                or answer.confidence == 0 or not _KEY_FIGURE.search(said)):  # fmt: skip
+            tally["declined"] += 1
+            continue
+        tally["answered anyway"] += 1
+        tally["at >= 0.85"] += answer.confidence >= 0.85
+        if show:
+            listed.append(f"answered ({answer.confidence:.2f}): {question} | {said[:160]!r}")
+    print(f"the router on {len(questions)} questions the data cannot answer: "
+          + ", ".join(f"{k} {v}" for k, v in tally.items()) + " (goal: all declined)")  # fmt: skip
     for line in listed:
         print(" ", line)
 

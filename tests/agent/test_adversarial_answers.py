@@ -128,7 +128,8 @@ async def test_the_right_figures_the_model_wrote_pass_once_cited_honestly(
 ) -> None:
     """The 6 figures of the hand sample that are right were each rejected for citing no
     source, or the worked examples' made-up ``tool:holdings:v1``; in a sentence that cites
-    the real source and says only what is true, each passes."""
+    the real source and says only what is true, each passes (issue 54: "You have 60
+    shares" still does not answer "what's my cost basis", and is said so)."""
     from model_corpus import reference
 
     runtime = build_runtime(
@@ -143,7 +144,10 @@ async def test_the_right_figures_the_model_wrote_pass_once_cited_honestly(
             answer, find_citations(answer), tools.results, pack.figures(tools.results),
             schemas=schemas, subjects=pack.subjects(), question=question,
         )  # fmt: skip
-        assert report.ok, report.findings
+        if question == "What's my cost basis for NVDA?":  # true, but not the cost asked
+            assert [f.kind for f in report.findings] == ["off_question"], report.findings
+        else:
+            assert report.ok, report.findings
     finally:
         await runtime.aclose()
 

@@ -69,7 +69,11 @@ async def grounded_answer(
             draft, verdict = repaired, second.verdict("repaired")
         else:
             failed = second if second is not None else report
-            fallback = could_not_answer("Ask again, or look at the tool calls below.", verify=True)
+            off = [f.message for f in failed.findings if f.kind == "off_question"]
+            fallback = could_not_answer(
+                "Ask again, or look at the tool calls below.", verify=True,
+                off_question=off[0] if len(off) == len(failed.findings) else "",
+            )  # fmt: skip
             fallback.intent, fallback.params = draft.intent, draft.params
             draft, verdict = fallback, failed.verdict("ungrounded")
     return ChatAnswer(

@@ -52,18 +52,23 @@ class Agent(Protocol):
         ...
 
 
-def could_not_answer(reason: str, *, verify: bool = False) -> Draft:
+def could_not_answer(reason: str, *, verify: bool = False, off_question: str = "") -> Draft:
     """The graceful answer (seed 004): nothing stated that the data does not back.
 
     Args:
         reason: What went wrong, in the user's terms (shown after the apology).
         verify: The failure is grounding (figures could not be verified), not retrieval.
+        off_question: With ``verify``: what the answer missed of the question (an
+            ``off_question`` finding's message): the figures held, but they answer a
+            neighbouring question, and the apology says which part (issue 54).
     """
     head = (
-        "I could not verify the figures of my answer against the data, so I will not state them."
-        if verify
-        else "I could not retrieve the data needed to answer."
-    )
+        "I could not retrieve the data needed to answer."
+        if not verify
+        else f"I can't answer that as asked from the data ({_lowered(off_question)})."
+        if off_question
+        else "I could not verify the figures of my answer against the data, so I will not state them."
+    )  # fmt: skip
     return Draft(
         markdown=f"{head} {reason}".strip(),
         confidence=0.0,
@@ -74,3 +79,8 @@ def could_not_answer(reason: str, *, verify: bool = False) -> Draft:
             parameter="question",
         ),
     )
+
+
+def _lowered(message: str) -> str:
+    """A finding's sentence inside another: "The question asks …." → "the question asks …"."""
+    return message[:1].lower() + message[1:].rstrip(".")

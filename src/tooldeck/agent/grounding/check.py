@@ -329,16 +329,20 @@ def check_grounding(
             )
     text = _ids_blanked(unclaimed)  # positions kept: the markdown's
     checked = len(claims)
+    days = sum(c.kind in ("date", "time") for c in claims)  # checked, but not figures
     for m in _WRITTEN_DATE.finditer(text):  # 11/19/2026, November 19: checked as days
         checked += 1
+        days += 1
         findings += _untraced_day(m, _written_days(m, evidence.years or {0}), evidence, sources)
     text = _WRITTEN_DATE.sub(_spaces, text)
     for m in _DATE.finditer(text):
         checked += 1
+        days += 1
         findings += _untraced_day(m, {m.group(1)}, evidence, sources)
     blank = _DATE.sub(_spaces, text)
     for m in _TIME.finditer(blank):
         checked += 1
+        days += 1
         if not _utc_times(m) & evidence.times:
             findings.append(
                 Finding(
@@ -402,7 +406,7 @@ def check_grounding(
             Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
         )
     if question is not None:
-        stated = checked + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
+        stated = checked - days + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
         findings += _relevance(question, markdown, evidence, stated)
     findings += _example_unsaid(markdown, results, checked)
     if _ANY_RATIO.search(markdown):  # most answers say no ratio in words: no second parse

@@ -29,6 +29,8 @@ _SHARE_OF = re.compile(
     r"\bpercentage of\b|\bhow much of my (?:portfolio|holdings|money)\b",
     re.IGNORECASE,
 )
+_NONE_SAID = re.compile(r"\b(?:no|none|nothing|not any|zero)\b", re.IGNORECASE)
+"""An answer whose figure is nought ("No withdrawals from 2025-01-01 to 2025-12-31")."""
 _PERCENTAGE = re.compile(r"\d(?:[\d,]*)(?:\.\d+)?\s?(?:%|percent\b)", re.IGNORECASE)
 _COMPARE = re.compile(
     r"\b(?:more|less|bigger|larger|smaller) than\b|\bcompare\b|\bvs\.?\b|\bversus\b|"
@@ -59,13 +61,60 @@ _SINCE_SAID = re.compile(
     re.IGNORECASE,
 )
 """Words of an answer that state the gain or loss since purchase."""
+_ALL_ASKED = re.compile(
+    r"\b(?:whole|entire|total) portfolio\b|\bacross (?:everything|all|both|my accounts)\b|"
+    r"\ball (?:of )?my accounts\b|\bin total\b|\btotal\b|\bcombined?\b|\baltogether\b|"
+    r"\beverything\b|\ball together\b",
+    re.IGNORECASE,
+)
+"""A question asking for one figure over all accounts."""
+_TOTAL_SAID = re.compile(
+    r"\btotal|\ball (?:\w+ )?accounts\b|\baltogether\b|\bcombined\b|\bin all\b|\boverall\b|"
+    r"\btogether\b|\bacross\b|\bsum\b|\bportfolio\b",
+    re.IGNORECASE,
+)
+_OVER_TIME = re.compile(
+    r"\b(?:did|do|doing|does|perform\w*|return\w*|made|make|earn\w*|gain\w*|lost|lose|losing|"
+    r"best|worst|grow|grew|change[ds]?)\b",
+    re.IGNORECASE,
+)
+"""A question about how something did over a period (not a balance at a day)."""
+_ANY_PERIOD = re.compile(
+    r"\b(?:day|today|yesterday|week|month|year|ytd|quarter|since|from|over|ever|all[- ]time|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"1D|1W|1M|3M|1Y|ALL)\b",
+    re.IGNORECASE,
+)
+_MEASURES = tuple(
+    (what, re.compile(asked, re.IGNORECASE), re.compile(said, re.IGNORECASE))
+    for what, asked, said in (
+        ("what is unsettled", r"\bunsettled\b|\bnot (?:yet )?settled\b",
+         r"\bunsettled\b|\bnot (?:yet )?settled\b|\bpending\b|\bsettling\b"),
+        ("what was paid (the cost)", r"\bwhat did (?:i|we) pay\b|\bcost basis\b|\bpaid\b",
+         r"\bcost|\bpaid\b|\bbasis\b|\bspent\b|\bat \$|\bfor \$"),
+        ("dividends", r"\bdividends?\b", r"\bdividends?\b"),
+        ("fees", r"\bfees?\b|\bcommissions?\b", r"\bfees?\b|\bcommissions?\b|\bexpense ratio"),
+        ("a gain or loss",
+         r"\bgain(?:s|ed)?\b|\bprofit\b|\bp/?l\b|\bearn\w*|\blos[st]\b|\blosing\b|\bup or down\b|"
+         r"\bhow much\b[^?.]{0,30}\bma(?:de|ke)\b|\bma(?:de|ke)\b (?:on|from|me|any|money)\b",
+         r"gain|profit|\bp/?l\b|\bmade\b|\bearn|\blos[st]\b|\blosing\b|\breturn|\bup\b|"
+         r"\bdown\b|\bflat\b|(?<![\w.])[+\u2212-]\s?\$|(?<![\w.])[+\u2212-]\d|\bno (?:gain|loss)"),
+    )
+)  # fmt: skip
+"""What a question asks to be measured, and the words an answer that states it uses."""
+_CLASSES = re.compile(r"\b(stocks?|etfs?|bonds?|cash)\b", re.IGNORECASE)
+_ALLOCATION = re.compile(
+    r"\ballocation\b|\bby asset class\b|\b(?:stocks?|etfs?|bonds?) (?:vs\.?|versus|and) "
+    r"(?:stocks?|etfs?|bonds?|cash)\b",
+    re.IGNORECASE,
+)
 _ROW = re.compile(r"^\s*(?:\|(?!\s*-)(?![^|]*\|\s*-).*\||[-*]\s|\d+[.)]\s)", re.MULTILINE)
 
 
 def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) -> list[Finding]:
     """What the answer misses of the question's kind.
 
-    A winner named first for "which ... most"; no more rows than "top 3"; a figure for
+    ``numbers``: the figures the answer states (dates and times not counted). A winner named first for "which ... most"; no more rows than "top 3"; a figure for
     "how much"; a percentage for "what share of my portfolio"; every account or symbol a
     comparison names; figures for the period asked ("this year"), or a plain word that the
     data has none, not figures for another period; N × the price for "what would N shares
@@ -159,7 +208,8 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
                     "data has no figure for the period asked.",
                 )
             )
-    if _HOW_MUCH.search(question) and numbers == 0:
+    found += _frame(question, markdown, first, names, pattern, numbers)
+    if _HOW_MUCH.search(question) and numbers == 0 and not _NONE_SAID.search(first):
         found.append(
             Finding(
                 kind="off_question",
@@ -253,3 +303,59 @@ def _wrong_winner(
                     ]
                 break
     return []
+
+
+def _frame(
+    question: str, markdown: str, first: str, names: dict[str, tuple[str, str]],
+    pattern: re.Pattern[str] | None, numbers: int,
+) -> list[Finding]:  # fmt: skip
+    """What the question's frame asks that the answer does not state (issue 54, item 2).
+
+    - **subject**: the question names a symbol (or an account) and the answer names
+      others of that kind, but none of those (it answers about something else);
+    - **aggregation**: "in total", "across everything", "my whole portfolio" and the
+      answer gives two or more accounts' figures with no total;
+    - **period**: the question asks how something did over a period ("this month") and
+      the answer's figures name no period at all (a balance for a performance);
+    - **measure**: the question asks for what is unsettled, what was paid, dividends,
+      fees, a gain or loss, or an allocation over asset classes, and the answer never
+      says it.
+
+    Checked only where the answer states a figure (``numbers``), except the measure,
+    which an answer without figures misses too ("No MSFT buys" for "my gain on MSFT").
+    """
+    found: list[Finding] = []
+
+    def off(message: str) -> None:
+        found.append(Finding(kind="off_question", text=first[:80], message=message))
+
+    def mentioned(text: str) -> set[tuple[str, str]]:
+        return {names[m.group().lower()] for m in pattern.finditer(text)} if pattern else set()
+
+    asked, said = mentioned(question), mentioned(markdown)
+    for kind in ("symbol", "account"):
+        wanted, other = ({s for s in group if s[0] == kind} for group in (asked, said))
+        if wanted and other and not wanted & other:  # a terse "$146.75" names nothing
+            named = ", ".join(sorted(ident for _, ident in wanted))
+            instead = ", ".join(sorted(ident for _, ident in other))
+            off(f"The question asks about {named}; the answer is about {instead}.")
+    accounts = {s for s in said if s[0] == "account"}
+    if numbers and _ALL_ASKED.search(question) and len(accounts) >= 2 and not _TOTAL_SAID.search(
+        markdown
+    ):  # fmt: skip
+        off("The question asks for one figure over all accounts; the answer gives each "
+            "account's without their total.")  # fmt: skip
+    period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
+    if numbers and period and _OVER_TIME.search(question) and not _ANY_PERIOD.search(markdown):
+        off(f"The question asks how it did over {period.upper()}; the answer's figures are "
+            "for no period. Say plainly when the data has no figure for the period asked.")  # fmt: skip
+    for what, asks, says in _MEASURES:
+        if asks.search(question) and not says.search(markdown):
+            off(f"The question asks for {what}; the answer does not state it.")
+    if _ALLOCATION.search(question) and len({m.lower().rstrip("s") for m in
+                                             _CLASSES.findall(markdown)}) < 2:  # fmt: skip
+        off(
+            "The question asks how the money is split over asset classes; the answer does "
+            "not give the classes' figures."
+        )
+    return found

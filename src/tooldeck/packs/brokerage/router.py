@@ -35,6 +35,7 @@ from tooldeck.packs.brokerage.vocabulary import (
     _COVERS,
     _DATA_WORDS,
     _DEFINITION,
+    _DID_BEST,
     _FILTERS,
     _HOLDING,
     _INTENT_BY_LABEL,
@@ -50,6 +51,7 @@ from tooldeck.packs.brokerage.vocabulary import (
     _PRONOUN,
     _RANKING,
     _SHARE_OF,
+    _SINCE_BOUGHT,
     _TIMEFRAME_WORDS,
     _TOP_N,
     _TRADE_ADVICE,
@@ -72,7 +74,7 @@ INTENT_PARAMS: dict[str, tuple[str, ...]] = {
     "positions_list": (
         "asset_class", "account", "exclude_asset_class", "exclude_symbol", "exclude_account"
     ),
-    "performance": ("timeframe", "account"),
+    "performance": ("timeframe", "account", "rank"),
     "quotes": ("symbol", "symbols"),
     "facts": ("topic",),
     "transfers": ("account", "type", "method", "status", "since", "until", "limit"),
@@ -85,7 +87,7 @@ INTENT_PARAMS: dict[str, tuple[str, ...]] = {
     "class_total": ("asset_class", "account"),
     "portfolio_pl": ("account",),
     "portfolio_ranking": (
-        "direction", "by", "limit", "asset_class", "account",
+        "direction", "by", "limit", "asset_class", "account", "period",
         "exclude_asset_class", "exclude_symbol", "exclude_account",
     ),
     "out_of_scope": (),
@@ -146,6 +148,8 @@ class QuestionRouter(QuestionWords):
         if has_symbol and period not in (None, "1D") and _search(_PERFORMANCE, q):
             return "symbol_performance", 0.9  # a period the answer says it has no figure for
         if not has_symbol and self._account_rank(q):
+            if period is not None and _search(_PERFORMANCE + "|" + _DID_BEST, q):
+                return "performance", 0.9  # "which account did best this month"
             return ("cash_balance" if _search(_CASH, q) else "account_value"), 0.9
         if _search(r"contribut|\bput in\b", q) and (
             _first(_TIMEFRAME_WORDS, q) or _search(r"since (?:i|we) (?:opened|started)", q)
@@ -162,6 +166,8 @@ class QuestionRouter(QuestionWords):
         ):
             return "portfolio_ranking", 0.9
         if has_symbol:
+            if period is None and _search(_SINCE_BOUGHT, q) and _search(_PERFORMANCE, q):
+                return "symbol_performance", 0.9  # "my gain on MSFT since I bought it"
             if _search(_ACTIVITY, q) and not _search(
                 r"should i (?:buy|sell)|average|cost basis", q
             ):
@@ -415,6 +421,8 @@ class QuestionRouter(QuestionWords):
                 params["limit"] = min(int(limit), 500)  # the tools take at most 500
         if "rank" in wanted:
             rank = given.get("rank") or self._account_rank(q)
+            if rank and intent == "performance" and _search(r"\bworst\b|\bworse\b", q):
+                rank = "least"
             if rank:
                 params["rank"] = rank
         for name, table in _FILTERS.items():  # side, type, method, status

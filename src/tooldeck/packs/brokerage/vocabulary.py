@@ -255,6 +255,12 @@ _NAME_TAILS = frozenset(
     {"ira", "account", "acct", "brokerage", "one", "funds", "fund", "stocks", "etfs", "shares"}
 )
 """Words that end an account's or a holding's name ("roth ira", "joint account")."""
+_DID_BEST = r"\b(?:did|done|do|doing|performed) (?:the )?(?:best|worst|better|worse)\b"
+"""How an account did against the others over a period."""
+_SINCE_BOUGHT = (
+    r"\bsince (?:i|we) (?:first )?(?:bought|purchased|got|bought in)\b|\bsince purchase\b"
+)
+"""A holding's change since it was bought (not the buy itself)."""
 _WIDE = (
     r"\b(?:all|any|every|everything|each|other|others|overall|portfolio|total|accounts|"
     r"holdings|positions|cash|stocks|etfs)\b"

@@ -9,7 +9,7 @@ that derives it. Nothing is rendered from a value without saying where it came f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tooldeck.core.claims import Formula
@@ -211,6 +211,9 @@ class AnswerWriter(BoundWriter):
                 f"Your {'best' if direction == 'best' else 'worst'} performer {kind} is "
                 f"**{symbol}** in {where}: {pl(top)} ({pct(top)})."
             )
+            period = _PERIODS.get(self.params.get("period", ""))
+            if period:  # "best performing stock ytd": no such figure per holding, said so
+                head = f"The data has no {period} figure per holding; since you bought them, {head[0].lower()}{head[1:]}"
         lines = [head, "", "| Symbol | Account | Value | P/L | P/L % |", "|---|---|---:|---:|---:|"]
         for r in ranked[:limit]:
             symbol, where = who(r)
@@ -243,9 +246,30 @@ class AnswerWriter(BoundWriter):
         return said(ranked[0][1], what) + "." + ("\n\nNext:\n" + "\n".join(rest) if rest else "")
 
     def performance(self) -> str:
-        """Each account over the timeframe, and the completed transfers when they were fetched."""
-        lines = [f"Performance over {self._value(PERFORMANCE, '/timeframe')}:", ""]
-        for i in range(len(self.data[PERFORMANCE]["performance"])):
+        """Each account over the timeframe, and the completed transfers when they were fetched.
+
+        With several accounts and a ``rank`` (``most``/``least``), the best (or worst)
+        one by return is named first ("which account did best this month?"); their total
+        closes the list ("how much did my whole
+        portfolio make today?"): sums of the accounts' figures, its return as a
+        percentage of their start values (each account's own return is that ratio).
+        """
+        rows = self.data[PERFORMANCE]["performance"]
+        lines = []
+        rank = self.params.get("rank")
+        if len(rows) > 1 and rank:
+            pick = max if rank == "most" else min
+            first = pick(range(len(rows)), key=lambda i: rows[i]["return_pct"])
+            at = f"/performance/{first}"
+            lines += [
+                f"**{self._account(PERFORMANCE, f'{at}/account')}** did "
+                f"{'best' if rank == 'most' else 'worst'}: "
+                f"{self._percent(PERFORMANCE, f'{at}/return_pct', signed=True)} "
+                f"({self._money(PERFORMANCE, f'{at}/return_amount', signed=True)}).",
+                "",
+            ]  # fmt: skip
+        lines += [f"Performance over {self._value(PERFORMANCE, '/timeframe')}:", ""]
+        for i in range(len(rows)):
             at = f"/performance/{i}"
             lines.append(
                 f"- **{self._account(PERFORMANCE, f'{at}/account')}**: "
@@ -255,6 +279,8 @@ class AnswerWriter(BoundWriter):
                 f"to {self._money(PERFORMANCE, f'{at}/end_value')}, with net "
                 f"contributions of {self._money(PERFORMANCE, f'{at}/net_contributions')}."
             )  # fmt: skip
+        if len(rows) > 1:
+            lines.append(self._all_accounts(rows))
         transfers = self.data.get(TRANSFERS)
         if transfers:
             lines += [
@@ -263,6 +289,28 @@ class AnswerWriter(BoundWriter):
                 f"withdrawals: {self._money(TRANSFERS, '/total_withdrawals')}.",
             ]  # fmt: skip
         return "\n".join(lines)
+
+    def _all_accounts(self, rows: Sequence[Mapping[str, Any]]) -> str:
+        """The performance rows' total, each figure a sum of theirs (bound as formulas)."""
+
+        def total(field: str) -> Formula:
+            return Formula(op="sum", inputs=tuple(f"/performance/{i}/{field}"
+                                                  for i in range(len(rows))), decimals=2)  # fmt: skip
+
+        def said(field: str, signed: bool = False) -> str:
+            value = round(sum(r[field] for r in rows), 2)
+            return self._derived(money(value, signed=signed), PERFORMANCE, total(field), "money")
+
+        gained, start = (sum(r[f] for r in rows) for f in ("return_amount", "start_value"))
+        share = Formula(op="percent_of", inputs=(total("return_amount"), total("start_value")),
+                        decimals=2)  # fmt: skip
+        pct = self._derived(percent(gained / start * 100 if start else 0.0, signed=True),
+                            PERFORMANCE, share, "percent")  # fmt: skip
+        return (
+            f"- **All accounts**: {pct} ({said('return_amount', signed=True)}), from "
+            f"{said('start_value')} to {said('end_value')}, with net contributions of "
+            f"{said('net_contributions')}."
+        )
 
     def transfers(self) -> str:
         """The last transfer, or the transfers in scope with their totals."""
