@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tooldeck.agent.grounding.arithmetic import Known, derived, kind_of
 from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _Fact, _own_ids, _parts
 from tooldeck.agent.grounding.findings import Finding, GroundingReport
 from tooldeck.agent.grounding.matching import _agrees, _Claim, _claims, _misread, _why
@@ -354,6 +355,11 @@ def check_grounding(
             )
     blank = _LIST_MARKER.sub(_spaces, _TIME.sub(_spaces, blank))
     left = _claims(text, blank, evidence, markdown) if _NUMBER.search(blank) else iter(())
+    held = [  # what the question states may be computed with ("10 shares")
+        Known(value, "money" if m.group("cur") else "quantity", -1, "")
+        for value, _, m in _numbers(question or "")
+    ]
+    untraced: list[_Claim] = []
     for claim in left:  # the numbers no claim covers
         checked += 1
         if round(claim.value, 6) in asked and (bound or not claim.kinds & {"money", "percent"}):
@@ -385,7 +391,9 @@ def check_grounding(
                 )
             )
             continue
-        if any(f.kind is not None for f in backing):
+        typed = next((f for f in backing if f.kind is not None), None)
+        if typed is not None:
+            held.append(Known(claim.value, kind_of(claim), claim.start, claim.sentence, typed))
             continue
         if claim.kinds == _PLAIN_KINDS and not claim.sign and int(claim.value) in evidence.years:
             continue
@@ -402,9 +410,11 @@ def check_grounding(
                 )
             )
             continue
-        findings.append(
-            Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
-        )
+        untraced.append(claim)
+    findings += [  # a figure worked out from the answer's own checked figures holds
+        Finding(kind="untraced_number", text=claim.text, message=_why(claim, evidence, sources))
+        for claim in derived(untraced, held, evidence)
+    ]
     if question is not None:
         stated = checked - days + sum(1 for a, b in quoted for _ in _numbers(markdown[a:b]))
         findings += _relevance(question, markdown, evidence, stated)

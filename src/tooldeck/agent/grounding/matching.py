@@ -115,6 +115,12 @@ def _mention_pattern(names: frozenset[str], inflected: bool = False) -> re.Patte
     return re.compile(rf"(?<![\w$])({alternatives}){tail}(?!\w)", re.IGNORECASE)
 
 
+_IN_NEXT = re.compile(
+    r"\s*(?:shares?\s+)?(?:in|at|into|from)\s+(?:the\s+|your\s+|my\s+)?", re.IGNORECASE
+)
+"""Between a number and the subject it belongs to: "18 in Joint", "$5,000 into the Roth"."""
+
+
 def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> Iterator[_Claim]:
     """The numbers of ``blank`` (``text`` with dates blanked), each with its context.
 
@@ -214,6 +220,8 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
             for at, (kind, ident) in mentions:  # right after it: "15 VOO shares" is VOO's
                 if 0 < at - m.end() <= 2 and not segment[m.end() : at].strip():
                     subjects[kind] = ident
+                elif 0 < at - m.end() <= 20 and _IN_NEXT.fullmatch(segment[m.end() : at]):
+                    subjects[kind] = ident  # "42 in Individual and 18 in Joint": 18 is Joint's
             if respectively:  # "A and B trade at $x and $y respectively"
                 for kind in {k for _, (k, _) in mentions}:
                     order = [ident for _, (k, ident) in mentions if k == kind]

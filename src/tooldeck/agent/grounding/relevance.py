@@ -82,9 +82,11 @@ _OVER_TIME = re.compile(
 _ANY_PERIOD = re.compile(
     r"\b(?:day|today|yesterday|week|month|year|ytd|quarter|since|from|over|ever|all[- ]time|"
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"1D|1W|1M|3M|1Y|ALL)\b",
+    r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|1D|1W|1M|3M|1Y|ALL|\d{4}-\d\d-\d\d|"
+    r"\d{1,2}/\d{1,2})\b",
     re.IGNORECASE,
 )
+_AS_OF = re.compile(r"\bas of\s+\S+", re.IGNORECASE)
 _MEASURES = tuple(
     (what, re.compile(asked, re.IGNORECASE), re.compile(said, re.IGNORECASE))
     for what, asked, said in (
@@ -346,7 +348,8 @@ def _frame(
         off("The question asks for one figure over all accounts; the answer gives each "
             "account's without their total.")  # fmt: skip
     period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
-    if numbers and period and _OVER_TIME.search(question) and not _ANY_PERIOD.search(markdown):
+    undated = _AS_OF.sub(" ", markdown)  # "Data as of 2026-11-20" dates the data, not a period
+    if numbers and period and _OVER_TIME.search(question) and not _ANY_PERIOD.search(undated):
         off(f"The question asks how it did over {period.upper()}; the answer's figures are "
             "for no period. Say plainly when the data has no figure for the period asked.")  # fmt: skip
     for what, asks, says in _MEASURES:
