@@ -74,8 +74,9 @@ _TOTAL_SAID = re.compile(
     re.IGNORECASE,
 )
 _OVER_TIME = re.compile(
-    r"\b(?:did|do|doing|does|perform\w*|return\w*|made|make|earn\w*|gain\w*|lost|lose|losing|"
-    r"best|worst|grow|grew|change[ds]?)\b",
+    r"\b(?:did|do|doing|done) (?:the )?(?:best|worst|well|badly|better|worse)\b|"
+    r"\bhow (?:did|has|have|is|are|was)\b[^?.]{0,40}\bdo(?:ing|ne)?\b|"
+    r"\b(?:perform\w*|returns?|made|make|earn\w*|gain\w*|lost|lose|losing|grow|grew)\b",
     re.IGNORECASE,
 )
 """A question about how something did over a period (not a balance at a day)."""
@@ -210,7 +211,7 @@ def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) 
                     "data has no figure for the period asked.",
                 )
             )
-    found += _frame(question, markdown, first, names, pattern, numbers)
+    found += _frame(question, markdown, first, names, pattern, numbers, asked)
     if _HOW_MUCH.search(question) and numbers == 0 and not _NONE_SAID.search(first):
         found.append(
             Finding(
@@ -309,9 +310,11 @@ def _wrong_winner(
 
 def _frame(
     question: str, markdown: str, first: str, names: dict[str, tuple[str, str]],
-    pattern: re.Pattern[str] | None, numbers: int,
+    pattern: re.Pattern[str] | None, numbers: int, asked: set[tuple[str, str]],
 ) -> list[Finding]:  # fmt: skip
     """What the question's frame asks that the answer does not state (issue 54, item 2).
+
+    ``asked``: the subjects the question names (the answer's are read only when needed).
 
     - **subject**: the question names a symbol (or an account) and the answer names
       others of that kind, but none of those (it answers about something else);
@@ -331,10 +334,11 @@ def _frame(
     def off(message: str) -> None:
         found.append(Finding(kind="off_question", text=first[:80], message=message))
 
-    def mentioned(text: str) -> set[tuple[str, str]]:
-        return {names[m.group().lower()] for m in pattern.finditer(text)} if pattern else set()
-
-    asked, said = mentioned(question), mentioned(markdown)
+    whole = numbers and _ALL_ASKED.search(question)
+    said = (
+        {names[m.group().lower()] for m in pattern.finditer(markdown)}
+        if pattern and (asked or whole) else set()
+    )  # fmt: skip
     for kind in ("symbol", "account"):
         wanted, other = ({s for s in group if s[0] == kind} for group in (asked, said))
         if wanted and other and not wanted & other:  # a terse "$146.75" names nothing
@@ -342,9 +346,7 @@ def _frame(
             instead = ", ".join(sorted(ident for _, ident in other))
             off(f"The question asks about {named}; the answer is about {instead}.")
     accounts = {s for s in said if s[0] == "account"}
-    if numbers and _ALL_ASKED.search(question) and len(accounts) >= 2 and not _TOTAL_SAID.search(
-        markdown
-    ):  # fmt: skip
+    if whole and len(accounts) >= 2 and not _TOTAL_SAID.search(markdown):
         off("The question asks for one figure over all accounts; the answer gives each "
             "account's without their total.")  # fmt: skip
     period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
