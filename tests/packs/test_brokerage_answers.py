@@ -157,3 +157,54 @@ async def test_rankings_by_the_days_move_and_a_holdings_total(
         assert line in answer.answer_markdown.splitlines(), answer.answer_markdown
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.parametrize(
+    ("question", "line"),
+    [
+        ("how much unsettled cash do i have in total", "- Not yet settled in all: $1,550.00."),
+        ("if you combine accounts whats my biggest holding",
+         "Your biggest holding with its accounts combined is **VOO**: 33 shares worth "
+         "$17,862.24."),
+        ("is nvida up today? how much did my position make",
+         "- **Individual Brokerage**: 60 shares worth **$8,805.00** (cost $2,898.00 at $48.30 "
+         "a share): +$5,907.00 (+203.83%); today +$343.80."),
+        ("give me my allocation stocks vs etfs vs bonds vs cash", "- **Cash**: $22,910.85 (17.77%)"),
+        ("in my individual acct what did i pay in total vs what its worth now",
+         "Since you bought them, your positions in Individual Brokerage are **+$14,128.50** "
+         "(+36.74%) on a cost of $38,457.45; they are worth $52,585.95."),
+        ("how much did my whole portfolio make today",
+         "- **All accounts**: +0.58% (+$740.92), from $128,222.28 to $128,963.20, with net "
+         "contributions of $0.00."),
+        ("best performing stock ytd",
+         "The data has no year-to-date figure per holding; since you bought them, your best "
+         "performer by return is **NVDA** in Individual Brokerage: +$5,907.00 (+203.83%)."),
+    ],
+)  # fmt: skip
+async def test_questions_written_outside_the_team_get_the_figure_they_ask_for(
+    question: str, line: str
+) -> None:
+    """Issue 54, benchmarks/data/grounding_set_4.jsonl: each got a neighbouring answer
+    (all the cash, the biggest single position, the gain since purchase, the cash alone,
+    the account's value, each account's day) or, for a typo, another intent."""
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    try:
+        run = await runtime.runs.start(ChatRequest(question=question))
+        answer = (await runtime.runs.wait(run.run_id)).answer
+        assert answer.grounding.verdict == "grounded", answer.grounding
+        assert line in answer.answer_markdown.splitlines(), answer.answer_markdown
+    finally:
+        await runtime.aclose()
+
+
+async def test_a_question_of_tax_owed_is_declined() -> None:
+    """The trades are in the data; the tax on them is not: the out-of-scope answer."""
+    runtime = build_runtime(load_settings(builtin={"enabled": False}, audit={"enabled": False}))
+    try:
+        question = "how much tax am i going to owe on the tesla i sold"
+        run = await runtime.runs.start(ChatRequest(question=question))
+        answer = (await runtime.runs.wait(run.run_id)).answer
+        assert answer.intent == "out_of_scope" and not answer.tool_calls, answer
+        assert "can't answer that from your brokerage data" in answer.answer_markdown
+    finally:
+        await runtime.aclose()

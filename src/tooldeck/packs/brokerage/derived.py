@@ -58,6 +58,8 @@ class PL:
     """
 
     def __init__(self, p: Mapping[str, Any], at: str, price: float, price_at: str) -> None:
+        self.price_at = price_at
+        """Where the price is: ``tool:quotes:v1#/quotes/<i>/price``."""
         self.row = unrealized_pl([p], [{"symbol": p["symbol"], "price": price}])[0]
         self.account, self.symbol, self.at = self.row.account, self.row.symbol, at
         self.quantity, self.cost_basis = self.row.quantity, self.row.cost_basis

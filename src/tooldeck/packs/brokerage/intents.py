@@ -21,7 +21,7 @@ def brokerage_intents() -> list[Intent]:
 
     The seed's single-tool intents, plus the composite symbol_performance,
     portfolio_ranking, class_total and portfolio_pl (quotes for every held symbol, not
-    only the first), portfolio_share (with the account summary's cash) and performance
+    only the first), portfolio_share and allocation (with the account summary's cash) and performance
     with transfers; ``out_of_scope`` calls nothing (the answer says what the data can
     answer). Exclusions (``exclude_*``) and rankings of accounts (``rank``)
     are applied when composing, over the unfiltered results.
@@ -100,6 +100,14 @@ def brokerage_intents() -> list[Intent]:
                 IntentStep("get_quotes", build=_held_symbols),
             ),
             required=("asset_class",),
+        ),
+        Intent(
+            "allocation",
+            (
+                IntentStep("get_positions_list", params=acct),
+                IntentStep("get_quotes", build=_held_symbols),
+                IntentStep("get_account_summary", params=acct),
+            ),
         ),
         Intent(
             "portfolio_pl",

@@ -85,7 +85,33 @@ class QuestionWords:
                     found.setdefault(symbols[0], named.start())
                 else:
                     ambiguous.extend(s for s in symbols if s not in ambiguous)
+        if not found and not ambiguous:  # "appl", "nvida": one slip of a ticker or a name
+            for m in re.finditer(r"\b[a-z]{4,10}\b", lowered):
+                if m.group().upper() in unknown:
+                    continue  # "APPL" written as a ticker: asked about ("did you mean AAPL?")
+                slipped = self._misspelled(m.group())
+                if slipped is not None:
+                    found.setdefault(slipped, m.start())
         return sorted(found, key=found.__getitem__), unknown, ambiguous
+
+    def _misspelled(self, word: str) -> str | None:
+        """The one symbol ``word`` is a slip of, or None (none, or more than one).
+
+        A slip: one letter added, dropped, changed or two swapped, from a ticker of four
+        or more letters or a company name of five or more, with the same first letter.
+        """
+        if word.upper() in _STOPWORDS or word in _COMMON:
+            return None
+        near = {
+            symbol
+            for name, symbols in (
+                *((t.lower(), [t]) for t in self.symbols if len(t) >= 4),
+                *((n, v) for n, v in self.company_names.items() if len(n) >= 5 and len(v) == 1),
+            )
+            if name[0] == word[0] and name != word and _one_slip(word, name)
+            for symbol in symbols
+        }  # fmt: skip
+        return near.pop() if len(near) == 1 else None
 
     def _names_something(self, words: str) -> bool:
         """Whether ``words`` name an asset class, a symbol or an account."""
@@ -222,3 +248,24 @@ class QuestionWords:
         if not _search(_ACCOUNT_RANK + r"|\bhighest\b|\blowest\b", q):
             return None
         return "least" if _search(r"\bleast\b|\blowest\b|\bsmallest\b|\bfewest\b", q) else "most"
+
+
+_COMMON = frozenset(("apply", "ample", "maple", "table", "vote", "votes"))
+"""Words one slip from a ticker or a company name that mean themselves."""
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one edit apart (Damerau's distance one).
+
+    One added, dropped or changed letter, or two neighbouring letters swapped.
+    """
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )  # fmt: skip
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))

@@ -25,11 +25,13 @@ from tooldeck.packs.brokerage.question_words import QuestionWords
 from tooldeck.packs.brokerage.vocabulary import (
     _ACTIVITY,
     _ADVICE,
+    _ALLOCATION,
     _ASSET_WORDS,
     _BY_GAIN,
     _BY_VALUE,
     _CASH,
     _CLASS_VALUE,
+    _COMBINED,
     _COMPARE,
     _COST,
     _COVERS,
@@ -41,10 +43,12 @@ from tooldeck.packs.brokerage.vocabulary import (
     _INTENT_BY_LABEL,
     _INTENT_LABELS,
     _LIST,
+    _LOSING,
     _MINE,
     _ONE,
     _OUT_OF_SCOPE,
     _OVERALL,
+    _PAID_VS_WORTH,
     _PERFORMANCE,
     _PL,
     _PRICE,
@@ -86,8 +90,9 @@ INTENT_PARAMS: dict[str, tuple[str, ...]] = {
     "account_comparison": ("account", "other_account"),
     "class_total": ("asset_class", "account"),
     "portfolio_pl": ("account",),
+    "allocation": ("account",),
     "portfolio_ranking": (
-        "direction", "by", "limit", "asset_class", "account", "period",
+        "direction", "by", "limit", "asset_class", "account", "period", "combined",
         "exclude_asset_class", "exclude_symbol", "exclude_account",
     ),
     "out_of_scope": (),
@@ -135,6 +140,12 @@ class QuestionRouter(QuestionWords):
         if has_symbol and _search(_SHARE_OF, q):
             return "portfolio_share", 0.9
         period = _first(_TIMEFRAME_WORDS, q)
+        if not has_symbol and _search(_ALLOCATION, q):
+            return "allocation", 0.9
+        if not has_symbol and _search(_PAID_VS_WORTH, q):
+            return "portfolio_pl", 0.9  # "what did I pay in total vs what it's worth now"
+        if not has_symbol and _search(_LOSING, q):
+            return "portfolio_ranking", 0.9  # "am I losing money on anything"
         if not has_symbol and period is None and _search(_PL, q) and _search(_OVERALL, q):
             return "portfolio_pl", 0.9
         asset = _first(_ASSET_WORDS, q)
@@ -313,8 +324,9 @@ class QuestionRouter(QuestionWords):
             )
         wanted = INTENT_PARAMS[intent]
         before = (inherited or {}).get("symbol")
-        if before and not symbols and "symbol" in wanted and not _search(_WIDE, q):
-            symbols = [str(before)]  # "how many VXUS do I have and when did I last buy"
+        elided = bool(before) and not symbols and "symbol" in wanted and not _search(_WIDE, q)
+        if elided:  # "how many VXUS do I have in the Roth and when did I last buy"
+            symbols = [str(before)]
         params: dict[str, Any] = {}
         if "symbol" in wanted:
             if not symbols:
@@ -346,7 +358,7 @@ class QuestionRouter(QuestionWords):
                 params["symbol"] = symbols[0]
         if "account" in wanted:
             account = given.get("account") or self._account(kept)
-            if account is None and follows and inherited:
+            if account is None and (follows or elided) and inherited:
                 account = inherited.get("account")
             if account in ("?", "!"):
                 said = "That account does not exist here. " if account == "!" else ""
@@ -392,8 +404,8 @@ class QuestionRouter(QuestionWords):
                 )  # fmt: skip
         if "period" in wanted:
             period = given.get("period") or _first(_TIMEFRAME_WORDS, q)
-            if period not in (None, "1D", "ALL"):
-                params["period"] = period
+            if period not in (None, "ALL"):
+                params["period"] = period  # 1D: the position's move today, beside its P/L
         if "timeframe" in wanted:
             timeframe = given.get("timeframe") or _first(_TIMEFRAME_WORDS, q)
             if timeframe is None and _search(r"contribut|put in", q):
@@ -408,9 +420,13 @@ class QuestionRouter(QuestionWords):
             if asset_class is not None:
                 params["asset_class"] = asset_class
         if "direction" in wanted:
-            params["direction"] = given.get("direction") or self._direction(q)
+            params["direction"] = given.get("direction") or (
+                "worst" if _search(_LOSING, q) else self._direction(q)
+            )
+        if "combined" in wanted and _search(_COMBINED, q):
+            params["combined"] = True
         if "by" in wanted:
-            by = given.get("by") or self._ranked_by(q)
+            by = given.get("by") or ("gain" if _search(_LOSING, q) else self._ranked_by(q))
             if by != "return":
                 params["by"] = by
         if "limit" in wanted:

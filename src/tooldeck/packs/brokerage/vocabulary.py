@@ -12,6 +12,7 @@ from datetime import date, timedelta
 __all__: list[str] = []  # the router's own vocabulary; nothing here is public
 
 _INTENT_LABELS = {
+    "allocation": "asset allocation",
     "account_value": "account value",
     "cash_balance": "cash balance",
     "positions_list": "holdings",
@@ -54,8 +55,8 @@ _WORST = r"\bworst|\bbottom\b|biggest los|largest los|\blosers?\b|\blagg|\bweake
 _BEST = r"\bbest\b|\btop\b|biggest gain|largest gain|\bwinners?\b|\bleading|\bleaders?\b|strongest|highest|outperform|\bmost\b|gained the most|\bup the most"
 
 _RANKING = r"\bbest\b|\bworst\b|\btop\b|\bbottom\b|biggest (?:gain|los|winner)|largest (?:gain|los)|\bwinners?\b|\blosers?\b|\brank|leader|laggard|lagging|strongest|weakest|outperform|underperform|the most|most profitable|least profitable|which (?:of my )?(?:holdings?|positions?|stocks?|etfs?|investments?)\b.*\b(?:gain|los|up|down|perform|doing|made|return)"
-_TRANSFERS = r"\bwires?\b|money did (?:i|we) move|\bmove(?:d)? money|deposit|withdr[ae]w|\btransfer|\bwire\b|\bach\b|\bfunded\b|fund(?:ed)? my|moved money|(?<!most )money (?:in|out)|put in|took out|added money|contribution|contributed"
-_ACTIVITY = r"\btrades?\b|\btraded\b|\bbought\b|\bbuys?\b|\bsold\b|\bsells?\b|\bsell\b|purchase|\borders?\b|\bactivity\b|transactions?|\bexecuted\b|\bfills?\b"
+_TRANSFERS = r"\bwires?\b|money did (?:i|we) move|\bmove(?:d)? money|deposit|withdr[ae]w|\btransfer|\bwire\b|\bach\b|\bfunded\b|fund(?:ed)? my|moved money|(?<!most )money (?:in|out)|put in|took out|add(?:ed)? (?:any |more |some )?(?:money|cash|funds)|contribution|contributed"
+_ACTIVITY = r"\badd(?:ed)? (?:any|more|some)\b(?! (?:money|cash|funds))|\btrades?\b|\btraded\b|\bbought\b|\bbuys?\b|\bsold\b|\bsells?\b|\bsell\b|purchase|\borders?\b|\bactivity\b|transactions?|\bexecuted\b|\bfills?\b"
 _CASH = r"\bcash\b|buying power|\bsettled\b|uninvested|available to (?:invest|trade|withdraw|spend)|\bsweep\b|spendable"
 _VALUE = r"\bworth\b|\bvalues?\b|\bbalances?\b|net worth|how much (?:money )?(?:do i have|is in|have i got|is my|are my)|\btotal\b|\bsize of\b|how big"
 _PERFORMANCE = r"\breturns?\b|perform|how(?:'s| is) .* going|\bmake\b|\bmaking\b|\blosing\b|\bdoing\b|how (?:did|has|have|is|are) .*\bdo(?:ne|ing)?\b|\bgain|\bgrow|\bgrew\b|\bp ?/ ?l\b|\bp&l\b|profit|\bmade\b|\bearn|\bup or down\b|\bdown\b|\bup\b|\blost\b|\blos[es]|in the (?:green|red)"
@@ -147,7 +148,9 @@ _OUT_OF_SCOPE = (
     r"\bgdp\b|\binflation\b|\blunch\b|\bdinner\b|\brecipe|\bchecking\b|\bsavings account\b|"
     r"transfer \$?\d|\bsend money\b|\bpay my\b|\bsolana\b|\bcardano\b|\bxrp\b|"
     r"litecoin|\bcoins?\b|open (?:a |an )?(?:new )?account|close my account|"
-    r"how do i (?:sign up|log ?in|reset)"
+    r"how do i (?:sign up|log ?in|reset)|"
+    r"\b(?:how much|what) (?:in )?tax(?:es)?\b[^?.]{0,30}\b(?:owe|pay)\b|\btax bill\b|"
+    r"\bowe (?:in )?tax(?:es)?\b|\btax(?:es)? (?:will|would|do|did|am) i\b"
 )
 """Questions the brokerage data cannot answer: said plainly, with what it can answer."""
 
@@ -156,11 +159,18 @@ _EXCLUDE = (
     r"without|outside(?: of)?|leaving out|minus|but)\b|\bnon-?(?=[a-z])"
 )
 _TYPES = (
-    (r"\bdeposit|\bput in\b|\badded money\b|\bfunded\b|\bmoney in\b", "deposit"),
+    (
+        r"\bdeposit|\bput in\b|\badd(?:ed)? (?:any |more |some )?(?:money|cash|funds)\b|\bfunded\b|"
+        r"\bmoney in\b",
+        "deposit",
+    ),
     (r"\bwithdr[ae]w|\btook out\b|\bmoney out\b|\bpulled out\b", "withdrawal"),
 )
 _SIDES = (
-    (r"\bbuys?\b|\bbought\b|\bpurchase", "BUY"),
+    (
+        r"\bbuys?\b|\bbought\b|\bpurchase|\badd(?:ed)? (?:any|more|some)\b(?! (?:money|cash|funds))",
+        "BUY",
+    ),
     (r"\bsells?\b|\bsold\b", "SELL"),
 )
 _STATUSES = (
@@ -255,6 +265,20 @@ _NAME_TAILS = frozenset(
     {"ira", "account", "acct", "brokerage", "one", "funds", "fund", "stocks", "etfs", "shares"}
 )
 """Words that end an account's or a holding's name ("roth ira", "joint account")."""
+_PAID_VS_WORTH = r"\b(?:what|how much) (?:did )?(?:i|we) (?:pay|paid|put in)\b[^?]{0,60}\bworth\b"
+"""What the holdings cost against what they are worth (``portfolio_pl``)."""
+_LOSING = (
+    r"\b(?:losing|lost|lose) money\b|\bin the red\b|\bunderwater\b|\bbelow (?:what i paid|cost)\b"
+)
+"""Which holdings are below their cost (``portfolio_ranking`` by gain, the worst first)."""
+_COMBINED = r"\bcombin\w*|\bacross (?:all |both |my )?accounts\b|\ball accounts together\b"
+"""A holding counted over every account it is held in."""
+_ALLOCATION = (
+    r"\ballocat\w*|\basset (?:mix|classes|class breakdown)\b|\bby asset class\b|\bdiversified\b|"
+    r"\b(?:stocks?|etfs?|bonds?) (?:vs\.?|versus) (?:stocks?|etfs?|bonds?|cash)\b|"
+    r"\b(?:split|breakdown|broken down|divided|mix)\b[^?.]{0,40}\b(?:stocks?|etfs?|bonds?|classes)\b"
+)
+"""How the money is split over asset classes (``allocation``)."""
 _DID_BEST = r"\b(?:did|done|do|doing|performed) (?:the )?(?:best|worst|better|worse)\b"
 """How an account did against the others over a period."""
 _SINCE_BOUGHT = (
@@ -262,7 +286,7 @@ _SINCE_BOUGHT = (
 )
 """A holding's change since it was bought (not the buy itself)."""
 _WIDE = (
-    r"\b(?:all|any|every|everything|each|other|others|overall|portfolio|total|accounts|"
+    r"\b(?:all|every|everything|each|other|others|overall|portfolio|total|accounts|"
     r"holdings|positions|cash|stocks|etfs)\b"
 )
 """Words of a part of a question that make it about more than the symbol of the part before."""

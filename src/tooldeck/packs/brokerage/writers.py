@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tooldeck.core.claims import Formula
+from tooldeck.core.claims import Formula, resolve_pointer
 from tooldeck.packs.brokerage.derived import PL, Total, money, number, percent
 from tooldeck.packs.brokerage.writing import (
     ACTIVITY,
@@ -150,6 +150,7 @@ class AnswerWriter(BoundWriter):
                 f"The data has no {period} figure per holding; since you bought it:",
                 "",
             ]
+        today = self.params.get("period") == "1D"  # "how much did my position make today"
         for r in rows:
             lines.append(
                 f"- **{self._account(POSITIONS, f'{r.at}/account')}**: "
@@ -158,7 +159,8 @@ class AnswerWriter(BoundWriter):
                 f"(cost {self._derived(money(r.cost_value), POSITIONS, r.f_cost, 'money')} at "
                 f"{self._money(POSITIONS, f'{r.at}/cost_basis')} a share): "
                 f"{self._derived(money(r.pl, signed=True), POSITIONS, r.f_pl, 'money')} "
-                f"({self._derived(percent(r.pl_pct, signed=True), POSITIONS, r.f_pct, 'percent')})."
+                f"({self._derived(percent(r.pl_pct, signed=True), POSITIONS, r.f_pct, 'percent')})"
+                + (f"; today {self._moved(r)}." if today else ".")
             )  # fmt: skip
         if len(rows) > 1:
             t = Total(rows)
@@ -167,9 +169,23 @@ class AnswerWriter(BoundWriter):
                 f"shares worth **{self._derived(money(t.market_value), POSITIONS, t.f_value, 'money')}**, "
                 f"{self._derived(money(t.pl, signed=True), POSITIONS, t.f_pl, 'money')} "
                 f"({self._derived(percent(t.pl_pct, signed=True), POSITIONS, t.f_pct, 'percent')}) "
-                f"on a cost of {self._derived(money(t.cost_value), POSITIONS, t.f_cost, 'money')}."
+                f"on a cost of {self._derived(money(t.cost_value), POSITIONS, t.f_cost, 'money')}"
+                + (f"; today {self._moved(*rows)}." if today else ".")
             )  # fmt: skip
         return "\n".join(lines)
+
+    def _moved(self, *rows: PL) -> str:
+        """The positions' move today: shares × the quote's change (summed), bound."""
+        products, value = [], 0.0
+        for r in rows:
+            change_at = r.price_at.replace("/price", "/change")
+            value += r.quantity * resolve_pointer(self.data[QUOTES], change_at.partition("#")[2])
+            products.append(Formula(op="product", inputs=(f"{r.at}/quantity", change_at)))
+        moved = (
+            products[0].model_copy(update={"decimals": 2}) if len(products) == 1
+            else Formula(op="sum", inputs=tuple(products), decimals=2)
+        )  # fmt: skip
+        return self._derived(money(value, signed=True), POSITIONS, moved, "money")
 
     def portfolio_ranking(self) -> str:
         """The positions ranked by return, P/L or value; the winner first, then a table."""
@@ -201,6 +217,8 @@ class AnswerWriter(BoundWriter):
         def who(r: PL) -> tuple[str, str]:
             return self._value(LIST, f"{r.at}/symbol"), self._account(LIST, f"{r.at}/account")
 
+        if by == "value" and self.params.get("combined"):
+            return self._combined(rows, direction == "best", limit)
         symbol, where = who(top)
         if by == "value":
             size = "biggest" if direction == "best" else "smallest"
@@ -218,6 +236,32 @@ class AnswerWriter(BoundWriter):
         for r in ranked[:limit]:
             symbol, where = who(r)
             lines.append(f"| {symbol} | {where} | {value(r)} | {pl(r)} | {pct(r)} |")
+        return "\n".join(lines)
+
+    def _combined(self, rows: list[PL], best: bool, limit: int) -> str:
+        """Holdings ranked by market value with each symbol's accounts added together.
+
+        "If you combine accounts, what's my biggest holding": VOO's 25 + 8 shares.
+        """
+        groups: dict[str, list[PL]] = {}
+        for r in rows:
+            groups.setdefault(r.symbol, []).append(r)
+        ranked = sorted(groups.items(), key=lambda kv: Total(kv[1]).market_value, reverse=best)
+
+        def line(members: list[PL]) -> tuple[str, str, str]:
+            t = Total(members)
+            symbol = self._value(LIST, f"{members[0].at}/symbol")
+            shares = self._derived(number(t.quantity), LIST, t.f_quantity, "quantity")
+            return symbol, shares, self._derived(money(t.market_value), LIST, t.f_value, "money")
+
+        symbol, shares, value = line(ranked[0][1])
+        size = "biggest" if best else "smallest"
+        lines = [
+            f"Your {size} holding with its accounts combined is **{symbol}**: {shares} shares "
+            f"worth {value}.", "", "| Symbol | Shares | Value |", "|---|---:|---:|",
+        ]  # fmt: skip
+        for _, members in ranked[:limit]:
+            lines.append("| {} | {} | {} |".format(*line(members)))
         return "\n".join(lines)
 
     def _movers(self, held: set[str], up: bool) -> str:
@@ -419,17 +463,31 @@ class AnswerWriter(BoundWriter):
         else:
             total = self._money(SUMMARY, f"/{field}")
         lines = []
+        unsettled: list[Formula] = []
         for a in accounts:
             if cash:
+                at = f"/accounts/{index[a['account']]}"
+                gap = Formula(op="difference", inputs=(f"{at}/total_cash", f"{at}/settled_cash"),
+                              decimals=2)  # fmt: skip
+                waiting = round(a["total_cash"] - a["settled_cash"], 2)
+                if waiting:
+                    unsettled.append(gap)
                 lines.append(
                     f"- **{name(a)}**: {of(a, 'total_cash')} cash, of which "
-                    f"{of(a, 'settled_cash')} is settled."
-                )
+                    f"{of(a, 'settled_cash')} is settled"
+                    + (f" and {self._derived(money(waiting), SUMMARY, gap, 'money')} not yet settled."
+                       if waiting else ".")
+                )  # fmt: skip
             else:
                 lines.append(
                     f"- **{name(a)}**: {of(a, 'total_value')} ({of(a, 'market_value')} "
                     f"invested, {of(a, 'total_cash')} cash)."
                 )
+        if len(unsettled) > 1:  # "how much unsettled cash do I have in total"
+            waiting = round(sum(a["total_cash"] - a["settled_cash"] for a in accounts), 2)
+            both = Formula(op="sum", inputs=tuple(unsettled), decimals=2)
+            lines.append(f"- Not yet settled in all: "
+                         f"{self._derived(money(waiting), SUMMARY, both, 'money')}.")  # fmt: skip
         head = f"Cash: **{total}**" if cash else f"Total value: **{total}**"
         return f"{head} in {self._scope()}{self._without()}.\n\n" + "\n".join(lines)
 
@@ -470,6 +528,49 @@ class AnswerWriter(BoundWriter):
             f"of everything with cash ({self._derived(money(held.market_value), LIST, held.f_value, 'money')} of "
             f"{self._derived(money(whole), LIST, with_cash, 'money')})."
         )  # fmt: skip
+
+    def allocation(self) -> str:
+        """The market value of each asset class and the cash, each as a share of everything.
+
+        Classes from the positions' ``asset_class``, largest first; cash is the account
+        summary's ``total_cash``; every share is of the positions' value plus that cash
+        (what "my allocation" splits), each a formula over the same fields.
+        """
+        rows = self._rows(LIST)
+        scope = self._scope()
+        if not rows:
+            return f"You hold no positions in {scope}."
+        listed = self.data[LIST]["positions"]
+        classes: dict[str, list[PL]] = {}
+        for r in rows:
+            classes.setdefault(listed[int(r.at.rsplit("/", 1)[1])]["asset_class"], []).append(r)
+        everything = Total(rows)
+        cash_value = self.data[SUMMARY]["total_cash"]
+        whole = round(everything.market_value + cash_value, 2)
+        with_cash = Formula(op="sum", inputs=(everything.f_value, f"{SUMMARY}#/total_cash"),
+                            decimals=2)  # fmt: skip
+        names = {"etf": "ETFs", "stocks": "Stocks", "bonds": "Bonds", "cash": "Cash funds"}
+        lines = [
+            f"Your allocation in {scope}, of "
+            f"**{self._derived(money(whole), LIST, with_cash, 'money')}** with cash:",
+            "",
+        ]
+        parts = sorted(classes.items(), key=lambda kv: -Total(kv[1]).market_value)
+        for name, members in parts:
+            t = Total(members)
+            share = Formula(op="percent_of", inputs=(t.f_value, with_cash), decimals=2)
+            lines.append(
+                f"- **{names.get(name, name)}**: "
+                f"{self._derived(money(t.market_value), LIST, t.f_value, 'money')} "
+                f"({self._derived(percent(round(t.market_value / whole * 100, 2)), LIST, share, 'percent')})"
+            )  # fmt: skip
+        cash_share = Formula(op="percent_of", inputs=(f"{SUMMARY}#/total_cash", with_cash),
+                             decimals=2)  # fmt: skip
+        lines.append(
+            f"- **Cash**: {self._money(SUMMARY, '/total_cash')} "
+            f"({self._derived(percent(round(cash_value / whole * 100, 2)), LIST, cash_share, 'percent')})"
+        )  # fmt: skip
+        return "\n".join(lines)
 
     def account_comparison(self) -> str:
         """Two accounts' values: which is worth more, and by how much."""

@@ -104,7 +104,8 @@ _HOLDING = re.compile(r"\b(?:of|in|from|on)\s+(?:my\s+|the\s+)?([a-z0-9][\w&.' -
 _NOT_HOLDINGS = _NOT_PAYEES | {"account", "accounts", "ira", "brokerage", "portfolio",
                                "401k", "investments", "brokerage account", "dividends"}  # fmt: skip
 _INCOME = re.compile(r"\b(dividend|interest|capital gains)", re.IGNORECASE)
-_ADVICE = re.compile(r"\b(?:should|shall|could|would|will|can) i\b", re.IGNORECASE)
+_ADVICE = re.compile(r"\b(?:should|shall|could|would|will|can) i\b|\btax(?:es)?\b|\bowe\b", re.I)
+"""Advice, predictions, tax owed: not what the statements' trades answer."""
 _SOLD = re.compile(r"\b(?:sold|sell|sells|selling)\b", re.IGNORECASE)
 _BOUGHT = re.compile(r"\b(?:bought|buy|buys|buying|purchased?)\b", re.IGNORECASE)
 _NOT_A_NAME = re.compile(
@@ -211,7 +212,7 @@ class ContextAnswers:
         """The first category the question names; confidence 0.9, or 0 (no claim)."""
         for name, pattern in self._patterns:
             if name == "trades" and _ADVICE.search(question):
-                continue  # "should I sell my shares?" asks for advice, not for the trades
+                continue  # "should I sell my shares?", "tax I owe on what I sold": not the trades
             if pattern.search(question):
                 sure = self._sure.get(name, 0.9)
                 return Route(name, self._params(name, question, dict(given or {})), sure)
