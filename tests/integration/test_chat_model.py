@@ -70,6 +70,11 @@ async def test_parallel_tool_calls_then_a_grounded_answer() -> None:
     # what the model was sent: the tools, then the results' to_llm() text
     first, second = model.requests
     assert {t["function"]["name"] for t in first["tools"]} >= {"get_positions", "get_quotes"}
+    # issue 55: tool_choice said (a server defaulting to "none" renders no tool), and the
+    # model's tool-call turn sent back with its content (chat templates read it)
+    assert first["tool_choice"] == "auto"
+    [called] = [m for m in second["messages"] if m["role"] == "assistant"]
+    assert called["content"] == "" and len(called["tool_calls"]) == 2
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_pos", "call_quote"]
     assert tool_messages[0]["content"].endswith(

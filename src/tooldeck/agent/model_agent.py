@@ -104,7 +104,9 @@ class ModelAgent:
     async def _complete(self, tools: list[dict[str, Any]] | None) -> Any:
         import openai
 
-        extra: dict[str, Any] = {"tools": tools} if tools else {}
+        # tool_choice said, not left to the default: a server that defaults to "none"
+        # (llama-cpp-python's chatml-function-calling) renders no tool at all (issue 55)
+        extra: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
         try:
             completion = await self.client.chat.completions.create(
                 model=self.model,
@@ -158,7 +160,9 @@ class ModelAgent:
             calls = list(message.tool_calls or ())
             if not calls:
                 return self._draft(message.content or "", tools)
-            self.messages.append(message.model_dump(exclude_none=True))
+            said = message.model_dump(exclude_none=True)
+            said["content"] = message.content or ""  # kept: chat templates read it (issue 55)
+            self.messages.append(said)
             results = await asyncio.gather(
                 *(
                     tools.execute(
