@@ -629,6 +629,24 @@ def project_data_dir(folder: Path | None = None) -> Path:
     return Path(platformdirs.user_data_dir("tooldeck")) / "projects" / f"{name}-{digest}"
 
 
+def keep_out_of_git(data_dir: Path) -> None:
+    """Create a project's ``.tooldeck/`` with a ``.gitignore`` of ``*`` in it (issue 55).
+
+    The folder holds the history, uploaded documents, approvals and credentials: a
+    ``git add .`` in a project the README has the user ``git init`` must not take them,
+    as a virtual environment keeps itself out. Only a folder named ``.tooldeck`` (a
+    ``data_dir`` of the user's own naming may hold files they track); an existing
+    ``.gitignore`` is left as it is; a folder that cannot be written is left alone.
+    """
+    if data_dir.name != ".tooldeck":
+        return
+    with contextlib.suppress(OSError):
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        ignore = data_dir / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# tooldeck's state: history, documents, approvals, keys\n*\n")
+
+
 @functools.cache
 def with_pack_tables() -> type[Settings]:
     """``Settings`` with a field per shipped pack's table, typed by its config model.

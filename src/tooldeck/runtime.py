@@ -29,6 +29,7 @@ import httpx
 from tooldeck.config import (
     Settings,
     TracingSettings,
+    keep_out_of_git,
     load_settings,
 )
 from tooldeck.config_names import check_names
@@ -521,6 +522,7 @@ def build_runtime(
             start-up so a bad file fails fast, with file, section and field).
     """
     settings = settings or load_settings()
+    keep_out_of_git(settings.data_dir)
     try:
         servers = settings.all_mcp_servers()
     except ValueError as exc:

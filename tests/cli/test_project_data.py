@@ -59,3 +59,22 @@ def test_a_config_keeps_its_data_beside_it(tmp_path: Path, monkeypatch: pytest.M
     config = tmp_path / "tooldeck.toml"
     config.write_text("")
     assert load_settings(config).data_dir == tmp_path / ".tooldeck"
+
+
+def test_a_projects_data_stays_out_of_git(tmp_path: Path) -> None:
+    """Issue 55, item 5: the README has the user ``git init`` the project; after a call
+    (history written) and ``git add -A``, nothing of ``.tooldeck/`` is staged."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    (tmp_path / "tooldeck.toml").write_text("")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, env=env, check=True, timeout=30)
+    subprocess.run(
+        [str(BIN / "tooldeck"), "call", "get_positions", "symbol=AAPL"],
+        cwd=tmp_path, env=env, capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert any((tmp_path / ".tooldeck").iterdir())  # the call's history is there...
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, env=env, check=True, timeout=30)
+    staged = subprocess.run(
+        ["git", "diff", "--cached", "--name-only"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True, timeout=30,
+    ).stdout.split()  # fmt: skip
+    assert staged == ["tooldeck.toml"]  # ...and none of it is staged
