@@ -207,18 +207,23 @@ def _numbers(text: str) -> Iterator[tuple[float, float, re.Match[str]]]:
         yield value, tolerance + 1e-9, m
 
 
-_PUNCTUATION = re.compile(r"[,;()|]")
+_PUNCTUATION = re.compile(r"[,;:()|]")
 
 
 def _around(before: str, after: str, last: bool) -> str:
     """The words that describe a number, on both sides up to punctuation.
 
-    Before it: the words since the last punctuation ("the previous close of $9").
+    Before it: the words since the last punctuation ("the previous close of $9"), or
+    the label a colon gives it ("Cash: $12.10"); a colon further back ends a total's
+    words ("$128,963.20 in total: Individual $64,926.05": Individual's is no total).
     After it: the words until the next punctuation ("$12.10 cash, ..."), when there is
     punctuation before the next number (or no next number); otherwise they lead to the
     next number ("42 shares at an average cost of $150.25").
     """
-    lead = _PUNCTUATION.split(before)[-1]
+    parts = _PUNCTUATION.split(before)
+    lead = parts[-1]
+    if len(parts) > 1 and not lead.strip(" *_") and before.rstrip(" *_").endswith(":"):
+        lead = parts[-2]  # "Cash: $22,910.85": the label the number follows is its own
     trail = _PUNCTUATION.split(after, maxsplit=1)
     return lead + " " + (trail[0] if len(trail) > 1 or last else "")
 
