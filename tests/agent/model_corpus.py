@@ -27,6 +27,7 @@ CORPUS = Path(__file__).parent / "data" / "model_answers.jsonl"
 IN_DOMAIN = Path(__file__).parent / "data" / "model_answers_in_domain.jsonl"
 """The same questions, the model shown worked examples on this data (more right answers)."""
 HAND = Path(__file__).parent / "data" / "model_answers_hand.tsv"
+SPAN = re.compile(r"\s*(?:days?|weeks?|months?|years?)\b", re.IGNORECASE)
 FIGURE = re.compile(r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?%?(?![\w])")
 
 
@@ -89,7 +90,8 @@ async def judged_figures(corpus: Path = CORPUS) -> list[Judged]:
                 right = any(
                     abs(value - v) <= max(tolerance, t) and (k == kind or "plain" in (k, kind))
                     for v, t, k in truth
-                )
+                ) or bool(m.group().isdigit() and SPAN.match(plain, m.end()))  # "the last 30
+                # days" names a period, as the check reads it: no statement about the data
                 said = m.group().strip().lstrip("+")
                 miscited = not find_citations(answer) or any(
                     f.kind == "unknown_citation" for f in report.findings

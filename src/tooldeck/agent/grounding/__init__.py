@@ -26,7 +26,8 @@ agrees with the claim, not just any equal number:
 
 What counts as a number: ``1,234.50``, ``$1,234.50``, ``-$12``, ``6.2%``, ``$1.2k``,
 ``$3.4M``, ``2 million``. Not numbers: identifiers with digits (``1Y``, ``3M`` without a
-currency sign, ``401k``, ``v1``), citations, and ISO dates, which are checked as dates
+currency sign, ``401k``, ``v1``), spans of time (``over 3 months``, ``the last 30
+days``: periods, checked as such), citations, and ISO dates, which are checked as dates
 (the date must appear in a cited result). A number that fails is explained: what it was
 compared with, and why it did not match.
 

@@ -9,7 +9,15 @@ from typing import Any
 from tooldeck.agent.grounding.arithmetic import Known, derived, kind_of
 from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _Fact, _own_ids, _parts
 from tooldeck.agent.grounding.findings import Finding, GroundingReport
-from tooldeck.agent.grounding.matching import _agrees, _Claim, _claims, _misread, _why
+from tooldeck.agent.grounding.matching import (
+    _PERIOD_CODES,
+    _agrees,
+    _Claim,
+    _claims,
+    _misread,
+    _vocabulary,
+    _why,
+)
 from tooldeck.agent.grounding.patterns import (
     _CITATION,
     _COUNTS,
@@ -86,11 +94,13 @@ def _outranked(claim: _Claim, fact: _Fact, evidence: _Evidence) -> _Fact | None:
         # size (the largest expense is the most negative)
         return (f.value if fact.change else abs(f.value)) * claim.rank
 
+    period = _PERIOD_CODES & fact.values  # a month's return ranks with other months'
     better = [
         f
         for f in evidence.facts
         if f.name == fact.name and f.kind == fact.kind and f.total == fact.total
         and not f.excluding and f.subjects != fact.subjects
+        and _PERIOD_CODES & f.values == period
         and {k for k, _ in f.subjects} == kinds and size(f) - size(fact) > 1e-9
     ]  # fmt: skip
     return max(better, key=size, default=None)
@@ -125,6 +135,35 @@ def _rule_finding(claim: _Claim, backing: list[_Fact], evidence: _Evidence, sour
     return None
 
 
+def _asked(question: str, evidence: _Evidence) -> dict[str, str]:
+    """The one account (and the one symbol) the question names, by type; none when two."""
+    names, pattern = _vocabulary(frozenset(evidence.labels.items()), frozenset(evidence.ids))
+    if pattern is None or not question:
+        return {}
+    named: dict[str, set[str]] = {}
+    for m in pattern.finditer(question):
+        kind, ident = names[m.group().lower()]
+        if kind in ("account", "symbol"):
+            named.setdefault(kind, set()).add(ident)
+    return {kind: next(iter(idents)) for kind, idents in named.items() if len(idents) == 1}
+
+
+def _of_another(said: dict[str, str], facts: list[_Fact], asked: dict[str, str]) -> _Fact | None:
+    """A record of another account (or symbol) than the one the question asks about.
+
+    "Individual account 3 month performance" → "It's up 4.1% over 3 months": the
+    sentence names no account, and every record holding 4.1% is another account's (the
+    Joint's): the figure answers about the wrong one. None when the sentence names one of
+    that type itself, or a record of the one asked holds the figure.
+    """
+    for kind, ident in asked.items():
+        if kind in said or not facts:
+            continue
+        if all(dict(f.subjects).get(kind) not in (None, ident) for f in facts):
+            return facts[0]
+    return None
+
+
 def _readings(claim: _Claim, backing: list[_Fact]) -> list[_Fact]:
     """The records a figure could be of, when its sentence does not say which (issue 29, 1b).
 
@@ -135,6 +174,9 @@ def _readings(claim: _Claim, backing: list[_Fact]) -> list[_Fact]:
     Empty when exactly one reading is consistent with every word of the sentence.
     """
     records = {f.subjects: f for f in backing if f.kind is not None and not f.total}
+    named = set(claim.subjects)  # "Joint is up +0.6%": Joint's return, not JPM's quote
+    whole = {s: f for s, f in records.items() if named <= {k for k, _ in s}}
+    records = whole or records
     if len(records) < 2:
         return []
     kinds = {kind for subjects in records for kind, _ in subjects} - {"date"}
@@ -297,6 +339,7 @@ def check_grounding(
     asked |= {
         float(_COUNTS[w]) for w in re.findall(r"[a-z]+", (question or "").lower()) if w in _COUNTS
     }
+    about = _asked(question or "", evidence)
     worded = {} if bound or not claims else _numbers_in_words(markdown, evidence)
     for figure, problems in zip(
         claims, problems_of_claims(markdown, claims, results, aliases), strict=True
@@ -318,6 +361,9 @@ def check_grounding(
                 )
             elif (rule := _rule_finding(words, [fact], evidence, sources)) is not None:
                 problems.append(rule.message)  # a part said as the whole, a rank beaten
+            elif (other := _of_another(words.subjects, [fact], about)) is not None:
+                problems.append(f"{words.text} is {other.describe()}, but the question asks "
+                                f"about {', '.join(about.values())}")  # fmt: skip
         problems += [f"{markdown[start:end]!r} is computed with {n:g}, which the question "
                      "does not state" for n in figure.literals() if round(n, 6) not in asked]  # fmt: skip
         uncited = sorted(figure.sources() - set(cited))
@@ -392,6 +438,13 @@ def check_grounding(
             )
             continue
         typed = next((f for f in backing if f.kind is not None), None)
+        other = _of_another(claim.subjects, [f for f in backing if f.kind is not None], about)
+        if other is not None:
+            findings.append(Finding(kind="untraced_number", text=claim.text, message=(
+                f"{claim.text} is {other.describe()}, but the question asks about "
+                f"{', '.join(about.values())} and the sentence names no other ({sources})."
+            )))  # fmt: skip
+            continue
         if typed is not None:
             held.append(Known(claim.value, kind_of(claim), claim.start, claim.sentence, typed))
             continue

@@ -65,7 +65,8 @@ class _Claim:
     currency: str | None = None
     """The currency it is written in (``USD``, ``EUR``; ``$``: some dollar), if any."""
     period: str | None = None
-    """The period its sentence names (``ytd``, ``1y``...), if any."""
+    """The period named in its part of the sentence, else its sentence's (``ytd``,
+    ``1y``...), if any (``_own_period``)."""
     foreign: str | None = None
     """A field its words name that a record may not have ("dividend", "opened")."""
     per_unit: bool = False
@@ -161,10 +162,14 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                 mentions.append((m.start(), ("date", days[0])))
         mentions.sort()
         spans = [(m.start(), m.end()) for m in found]
-        numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing
-            n for n in _numbers(plain) if not any(a <= n[2].start() < b for a, b in spans)
+        numbers = [  # "S&P 500" in "Vanguard S&P 500 ETF" names a fund, it states nothing;
+            n
+            for n in _numbers(plain)  # "over 3 months" names a period
+            if not any(a <= n[2].start() < b for a, b in spans)
+            and not (n[2].group().strip().isdigit() and _SPAN_OF_TIME.match(plain, n[2].end()))
         ]
         said_sign, said_worded = 0, False
+        said_subjects: dict[str, str] = {}
         for i, (value, tolerance, m) in enumerate(numbers):
             before = plain[numbers[i - 1][2].end() if i else 0 : m.start()]
             after = plain[m.end() : numbers[i + 1][2].start() if i + 1 < len(numbers) else None]
@@ -222,6 +227,9 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
                     subjects[kind] = ident
                 elif 0 < at - m.end() <= 20 and _IN_NEXT.fullmatch(segment[m.end() : at]):
                     subjects[kind] = ident  # "42 in Individual and 18 in Joint": 18 is Joint's
+            if i and _SAME_AGAIN.fullmatch(before):  # "+3.4% (+$2,085.58)": the same record's
+                subjects = dict(said_subjects)
+            said_subjects = subjects
             if respectively:  # "A and B trade at $x and $y respectively"
                 for kind in {k for _, (k, _) in mentions}:
                     order = [ident for _, (k, ident) in mentions if k == kind]
@@ -237,10 +245,33 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
             at = offset + m.start() + len(said) - len(said.lstrip())
             yield _Claim(
                 said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at,
-                sentence, cites, currency, period,
+                sentence, cites, currency, _own_period(segment, m.start(), m.end()) or period,
                 foreign.group().lower() if foreign else None,
                 bool(_PER_UNIT.search(after)), rank, excluding, bool(_TOTAL.search(context)),
             )  # fmt: skip
+
+
+_SPAN_OF_TIME = re.compile(r"\s*(?:days?|weeks?|months?|years?)\b", re.IGNORECASE)
+"""After a bare whole number, a span of time: "over 3 months" names a period, no figure."""
+_SAME_AGAIN = re.compile(r"\s*\(\s*")
+"""Between a figure and its other form in parentheses: "+3.4% (+$2,085.58)"."""
+_PART = re.compile(r",\s|;|\band\b")
+
+
+def _own_period(segment: str, start: int, end: int) -> str | None:
+    """The period named in the number's own part of its sentence, or None.
+
+    "+5.2% ($1,505.55) over 3 months, and +15.8% ($3,200.72) over 1 year": each figure's
+    is the one after it up to the next comma or "and", else the one before it from the
+    last of them: not the sentence's first.
+    """
+    after = _PART.split(segment[end:], maxsplit=1)[0]
+    before = _PART.split(segment[:start])[-1]
+    for part in (after, before):
+        code = next((code for code, rule in _PERIOD_RULES if rule.search(part)), None)
+        if code is not None:
+            return code
+    return None
 
 
 def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
@@ -298,7 +329,7 @@ def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
 
     Its own citations name the fact's source(s); its words for a side, a status, a type
     or a method (``_LEXICON``) are the record's; the period it names is the record's
-    timeframe; the currency it is written in is the record's (or the cited data's); and
+    timeframe (a change of no timeframe, a quote's, is the day's); the currency it is written in is the record's (or the cited data's); and
     it names no field the record lacks ("dividend", "opened").
     """
     if claim.cites and fact.sources and not fact.sources <= claim.cites:
@@ -311,6 +342,8 @@ def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
     periods = _PERIOD_CODES & fact.values
     if claim.period and periods and claim.period not in periods:
         return False
+    if claim.period not in (None, "1d") and fact.change and not periods and not fact.total:
+        return False  # "up 4.1% over 3 months": a quote's change is the day's
     if claim.currency and claim.currency != "$":
         held = {v.upper() for v in fact.values if v.upper() in _CODES}
         if claim.currency not in (held or {"USD"}):

@@ -132,7 +132,7 @@ _ABOUT = re.compile(r"\b(?:about|around|roughly|approximately|nearly|almost|some
 """Words before a number that make it a rounded one ("about $9,600" for 9,593.64)."""
 _FOREIGN = re.compile(
     r"\b(?:open(?:ed|ing|s)?|dividends?|yield|52-week|market cap\w*|p/e|day(?:'s)? (?:high|low)|"
-    r"earnings|eps|volume|bid|ask|target|paid|cash)\b",
+    r"earnings|eps|volume|bid|ask|target|paid|cash|expense ratios?|fees?|commissions?)\b",
     re.IGNORECASE,
 )
 """Words naming a field a record may not have ("dividend", "opened at", "paid", "cash"):
@@ -140,9 +140,9 @@ a number they name must be a field whose name or terms say that word."""
 _PERIODS = (
     ("ytd", r"\bytd\b|year[- ]to[- ]date|this year|so far (?:this year|in \d{4})"),
     ("1y", r"past year|last (?:12|twelve) months|over the last year|\bone[- ]year|\b1 ?y\b|"
-           r"past 12 months|last year"),
-    ("1m", r"this month|past month|last month|\b30 days|\bone[- ]month"),
-    ("1w", r"this week|past week|last week|\b7 days|\bone[- ]week"),
+           r"past 12 months|last year|\b1 year\b|\b12 months\b"),
+    ("1m", r"this month|past month|last month|\b30 days|\bone[- ]month|\b1 month\b"),
+    ("1w", r"this week|past week|last week|\b7 days|\bone[- ]week|\b1 week\b"),
     ("1d", r"\btoday\b|since yesterday|\b24 hours"),
     ("3m", r"three[- ]months?|3 months|\bquarter"),
     ("all", r"all[- ]time|since (?:you|i|we) opened|since inception|\bever\b"),

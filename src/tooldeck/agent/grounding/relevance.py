@@ -88,6 +88,12 @@ _ANY_PERIOD = re.compile(
     re.IGNORECASE,
 )
 _AS_OF = re.compile(r"\bas of\s+\S+", re.IGNORECASE)
+_SPAN_ASKED = re.compile(r"\b(?:last|past|over|in the last|previous)\s+(\d{1,3})\s+"
+                         r"(days?|weeks?|months?|years?)\b", re.IGNORECASE)  # fmt: skip
+_TIMEFRAME_SPANS = frozenset({(1, "day"), (7, "day"), (1, "week"), (30, "day"), (1, "month"),
+                              (3, "month"), (12, "month"), (1, "year")})  # fmt: skip
+"""The spans the data's timeframes are (1D, 1W, 1M, 3M, 1Y) as a question says them."""
+_NO_SUCH = re.compile(r"\b(?:no|not|doesn't|does not|don't|isn't|only)\b", re.IGNORECASE)
 _MEASURES = tuple(
     (what, re.compile(asked, re.IGNORECASE), re.compile(said, re.IGNORECASE))
     for what, asked, said in (
@@ -322,6 +328,8 @@ def _frame(
       answer gives two or more accounts' figures with no total;
     - **period**: the question asks how something did over a period ("this month") and
       the answer's figures name no period at all (a balance for a performance);
+    - **span**: the question asks about a span of time no timeframe is ("the last 6
+      months") and the answer states figures without saying the data has none;
     - **measure**: the question asks for what is unsettled, what was paid, dividends,
       fees, a gain or loss, or an allocation over asset classes, and the answer never
       says it.
@@ -354,6 +362,13 @@ def _frame(
     if numbers and period and _OVER_TIME.search(question) and not _ANY_PERIOD.search(undated):
         off(f"The question asks how it did over {period.upper()}; the answer's figures are "
             "for no period. Say plainly when the data has no figure for the period asked.")  # fmt: skip
+    span = _SPAN_ASKED.search(question)
+    if numbers and span and not _NO_SUCH.search(markdown):
+        size, unit = int(span.group(1)), span.group(2).lower().rstrip("s")
+        if (size, unit) not in _TIMEFRAME_SPANS:  # "the last 6 months": no such timeframe
+            off(f"The question asks about {size} {unit}s; the data has figures for 1 day, 1 "
+                "week, 1 month, 3 months, the year to date, 1 year and all time only: say "
+                "that it has none for the period asked.")  # fmt: skip
     for what, asks, says in _MEASURES:
         if asks.search(question) and not says.search(markdown):
             off(f"The question asks for {what}; the answer does not state it.")
