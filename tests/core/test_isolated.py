@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +42,36 @@ def test_the_functions_own_error_and_the_memory_bound(pool: IsolatedProcesses) -
     with pytest.raises(IsolationError, match="memory_mb=256") as hit:
         pool.call(_grow, limits=LIMITS)
     assert (hit.value.kind, hit.value.limit) == ("memory", "memory_mb")
+
+
+SCRIPT = """\
+import asyncio
+from tooldeck.config import load_settings
+from tooldeck.runtime import build_runtime
+
+print("main ran")
+rt = build_runtime(load_settings(builtin={{"enabled": False}}, audit={{"enabled": False}},
+                                 context={{"finance": {{"ofx": [{statement!r}]}}}}))
+got = asyncio.run(rt.provider.execute("user_context", {{"action": "query", "per_page": 1}}))
+query = got.data["query"]
+print("transactions", query["total"] if query else got.data["categories"][0]["sources"])
+rt.close()
+"""
+
+
+@pytest.mark.parametrize("how", ["path", "stdin"])
+def test_a_script_with_no_main_guard_reads_statements(tmp_path: Path, how: str) -> None:
+    """Issue 55, item 10: a script that builds a runtime at its top level (no ``if
+    __name__ == "__main__":``) parses statements in isolated children, which used to run
+    the script again ("An attempt has been made to start a new process before the current
+    process has finished its bootstrapping phase"), or, read from stdin, a file ``<stdin>``."""
+    statement = Path(__file__).parents[1] / "packs" / "context_data" / "checking.ofx"
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT.format(statement=str(statement)))
+    command = [sys.executable, str(script)] if how == "path" else [sys.executable, "-"]
+    done = subprocess.run(
+        command, cwd=tmp_path, input=None if how == "path" else script.read_text(),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["main ran", "transactions 7"], done.stdout + done.stderr

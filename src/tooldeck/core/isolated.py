@@ -24,8 +24,9 @@ import math
 import multiprocessing
 import os
 import signal
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -105,7 +106,7 @@ class IsolatedProcesses:
             child = self._context.Process(
                 target=_work, args=(sender, func, args, limits), daemon=True
             )
-            with self._lock:
+            with self._lock, _main_unnamed():
                 child.start()
                 self._running.add(child)
             sender.close()
@@ -164,6 +165,41 @@ class IsolatedProcesses:
         for child in running:
             with contextlib.suppress(OSError):
                 child.kill()
+
+
+_MAIN = threading.Lock()
+_UNSET = object()
+
+
+@contextlib.contextmanager
+def _main_unnamed() -> Iterator[None]:
+    """``__main__`` with neither a ``__file__`` nor a ``__spec__`` while a child starts.
+
+    ``multiprocessing`` tells each child (and its fork server) where the parent's main
+    module is, and the child runs it again, as ``__mp_main__``: a script that builds a
+    runtime at its top level, with no ``if __name__ == "__main__":`` guard, started one
+    child per child (Python refuses: "An attempt has been made to start a new process
+    before the current process has finished its bootstrapping phase"), and ``python -
+    < script.py`` named a file ``<stdin>`` that does not exist (issue 55). A child here
+    runs only tooldeck's functions, importable by name: it needs nothing of the main
+    module, so none is named.
+    """
+    main = sys.modules.get("__main__")
+    with _MAIN:
+        if main is None:
+            yield
+            return
+        saved = {name: main.__dict__.get(name, _UNSET) for name in ("__file__", "__spec__")}
+        main.__dict__.pop("__file__", None)
+        main.__dict__["__spec__"] = None
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is _UNSET:
+                    main.__dict__.pop(name, None)
+                else:
+                    main.__dict__[name] = value
 
 
 def _address_space() -> int:
