@@ -422,8 +422,21 @@ class Runtime:
             await asyncio.to_thread(self._tracer_provider.shutdown)
 
     def close(self) -> None:
-        """Synchronous ``aclose`` for code outside an event loop."""
-        asyncio.run(self.aclose())
+        """Synchronous ``aclose`` for code outside an event loop.
+
+        Raises:
+            RuntimeError: called inside a running event loop, where the runtime's tasks
+                live: the message says to ``await runtime.aclose()`` instead.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self.aclose())
+            return
+        raise RuntimeError(
+            "Runtime.close() was called inside a running event loop; use "
+            "`await runtime.aclose()` there (close() is for code outside one)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

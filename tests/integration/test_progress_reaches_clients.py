@@ -49,6 +49,20 @@ async def count_pages(pages: int, ctx: ToolContext, pause: float = 0.05) -> dict
 
 
 @tool
+async def scan_pages(pages: int, ctx: ToolContext, pause: float = 0.05) -> dict:
+    """Scan a document's pages, reporting as FastMCP's tools do (awaited).
+
+    Args:
+        pages: How many pages.
+        pause: Seconds per page.
+    """
+    for page in range(1, pages + 1):
+        await asyncio.sleep(pause)
+        await ctx.report_progress(page, pages, f"page {page}")
+    return {"pages": pages}
+
+
+@tool
 def read_pages(pages: int, ctx: ToolContext, pause: float = 0.05) -> dict:
     """Read a document's pages in a worker thread, one at a time.
 
@@ -96,7 +110,9 @@ async def test_an_mcp_client_over_stdio_gets_every_report_before_the_result(
     tools: Path, tmp_path: Path
 ) -> None:
     async with stdio(tmp_path, "--tools", str(tools)) as client:
-        for name in ("count_pages", "read_pages"):  # async tool; def tool in a thread
+        # async tool; awaited reports (issue 55, item 12: "NoneType can't be used in
+        # 'await' expression"); def tool in a thread
+        for name in ("count_pages", "scan_pages", "read_pages"):
             seen, result = await reports_of(client, name)
             assert not result.is_error and result.structured_content == {"pages": 4}
             assert seen == EXPECTED, name

@@ -13,7 +13,7 @@ import inspect
 import itertools
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -194,8 +194,11 @@ class ToolContext:
 
     def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    ) -> Awaitable[None]:
         """Tell whoever follows the call how far it is: ``ctx.report_progress(3, 10, "page 3")``.
+
+        The report is sent when called; the value returned may be awaited or not
+        (``await ctx.report_progress(...)``, FastMCP's and the MCP SDK's form, works too).
 
         Callable from an async tool and from the worker thread a plain ``def`` tool
         runs in; never blocks, never raises. ``progress`` should grow with each report
@@ -209,7 +212,7 @@ class ToolContext:
         """
         emitter = self.event_emitter
         if emitter is None:
-            return
+            return _REPORTED
         data: dict[str, Any] = {"progress": progress}
         if total is not None:
             data["total"] = total
@@ -220,9 +223,23 @@ class ToolContext:
         try:
             outcome = emitter(ToolEvent(type="progress", data=data, request_id=self.request_id))
         except Exception:  # a broken progress listener must not fail the tool call
-            return
+            return _REPORTED
         if inspect.isawaitable(outcome):
             _schedule(outcome)
+        return _REPORTED
+
+
+class _Reported:
+    """What ``report_progress`` returns: already done, so awaiting it (or not) is the same."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield  # a generator that ends at once: the await returns None
+
+
+_REPORTED = _Reported()
 
 
 _scheduled: set[asyncio.Future[Any]] = set()
