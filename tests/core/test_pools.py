@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from deadlines import wait_until_async
 from tooldeck.core import tool
 from tooldeck.core.pools import THREADS_PER_POOL, WorkerPool, in_thread
 
@@ -44,7 +45,12 @@ async def test_one_familys_stuck_calls_do_not_starve_another_family() -> None:
     stuck_calls = [in_thread("test-stuck", stuck, i) for i in range(THREADS_PER_POOL + 1)]
     try:
         assert await asyncio.wait_for(in_thread("test-other", lambda: "free"), 10) == "free"
-        await asyncio.sleep(0.2)
+
+        async def filled() -> bool:  # waited for, not slept: a busy machine starts late
+            return len(started) >= THREADS_PER_POOL
+
+        await wait_until_async(filled, f"{THREADS_PER_POOL} stuck calls to start", 30)
+        await asyncio.sleep(0.1)  # the one more, if it could start, would have by now
         assert len(started) == THREADS_PER_POOL  # the fifth waits for a thread of its family
     finally:
         release.set()
