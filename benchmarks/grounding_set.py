@@ -6,7 +6,10 @@ The set (``benchmarks/data/grounding_set.jsonl``, issue 54) was written by a hel
 that saw only the demo portfolio's data file and the task "write what users ask, one
 right answer, and wrong answers a lazy checker would miss": 45 questions, each line
 ``{question, answer, label: right|wrong, why}``. Nobody on the team phrased them, and
-no rule was tuned on a line of it before it was measured.
+no rule was tuned on a line of it before it was measured. Sets 2-5 (``--set``) were
+written the same way, each by a helper of its own; sets 4 and 5 also hold questions
+the data cannot answer (``"unanswerable": true``). Sets 1, 2 and 4 have since guided
+rules (dev sets); 3 and 5 are kept back and only measured.
 
 Each answer is judged three ways, on the tool results of two evidence sets:
 
