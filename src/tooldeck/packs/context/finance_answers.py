@@ -8,6 +8,7 @@ nothing is added across accounts or currencies that the result did not add.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tooldeck.packs.context.writing import AnswerWriter, each_currency, not_ready
@@ -67,11 +68,10 @@ def spending_answer(w: AnswerWriter, listed: str = "Latest") -> tuple[str, list[
     ``listed``: "Latest" (by date), or "Largest" (by amount: the largest expense is
     said first, as the question asks for it).
     """
-    problem = not_ready(w, "/categories/0")
-    query = w.data.get("query")
-    if problem is not None or not query:
-        return problem or ("I could not read your transactions.", [])
-    source, what, when = _asked(w, query, "on")
+    read = _queried(w, "on")
+    if isinstance(read, tuple):
+        return read
+    query, source, what, when = read.query, read.source, read.what, read.when
     totals, transactions = query["totals"], query["transactions"]
     currency = totals["currency"]
     if not totals["count"]:
@@ -115,11 +115,25 @@ def spending_answer(w: AnswerWriter, listed: str = "Latest") -> tuple[str, list[
     return text, list(query["source_ids"])
 
 
-def _asked(w: AnswerWriter, query: Mapping[str, Any], on: str) -> tuple[str, str, str]:
-    """The query's source, and what and when it asked for, each bound to its field.
+@dataclass(frozen=True, slots=True)
+class _Queried:
+    """The ``query`` action's result, its source, and what and when it asked for.
 
-    ``(source, " on Uber", " from 2026-04-01 to 2026-04-30")``.
+    ``what`` and ``when`` are said and bound: " on Uber", " from 2026-04-01 to 2026-04-30".
     """
+
+    query: Mapping[str, Any]
+    source: str
+    what: str
+    when: str
+
+
+def _queried(w: AnswerWriter, on: str) -> _Queried | tuple[str, list[str]]:
+    """The query read for an answer, or what to say when there is none (and its sources)."""
+    problem = not_ready(w, "/categories/0")
+    query = w.data.get("query")
+    if problem is not None or not query:
+        return problem or ("I could not read your transactions.", [])
     source = query["source_ids"][0] if query["source_ids"] else ""
     what = f" {on} {w.value(source, '/query/search')}" if query.get("search") else ""
     when = (
@@ -128,7 +142,7 @@ def _asked(w: AnswerWriter, query: Mapping[str, Any], on: str) -> tuple[str, str
         if query.get("date_from") and query.get("date_to")
         else ""
     )
-    return source, what, when
+    return _Queried(query, source, what, when)
 
 
 _TRADED = {
@@ -145,11 +159,10 @@ def trades_answer(w: AnswerWriter) -> tuple[str, list[str]]:
     Each line: day, action, units, security, unit price and the cash moved, each bound
     to its field; income (a dividend) is said as received.
     """
-    problem = not_ready(w, "/categories/0")
-    query = w.data.get("query")
-    if problem is not None or not query:
-        return problem or ("I could not read your transactions.", [])
-    source, what, when = _asked(w, query, "of")
+    read = _queried(w, "of")
+    if isinstance(read, tuple):
+        return read
+    query, source, what, when = read.query, read.source, read.what, read.when
     totals, trades = query["totals"], query["transactions"]
     asked = query.get("finance_category")
     kind, total, said = _TRADED.get(asked or "") or (
