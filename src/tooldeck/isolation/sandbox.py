@@ -89,8 +89,9 @@ _log = logging.getLogger("tooldeck.sandbox")
 
 CallHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 """Runs a tool call a script made: ``(name, arguments) -> ToolResult as JSON-able dict``."""
-ProgressHandler = Callable[[float, "float | None", "str | None"], None]
-"""Takes the code's ``report_progress(progress, total, message)`` (``ToolContext.report_progress``)."""
+ProgressHandler = Callable[[float, "float | None", "str | None"], object]
+"""Takes the code's ``report_progress(progress, total, message)`` (``ToolContext.report_progress``);
+what it returns is ignored."""
 
 
 @dataclass(frozen=True, kw_only=True)
