@@ -64,8 +64,9 @@ class Formula(BaseModel):
     op: Op
     """``sum``; ``product``; ``difference`` (first minus the rest); ``quotient`` (first
     divided by the second: an average cost over accounts is the sum of quantity × cost
-    over the sum of quantities); ``percent_of`` (first as a percentage of the second); ``abs`` (a change whose direction is said in words:
-    "down $1.50"); ``count`` (the length of the list at the one input)."""
+    over the sum of quantities); ``percent_of`` (first as a percentage of the second);
+    ``abs`` (a change whose direction is said in words: "down $1.50"); ``count`` (the
+    length of the list at the one input)."""
     inputs: tuple[str | float | Formula, ...]
     """What ``op`` is applied to (see the class docstring)."""
     decimals: int | None = None

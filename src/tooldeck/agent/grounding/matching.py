@@ -329,8 +329,9 @@ def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
 
     Its own citations name the fact's source(s); its words for a side, a status, a type
     or a method (``_LEXICON``) are the record's; the period it names is the record's
-    timeframe (a change of no timeframe, a quote's, is the day's); the currency it is written in is the record's (or the cited data's); and
-    it names no field the record lacks ("dividend", "opened").
+    timeframe (a change of no timeframe, a quote's, is the day's); the currency it is
+    written in is the record's (or the cited data's); and it names no field the record
+    lacks ("dividend", "opened").
     """
     if claim.cites and fact.sources and not fact.sources <= claim.cites:
         return False

@@ -123,7 +123,8 @@ _ROW = re.compile(r"^\s*(?:\|(?!\s*-)(?![^|]*\|\s*-).*\||[-*]\s|\d+[.)]\s)", re.
 def _relevance(question: str, markdown: str, evidence: _Evidence, numbers: int) -> list[Finding]:
     """What the answer misses of the question's kind.
 
-    ``numbers``: the figures the answer states (dates and times not counted). A winner named first for "which ... most"; no more rows than "top 3"; a figure for
+    ``numbers``: the figures the answer states (dates and times not counted). A winner
+    named first for "which ... most"; no more rows than "top 3"; a figure for
     "how much"; a percentage for "what share of my portfolio"; every account or symbol a
     comparison names; figures for the period asked ("this year"), or a plain word that the
     data has none, not figures for another period; N × the price for "what would N shares
@@ -360,8 +361,10 @@ def _frame(
     period = next((code for code, rule in _PERIOD_RULES if rule.search(question)), None)
     undated = _AS_OF.sub(" ", markdown)  # "Data as of 2026-11-20" dates the data, not a period
     if numbers and period and _OVER_TIME.search(question) and not _ANY_PERIOD.search(undated):
-        off(f"The question asks how it did over {period.upper()}; the answer's figures are "
-            "for no period. Say plainly when the data has no figure for the period asked.")  # fmt: skip
+        off(
+            f"The question asks how it did over {period.upper()}; the answer's figures are "
+            "for no period. Say plainly when the data has no figure for the period asked."
+        )
     span = _SPAN_ASKED.search(question)
     if numbers and span and not _NO_SUCH.search(markdown):
         size, unit = int(span.group(1)), span.group(2).lower().rstrip("s")

@@ -189,7 +189,10 @@ class HoldingsWriter(BoundWriter):
             )
             period = _PERIODS.get(self.params.get("period", ""))
             if period:  # "best performing stock ytd": no such figure per holding, said so
-                head = f"The data has no {period} figure per holding; since you bought them, {head[0].lower()}{head[1:]}"
+                head = (
+                    f"The data has no {period} figure per holding; since you bought them, "
+                    f"{head[0].lower()}{head[1:]}"
+                )
         lines = [head, "", "| Symbol | Account | Value | P/L | P/L % |", "|---|---|---:|---:|---:|"]
         for r in ranked[:limit]:
             symbol, where = who(r)

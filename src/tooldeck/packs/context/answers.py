@@ -1,11 +1,11 @@
 """Chat answers about the user's own context, without a model: the pack's ``IntentPack``.
 
 "What's on my calendar today", "how much did I spend on Uber last month", "which shares
-did I buy this year", "give me my daily briefing", "will it rain", "what's on my todo list", "how long to get to work":
-each routes to one ``user_context`` call, and the answer is written from its result,
-citing the sources (``context:<category>:<platform>``) its numbers come from. A
-question about a category nobody configured still routes here, and the answer says
-how to configure it.
+did I buy this year", "give me my daily briefing", "will it rain", "what's on my todo
+list", "how long to get to work": each routes to one ``user_context`` call, and the
+answer is written from its result, citing the sources (``context:<category>:<platform>``)
+its numbers come from. A question about a category nobody configured still routes here,
+and the answer says how to configure it.
 """
 
 from __future__ import annotations
@@ -191,7 +191,8 @@ class ContextAnswers:
         finance: Where the user's statements come from, which decides how strongly
             questions about money are claimed: ``configured`` (``[context.finance]``):
             spending, trades and balances at 0.9; ``uploads`` (each user may upload
-            theirs): spending and trades at 0.5, so that another pack's data (a brokerage file) wins;
+            theirs): spending and trades at 0.5, so that another pack's data (a
+            brokerage file) wins;
             ``none``: neither (issue 54: "Finance: not configured yet" answered a
             question about a holding at 0.9).
     """
