@@ -127,8 +127,8 @@ class AuditStore(AuditReads):
         batch_size: Records that wake the writer before its interval.
         flush_interval_s: Longest time a record waits in memory, in seconds.
         fallback_path: JSONL file for rows the database refuses; default beside
-            a SQLite file, else ``./audit-fallback.jsonl`` (the runtime gives one in
-            the data dir).
+            a SQLite file (or the ``journal_dir``), else ``./audit-fallback.jsonl``
+            (the runtime gives one in the data dir).
         retention_s: Records older than this many seconds are pruned by the writer
             thread, at start and then hourly; None keeps everything.
         durability: ``"ack"`` (the observed provider waits for ``record_acked``) or
@@ -168,8 +168,11 @@ class AuditStore(AuditReads):
                 journal_dir = journal_dir or Path(database).with_suffix(".journal")
             event.listen(self.engine, "connect", sqlite_pragmas)
             default_fallback = Path(database or ".").with_suffix(".fallback.jsonl")
-        else:
-            default_fallback = Path("audit-fallback.jsonl")
+        else:  # beside the journal when there is one, never a stray file where it started
+            default_fallback = (
+                journal_dir.with_suffix(".fallback.jsonl") if journal_dir
+                else Path("audit-fallback.jsonl")
+            )  # fmt: skip
             event.listen(self.engine, "handle_error", _unavailable)
         self.fallback_path = fallback_path or default_fallback
         create_schema_once(self.engine)
