@@ -121,6 +121,25 @@ def test_init_into_a_place_it_cannot_write_is_a_clear_error(tmp_path: Path) -> N
     assert "cannot write" in result.output and str(blocker) in result.output
 
 
+def test_init_beside_a_tools_py_of_ones_own_adds_only_what_is_missing(tmp_path: Path) -> None:
+    """Issue 55, item 3: init refused a folder with a tools.py, and --force overwrote it."""
+    mine = "from tooldeck import tool\n\n\n@tool\ndef shout(text: str) -> str:\n" \
+        '    """Shout it.\n\n    Args:\n        text: What to shout.\n    """\n' \
+        "    return text.upper()\n"  # fmt: skip
+    (tmp_path / "tools.py").write_text(mine)
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "tools.py").read_text() == mine  # the user's, untouched
+    assert "kept" in result.output and (tmp_path / "tooldeck.toml").is_file()
+    config = (tmp_path / "tooldeck.toml").read_text()
+    assert runner.invoke(app, ["init", str(tmp_path)]).exit_code == 0  # again: nothing lost
+    assert (tmp_path / "tooldeck.toml").read_text() == config
+    called = runner.invoke(
+        app, ["call", "shout", "text=hi", "--config", str(tmp_path / "tooldeck.toml")]
+    )
+    assert called.exit_code == 0 and "HI" in called.output, called.output
+
+
 def test_serve_on_a_port_in_use_says_so_before_starting() -> None:
     import socket
     import time

@@ -54,9 +54,32 @@ def test_doctor_without_a_config_says_what_to_do(tmp_path: Path) -> None:
     done = doctor(cwd=tmp_path)
     assert done.returncode == 1
     assert "no tooldeck.toml here or above" in done.stderr
-    assert "tooldeck init" in done.stderr
+    assert "tooldeck init" in done.stderr and "tooldeck doctor ./tools.py" in done.stderr
     (tmp_path / "tooldeck.toml").write_text("[nosuchtable]\n")
     done = doctor(cwd=tmp_path)  # the server exits at once: its own words are shown
     assert done.returncode == 1
     assert "did not answer tools/list (it stopped)" in done.stderr
     assert "nosuchtable" in done.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+async def test_doctor_checks_a_tools_py_with_no_config(tmp_path: Path) -> None:
+    """Issue 55, item 3: an existing tools.py reaches a desktop client as ``tooldeck mcp
+    ./tools.py`` serves it; doctor said to run init (which refused the folder)."""
+    (tmp_path / "tools.py").write_text(
+        "from tooldeck import tool\n\n\n@tool\ndef shout(text: str) -> str:\n"
+        '    """Shout it.\n\n    Args:\n        text: What to shout.\n    """\n'
+        "    return text.upper()\n"
+    )
+    done = doctor("./tools.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "shout" in done.stdout
+    pasted = json.loads(done.stdout[done.stdout.index("{") :])["mcpServers"]["tooldeck"]
+    assert pasted["args"] == ["mcp", str((tmp_path / "tools.py").resolve())]
+    params = StdioServerParameters(
+        command=pasted["command"], args=pasted["args"], cwd="/", env={"PATH": "/usr/bin:/bin"}
+    )
+    async with Client(params) as client:  # what the user pastes works as printed
+        result = await client.call_tool("shout", {"text": "hi"})
+    assert not result.is_error and "HI" in str(result.content)

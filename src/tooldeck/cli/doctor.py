@@ -30,6 +30,14 @@ DESKTOP_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 
 def doctor(
+    specs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[TOOLS]...",
+            help="Your tools as tooldeck mcp takes them (./tools.py, a module): checked "
+            "with or without a tooldeck.toml.",
+        ),
+    ] = None,
     config: ConfigOption = None,
     profile: ProfileOption = None,
     with_packs: Annotated[
@@ -42,28 +50,33 @@ def doctor(
 ) -> None:
     """Start `tooldeck mcp` as a desktop client would (cwd /, a bare PATH) and report.
 
-    Exits 1 when something would fail for the client: no config found, the server does
-    not start, an MCP server it names is missing, a tool failed to load.
+    Your tools may be named as ``tooldeck mcp`` takes them (``tooldeck doctor ./tools.py``),
+    with no tooldeck.toml. Exits 1 when something would fail for the client: neither a
+    config nor tools, the server does not start, an MCP server it names is missing, a
+    tool failed to load.
     """
     from tooldeck.config import find_config
 
     found = config or find_config()
-    if found is None:
+    if found is None and not specs:
         err.print(
             "[red]problem:[/red] no tooldeck.toml here or above. A desktop client starts "
-            "the server in /, where none is found: run tooldeck init, then pass "
-            "--config with its absolute path"
+            "the server in /, where none is found: name your tools (tooldeck doctor "
+            "./tools.py), or run tooldeck init, then pass --config with its absolute path"
         )
         raise typer.Exit(1)
-    config_file = found.resolve()
-    if not config_file.is_file():
-        err.print(f"[red]problem:[/red] {escape(str(config_file))} does not exist")
-        raise typer.Exit(1)
     command = str(Path(sys.executable).parent / "tooldeck")
-    args = ["mcp", "--config", str(config_file)]
+    args = ["mcp"]
+    if found is not None:
+        config_file = found.resolve()
+        if not config_file.is_file():
+            err.print(f"[red]problem:[/red] {escape(str(config_file))} does not exist")
+            raise typer.Exit(1)
+        args += ["--config", str(config_file)]
+        out.print(f"config:  {escape(str(config_file))}")
+    args += [_absolute(spec) for spec in specs or ()]
     args += ["--profile", profile] if profile else []
     args += [f"--with={item}" for item in with_packs or ()]
-    out.print(f"config:  {escape(str(config_file))}")
     out.print(f"launch:  cd / && PATH={DESKTOP_PATH} {escape(' '.join([command, *args]))}")
     log: list[str] = []
     try:
@@ -81,6 +94,18 @@ def doctor(
     if problems:
         err.print(f"[red]{problems} problem(s)[/red]")
         raise typer.Exit(1)
+
+
+def _absolute(spec: str) -> str:
+    """A tool file's spec as an absolute path (the client starts the server in ``/``).
+
+    ``./tools.py`` and ``tools.py:registry`` become absolute; a module (``mypkg.tools``)
+    is left as it is.
+    """
+    path, colon, name = spec.partition(":")
+    if path.endswith(".py") or "/" in path or Path(path).exists():
+        return str(Path(path).resolve()) + colon + name
+    return spec
 
 
 async def _launch(command: str, args: list[str], log: list[str]) -> dict[str, Any]:

@@ -59,23 +59,20 @@ def word_count(text: str) -> dict:
 
 def init(
     folder: Annotated[Path, typer.Argument(help="Where to write (default: here).")] = Path(),
-    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
 ) -> None:
-    """Write a commented tooldeck.toml and a tools.py with one example tool.
+    """Write a commented tooldeck.toml and a tools.py with one example tool, where missing.
 
+    A file that exists is kept as it is, never overwritten: in a folder with your own
+    tools.py, only tooldeck.toml is written (its tools = ["./tools.py"] serves yours).
     Then: tooldeck call word_count text="hello world", or tooldeck serve.
     """
     files = {folder / "tooldeck.toml": INIT_CONFIG, folder / "tools.py": INIT_TOOLS}
-    existing = [str(p) for p in files if p.exists()]
-    if existing and not force:
-        err.print(
-            f"[red]error:[/red] {escape(', '.join(existing))} already exist; "
-            "pass --force to overwrite"
-        )
-        raise typer.Exit(2)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for path, text in files.items():
+            if path.exists():
+                err.print(f"kept {escape(str(path))} (it exists: never overwritten)")
+                continue
             path.write_text(text)
             err.print(f"wrote {escape(str(path))}")
     except OSError as exc:  # a read-only folder, a file where the folder should be
