@@ -32,12 +32,8 @@ from dataclasses import dataclass
 
 from tooldeck.agent.grounding.evidence import _Evidence, _Fact
 from tooldeck.agent.grounding.matching import _Claim
+from tooldeck.agent.grounding.patterns import _OF_WHOLE
 
-_OF_WHOLE = re.compile(
-    r"\bof (?:your|my|the|all)\b[^.;]{0,20}\b(?:portfolio|total|money|accounts|everything|"
-    r"net worth)\b", re.IGNORECASE,
-)  # fmt: skip
-"""A percentage said of everything: it is of the data's grand total, nothing smaller."""
 _LOSS = re.compile(r"\b(?:down|loss|losses|lost|lose|losing|fell|fall|drop\w*|below)\b", re.I)
 
 __all__: list[str] = []  # the check's own machinery (``derived``, ``Known``, ``kind_of``)

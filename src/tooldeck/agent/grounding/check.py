@@ -17,6 +17,7 @@ from tooldeck.agent.grounding.patterns import (
     _DOWN,
     _LIST_MARKER,
     _NUMBER,
+    _OF_WHOLE,
     _PLAIN_KINDS,
     _QUOTE,
     _SEGMENT,
@@ -362,10 +363,6 @@ _RATIO_WORDS = (
 )  # fmt: skip
 _RATIO_RULES = tuple((re.compile(rule, re.IGNORECASE), r) for rule, r in _RATIO_WORDS)
 _ANY_RATIO = re.compile("|".join(rule for rule, _ in _RATIO_WORDS), re.IGNORECASE)
-_OF_WHOLE = re.compile(
-    r"\bof (?:your|my|the|all)\b[^.;]{0,20}\b(?:portfolio|total|money|accounts|everything|"
-    r"holdings|net worth|balance)\b", re.IGNORECASE,
-)  # fmt: skip
 _MORE_THAN = re.compile(r"\b(?:more|over|greater|bigger|larger) than\s*$", re.IGNORECASE)
 _RATIO_SLACK = 0.15
 """How far a ratio said in words may be from the figures' ("about a third": 28-38 %)."""

@@ -230,3 +230,10 @@ def _around(before: str, after: str, last: bool) -> str:
 
 _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+
+
+_OF_WHOLE = re.compile(
+    r"\bof (?:your|my|the|all)\b[^.;]{0,20}\b(?:portfolio|total|money|accounts|everything|"
+    r"holdings|net worth|balance)\b", re.IGNORECASE,
+)  # fmt: skip
+"""A share said of everything ("a third of your portfolio"): of the data's grand total."""
