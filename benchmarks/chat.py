@@ -121,8 +121,11 @@ HOSTILE = {
     "rank words": "biggest $1.00 " * 4000,
     "ratio words": "twice $1 and $2, half of your portfolio " * 2000,
     "dates and ranks": "on Nov 19 the biggest $5 " * 3000,
+    "untraced figures": " and ".join(f"${1000 + i * 7.31:,.2f}" for i in range(2000)),
 }
-"""Long answers a model could be led to write: one sentence of thousands of numbers."""
+"""Long answers a model could be led to write: one sentence of thousands of numbers.
+"untraced figures" (42 KB): 2,000 amounts no field holds, each tried as a sum or a pair
+of the others (``grounding/arithmetic.py``)."""
 
 
 async def hostile_s() -> dict[str, float]:

@@ -26,6 +26,7 @@ integer is too easy to hit by chance.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,6 +56,29 @@ _STEPS = 3
 _MOST_PARTS = 6
 _NEAREST = 12
 """How many of the figures nearest a sum's are tried as its parts."""
+_PAIRED_NEAREST = 24
+"""How many of the figures nearest a figure are tried in pairs (with the question's)."""
+_MOST_TRIES = 200_000
+"""Sums and pairs tried for one answer, at most: a 27 KB answer of 1,000 untraced
+figures took 155 s without a bound (the check runs on the server's event loop); past
+it, the figures left stay untraced."""
+
+
+class _Budget:
+    """What is left of ``_MOST_TRIES`` for one answer."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, tries: int) -> None:
+        self.left = tries
+
+    def spend(self, tries: int) -> bool:
+        """Take ``tries``; False (and nothing taken) when fewer are left."""
+        if tries > self.left:
+            self.left = 0
+            return False
+        self.left -= tries
+        return True
 
 
 def kind_of(claim: _Claim) -> str:
@@ -68,8 +92,9 @@ def kind_of(claim: _Claim) -> str:
 def derived(untraced: Sequence[_Claim], known: list[Known], evidence: _Evidence) -> list[_Claim]:
     """The claims of ``untraced`` that no step of arithmetic reaches (the rest hold)."""
     left = list(untraced)
+    budget = _Budget(_MOST_TRIES)
     for _ in range(_STEPS):
-        reached = [c for c in left if _reaches(c, known, evidence)]
+        reached = [c for c in left if _reaches(c, known, evidence, budget)]
         if not reached:
             break
         for claim in reached:
@@ -83,25 +108,37 @@ def _close(claim: _Claim, value: float) -> bool:
     return abs(abs(value) - said) <= claim.tolerance + 1e-9 * max(1.0, said)
 
 
-def _reaches(claim: _Claim, known: list[Known], evidence: _Evidence) -> bool:
-    if evidence.near(claim.value, claim.tolerance):
+def _reaches(claim: _Claim, known: list[Known], evidence: _Evidence, budget: _Budget) -> bool:
+    if not budget.left or evidence.near(claim.value, claim.tolerance):
         return False  # a record holds it, and the sentence says it of another: not derived
     kind = kind_of(claim)
-    return _summed(claim, kind, known, evidence) or (
-        kind != "quantity" and _paired(claim, kind, known, evidence)
+    return _summed(claim, kind, known, evidence, budget) or (
+        kind != "quantity" and _paired(claim, kind, known, evidence, budget)
     )
 
 
-def _summed(claim: _Claim, kind: str, known: list[Known], evidence: _Evidence) -> bool:
+def _nearest(claim: _Claim, figures: Sequence[Known], count: int) -> list[Known]:
+    """The ``count`` figures said nearest ``claim`` (its own position left out)."""
+    return sorted(
+        (k for k in figures if k.start != claim.start), key=lambda k: abs(k.start - claim.start)
+    )[:count]
+
+
+def _summed(
+    claim: _Claim, kind: str, known: list[Known], evidence: _Evidence, budget: _Budget
+) -> bool:
     """A sum of figures of its kind in its sentence (or the list after it)."""
     if kind == "percent":
         return False  # percentages of different wholes do not add up
-    near = sorted(
-        (k for k in known if k.kind == kind and k.start != claim.start
-         and (k.sentence == claim.sentence or k.start > claim.start)),
-        key=lambda k: abs(k.start - claim.start),
-    )[:_NEAREST]  # fmt: skip
+    near = _nearest(
+        claim,
+        [k for k in known if k.kind == kind
+         and (k.sentence == claim.sentence or k.start > claim.start)],
+        _NEAREST,
+    )  # fmt: skip
     for size in range(2, min(_MOST_PARTS, len(near)) + 1):
+        if not budget.spend(math.comb(len(near), size)):
+            return False
         for parts in itertools.combinations(near, size):
             if _close(claim, sum(abs(p.value) for p in parts)) and _covers(claim, parts, evidence):
                 return True
@@ -126,9 +163,20 @@ def _covers(claim: _Claim, parts: Sequence[Known], evidence: _Evidence) -> bool:
     return peers <= {f.subjects for f in facts}
 
 
-def _paired(claim: _Claim, kind: str, known: list[Known], evidence: _Evidence) -> bool:
-    """A difference, product, quotient or percentage of two figures of the answer."""
-    for a, b in itertools.permutations(known, 2):
+def _paired(
+    claim: _Claim, kind: str, known: list[Known], evidence: _Evidence, budget: _Budget
+) -> bool:
+    """A difference, product, quotient or percentage of two figures of the answer.
+
+    The figures are the question's and the ``_PAIRED_NEAREST`` the answer says nearest
+    the claim.
+    """
+    pool = [k for k in known if k.start < 0] + _nearest(
+        claim, [k for k in known if k.start >= 0], _PAIRED_NEAREST
+    )
+    if not budget.spend(len(pool) * len(pool)):
+        return False
+    for a, b in itertools.permutations(pool, 2):
         x, y = abs(a.value), abs(b.value)
         if kind == a.kind == b.kind and _close(claim, x - y):
             return True
@@ -146,7 +194,7 @@ def _paired(claim: _Claim, kind: str, known: list[Known], evidence: _Evidence) -
                  if f.total and not f.subjects and f.kind == "money" and not f.excluding),
                 default=0.0)  # fmt: skip
     if kind == "percent" and whole and _OF_WHOLE.search(claim.sentence):
-        return any(_close(claim, abs(k.value) / whole * 100) for k in known if k.kind == "money")
+        return any(_close(claim, abs(k.value) / whole * 100) for k in pool if k.kind == "money")
     return False
 
 

@@ -245,7 +245,7 @@ def _claims(text: str, blank: str, evidence: _Evidence, markdown: str = "") -> I
             at = offset + m.start() + len(said) - len(said.lstrip())
             yield _Claim(
                 said.strip(), value, tolerance, kinds, sign, subjects, total, worded, named, at,
-                sentence, cites, currency, _own_period(segment, m.start(), m.end()) or period,
+                sentence, cites, currency, (_own_period(segment, m.start(), m.end()) or period) if period else None,
                 foreign.group().lower() if foreign else None,
                 bool(_PER_UNIT.search(after)), rank, excluding, bool(_TOTAL.search(context)),
             )  # fmt: skip
@@ -256,6 +256,7 @@ _SPAN_OF_TIME = re.compile(r"\s*(?:days?|weeks?|months?|years?)\b", re.IGNORECAS
 _SAME_AGAIN = re.compile(r"\s*\(\s*")
 """Between a figure and its other form in parentheses: "+3.4% (+$2,085.58)"."""
 _PART = re.compile(r",\s|;|\band\b")
+_PART_REACH = 200
 
 
 def _own_period(segment: str, start: int, end: int) -> str | None:
@@ -263,10 +264,11 @@ def _own_period(segment: str, start: int, end: int) -> str | None:
 
     "+5.2% ($1,505.55) over 3 months, and +15.8% ($3,200.72) over 1 year": each figure's
     is the one after it up to the next comma or "and", else the one before it from the
-    last of them: not the sentence's first.
+    last of them: not the sentence's first. Each side is read within ``_PART_REACH``
+    characters of the number (a sentence of thousands of figures stays linear).
     """
-    after = _PART.split(segment[end:], maxsplit=1)[0]
-    before = _PART.split(segment[:start])[-1]
+    after = _PART.split(segment[end : end + _PART_REACH], maxsplit=1)[0]
+    before = _PART.split(segment[max(0, start - _PART_REACH) : start])[-1]
     for part in (after, before):
         code = next((code for code, rule in _PERIOD_RULES if rule.search(part)), None)
         if code is not None:
@@ -324,6 +326,18 @@ def _agrees(claim: _Claim, fact: _Fact, *, check: str = "all") -> bool:
     return _says_the_record(claim, fact)
 
 
+@lru_cache(maxsize=256)
+def _lexicon_said(sentence: str) -> tuple[frozenset[str], ...]:
+    """Each ``_LEXICON`` group's values the sentence's words say ("bought": buy).
+
+    Read once per sentence, not once per record a figure of it is compared with: a
+    27 KB sentence of 1,000 figures was searched 16,000 times (5.7 s of 6).
+    """
+    return tuple(
+        frozenset(value for value, rule in group if rule.search(sentence)) for group in _LEXICON
+    )
+
+
 def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
     """Whether the sentence's other words agree with the record the number comes from.
 
@@ -335,9 +349,8 @@ def _says_the_record(claim: _Claim, fact: _Fact) -> bool:
     """
     if claim.cites and fact.sources and not fact.sources <= claim.cites:
         return False
-    for group in _LEXICON:
+    for group, said in zip(_LEXICON, _lexicon_said(claim.sentence), strict=True):
         have = {value for value, _ in group} & fact.values
-        said = {value for value, rule in group if rule.search(claim.sentence)}
         if have and said and not said & have:
             return False
     periods = _PERIOD_CODES & fact.values
