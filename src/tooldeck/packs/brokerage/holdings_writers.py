@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from tooldeck.core.claims import Formula, resolve_pointer
 from tooldeck.packs.brokerage.derived import PL, Total, money, number, percent
-from tooldeck.packs.brokerage.writing import LIST, POSITIONS, QUOTES, SUMMARY, BoundWriter
+from tooldeck.packs.brokerage.writing import (
+    CLASS_NAMES,
+    LIST,
+    POSITIONS,
+    QUOTES,
+    SUMMARY,
+    BoundWriter,
+)
 
 __all__ = ["HoldingsWriter"]
 
@@ -297,18 +304,20 @@ class HoldingsWriter(BoundWriter):
         whole = round(everything.market_value + cash_value, 2)
         with_cash = Formula(op="sum", inputs=(everything.f_value, f"{SUMMARY}#/total_cash"),
                             decimals=2)  # fmt: skip
-        names = {"etf": "ETFs", "stocks": "Stocks", "bonds": "Bonds", "cash": "Cash funds"}
         lines = [
             f"Your allocation in {scope}, of "
             f"**{self._derived(money(whole), LIST, with_cash, 'money')}** with cash:",
             "",
         ]
-        parts = sorted(classes.items(), key=lambda kv: -Total(kv[1]).market_value)
-        for name, members in parts:
-            t = Total(members)
+        totals = sorted(
+            ((name, Total(members)) for name, members in classes.items()),
+            key=lambda nt: -nt[1].market_value,
+        )
+        for name, t in totals:
             share = Formula(op="percent_of", inputs=(t.f_value, with_cash), decimals=2)
+            label = CLASS_NAMES.get(name, name)
             lines.append(
-                f"- **{names.get(name, name)}**: "
+                f"- **{label[:1].upper() + label[1:]}**: "
                 f"{self._derived(money(t.market_value), LIST, t.f_value, 'money')} "
                 f"({self._derived(percent(round(t.market_value / whole * 100, 2)), LIST, share, 'percent')})"
             )  # fmt: skip
@@ -322,9 +331,7 @@ class HoldingsWriter(BoundWriter):
 
     def class_total(self) -> str:
         """The market value of one asset class, with its cost, P/L and positions."""
-        kind = {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}[
-            self.params["asset_class"]
-        ]
+        kind = CLASS_NAMES[self.params["asset_class"]]
         rows = self._rows(LIST)
         scope = self._scope()
         if not rows:

@@ -16,6 +16,7 @@ from tooldeck.packs.brokerage.derived import PL, money, number, percent
 
 __all__ = [
     "ACTIVITY",
+    "CLASS_NAMES",
     "LIST",
     "PERFORMANCE",
     "POSITIONS",
@@ -32,6 +33,10 @@ SUMMARY = "tool:account_summary:v1"
 PERFORMANCE = "tool:performance:v1"
 TRANSFERS = "tool:transfers:v1"
 ACTIVITY = "tool:activity:v1"
+
+
+CLASS_NAMES = {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}
+"""An asset class as an answer says it."""
 
 
 class BoundWriter:
@@ -121,9 +126,7 @@ class BoundWriter:
         """The exclusion as words (", not counting ETFs"), or "" when there is none."""
         params = self.params
         left_out = [
-            {"etf": "ETFs", "stocks": "stocks", "bonds": "bonds", "cash": "cash funds"}.get(
-                params.get("exclude_asset_class", ""), ""
-            ),
+            CLASS_NAMES.get(params.get("exclude_asset_class", ""), ""),
             params.get("exclude_symbol", ""),
             self.names.get(params.get("exclude_account", ""), ""),
         ]
