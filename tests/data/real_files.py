@@ -55,10 +55,23 @@ DEBS = {
         "pool/main/p/pytest/python-pytest-doc_7.2.1-2_all.deb",
         "8cf17eb7826a2bbbc8207447fc888cbb75fd86680146542ebd9545e18229d3aa",
     ),
+    "python-click-doc": (
+        "pool/main/p/python-click/python-click-doc_8.1.3-2_all.deb",
+        "066092b0299a04c2588e5f2e9dc37a8d8ed7a4c4eeb7cd3175ebfcfce24a8943",
+    ),
+    "python-requests-doc": (
+        "pool/main/r/requests/python-requests-doc_2.28.1+dfsg-1_all.deb",
+        "499f6c095d09971ec3aa7b7ff5197eaf999476ce3ee61edfccac64fe3f9e520f",
+    ),
 }
 """Debian 12 (bookworm) documentation packages: Sphinx-built HTML as users install it.
-Package → (its path in the archive, its SHA-256). Both are the release's own versions
+Package → (its path in the archive, its SHA-256). All are the release's own versions
 (no point-release update replaces them in the pool)."""
+
+DEV_DOCS = ("python-flask-doc", "python-pytest-doc")
+"""The pages tests and tuning read (``real_files("html")``). Click's and Requests' are
+read only by ``benchmarks/docs_answers.py --corpus outside``, with questions written by
+others (issue 54)."""
 
 MIRROR = "https://deb.debian.org/debian/"
 
@@ -120,14 +133,17 @@ def _fetch_deb(package: str, path: str, sha256: str) -> None:
     stamp.write_text(f"{path} {sha256}\n")
 
 
-def real_files(kind: str) -> list[Path]:
-    """Every fetched file of ``kind`` (``ofx``, ``ics``, ``html``), fetching what is missing first."""
+def real_files(kind: str, packages: tuple[str, ...] = DEV_DOCS) -> list[Path]:
+    """Every fetched file of ``kind`` (``ofx``, ``ics``, ``html``), fetching what is missing first.
+
+    ``packages``: for ``html``, the documentation packages to list (``DEBS`` keys).
+    """
     for folder, (path, sha256) in SDISTS.items():
         _fetch(folder, path, sha256)
     for package, (path, sha256) in DEBS.items():
         _fetch_deb(package, path, sha256)
     suffixes = KINDS[kind]
-    roots = [ROOT / package for package in DEBS] if kind == "html" else [ROOT]
+    roots = [ROOT / package for package in packages] if kind == "html" else [ROOT]
     return sorted(
         p for r in roots for p in r.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
     )

@@ -393,7 +393,9 @@ def _print_run(run: ChatRun) -> None:
             )
         )
     grounding = answer.grounding
-    colour = {"grounded": "green", "repaired": "yellow"}.get(grounding.verdict, "red")
+    colour = {"grounded": "green", "quoted": "cyan", "repaired": "yellow"}.get(
+        grounding.verdict, "red"
+    )
     out.print(
         f"\n[bold]Citations:[/bold] {escape(', '.join(answer.citations)) or 'none'}   "
         f"[bold]Grounding:[/bold] [{colour}]{grounding.verdict}[/{colour}] "

@@ -8,7 +8,7 @@ from typing import Any
 
 from tooldeck.agent.grounding.arithmetic import Known, derived, kind_of
 from tooldeck.agent.grounding.evidence import _compiled, _Evidence, _own_ids, _parts
-from tooldeck.agent.grounding.findings import Finding, GroundingReport
+from tooldeck.agent.grounding.findings import QUOTATION_WORDS, Finding, GroundingReport
 from tooldeck.agent.grounding.matching import _agrees, _Claim, _claims, _misread, _why
 from tooldeck.agent.grounding.patterns import (
     _CITATION,
@@ -351,7 +351,11 @@ def check_grounding(
                 "quotation from them): answer from the results, or say what they cannot answer.",
             )
         )
-    return GroundingReport(findings, checked, len(cited))
+    quotations = sum(
+        len(markdown[a:b].split()) >= QUOTATION_WORDS
+        for a, b in [*quoted, *(c.span for c in claims if c.kind == "quote")]
+    )
+    return GroundingReport(findings, checked, len(cited), quotations)
 
 
 _RATIO_WORDS = (

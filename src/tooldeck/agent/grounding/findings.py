@@ -51,13 +51,24 @@ class Finding(BaseModel):
     act on."""
 
 
+Verdict = Literal["grounded", "quoted", "repaired", "ungrounded"]
+QUOTATION_WORDS = 8
+"""A quotation this long or longer is a passage the answer rests on (a document's title
+or a section's name is shorter)."""
+
+
 class Grounding(BaseModel):
     """The validator's verdict on an answer, as returned in the response and the trace."""
 
-    verdict: Literal["grounded", "repaired", "ungrounded"]
-    """``grounded``: passed as written; ``repaired``: passed after one repair (a model
-    re-asked with the findings); ``ungrounded``: failed, so the answer was replaced by
-    the graceful "could not verify" answer."""
+    verdict: Verdict
+    """``grounded``: passed as written; ``quoted``: passed as written, and it rests on
+    quotations of documents (``GroundingReport.quotations``): each stands verbatim in the
+    block it cites, but whether the passage answers the question is not verified (words
+    are not meaning: on questions written by others, half the passages that answer miss
+    most of the question's words, and passages that do not answer share them; issue 54);
+    ``repaired``: passed after one repair (a model re-asked with the findings);
+    ``ungrounded``: failed, so the answer was replaced by the graceful "could not verify"
+    answer."""
     findings: list[Finding] = Field(default_factory=list)
     """What failed (of the last attempt when ``repaired``; of the replaced answer when
     ``ungrounded``)."""
@@ -75,16 +86,21 @@ class GroundingReport:
     findings: list[Finding] = field(default_factory=list)
     numbers_checked: int = 0
     citations_checked: int = 0
+    quotations: int = 0
+    """Traced quotations of ``QUOTATION_WORDS`` words or more (a passage, not a title)."""
 
     @property
     def ok(self) -> bool:
         """True when nothing was found wrong."""
         return not self.findings
 
-    def verdict(self, verdict: Literal["grounded", "repaired", "ungrounded"]) -> Grounding:
-        """This report as a ``Grounding`` with ``verdict``."""
+    def verdict(self, verdict: Verdict) -> Grounding:
+        """This report as a ``Grounding`` with ``verdict``.
+
+        ``grounded`` becomes ``quoted`` when the answer rests on quotations.
+        """
         return Grounding(
-            verdict=verdict,
+            verdict="quoted" if verdict == "grounded" and self.quotations else verdict,
             findings=self.findings,
             numbers_checked=self.numbers_checked,
             citations_checked=self.citations_checked,

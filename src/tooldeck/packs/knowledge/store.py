@@ -369,7 +369,7 @@ def rerank(query: str, fused: Sequence[Hit], cosines: Mapping[str, float], top_k
     if not fused or not terms:
         return list(fused[:top_k])
     texts = [
-        (set(_stems(h.block["content_text"])), set(_stems(h.block["section"] or ""))) for h in fused
+        (set(stems(h.block["content_text"])), set(stems(h.block["section"] or ""))) for h in fused
     ]
     n = len(fused)
     weights = {
@@ -434,7 +434,8 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
-def _stems(text: str) -> list[str]:
+def stems(text: str) -> list[str]:
+    """The words of ``text``, lower-case, each through ``_stem``."""
     return [_stem(w) for w in re.findall(r"\w+", text.lower())]
 
 

@@ -29,7 +29,7 @@ export function progressText(d) {
 }
 
 export function verdictBadge(grounding) {
-  const kind = { grounded: "ok", repaired: "warn", ungrounded: "err" }[grounding.verdict] || "";
+  const kind = { grounded: "ok", quoted: "warn", repaired: "warn", ungrounded: "err" }[grounding.verdict] || "";
   return h("span", { class: `badge ${kind}`, id: "grounding", title: `${grounding.numbers_checked} numbers, ${grounding.citations_checked} citations checked` }, grounding.verdict);
 }
 
