@@ -43,10 +43,11 @@ of scope", 0.3)."""
 _QUOTES = 3
 _QUOTE_CHARS = 600
 """An answer quotes the best ``_QUOTES`` passages (ones inside another left out), each at
-most ``_QUOTE_CHARS`` around its block: measured with ``benchmarks/docs_answers.py``, the
-answer then holds the answering sentence for 55 of 72 questions on Flask's and pytest's
-documentation (one 800-character passage: 39) and for 39 of 60 written by others on
-Click's and Requests' (one: 27), at about 1,300 characters per answer."""
+most ``_QUOTE_CHARS`` around its block. ``benchmarks/docs_answers.py``, through the chat:
+the answer holds the answering phrase for 49 of 72 questions on Flask's and pytest's
+documentation and 27 of 60 written by others on Click's and Requests' (with one
+800-character passage, and before ``MATCHED``: 21 and 13), at 1,100–1,700 characters per
+answer."""
 
 _COLLECTION = (
     r"(?:the |my |our |your )?(?:[\w.+#-]+ ){0,3}?"
