@@ -167,23 +167,38 @@ class PackSetup:
 def _shipped_default(name: str, config: Any, settings: Settings) -> tuple[bool, str]:
     """Whether a shipped pack is on, and why (issue 26: your own tools are served alone).
 
-    Said in its table (``[builtin] enabled = true``, ``--with builtin``), it is as said.
-    Otherwise, when you name your own tools (``tools = [...]``, ``tooldeck mcp
-    ./tools.py``), the shipped packs stay off: a desktop model is not handed ``python``,
-    ``shell`` and a demo portfolio it would report as the user's. The example data
-    (``brokerage`` without a ``data_path``) is on only when the configuration names no
-    data of the user's own (issue 54: example figures never answer for the user).
+    Asked for in its table (``[builtin] enabled = true``, ``--with builtin``, or any
+    setting of the table, such as ``[context.finance]``), it is on as said. Otherwise,
+    when the project has tools of its own of any kind (``tools = [...]``, ``tooldeck mcp
+    ./tools.py``, MCP servers, OpenAPI imports; issue 55), the shipped packs stay off: a
+    desktop model is not handed ``python``, ``shell`` and a demo portfolio it would
+    report as the user's. The example data (``brokerage`` without a ``data_path``) is on
+    only when the configuration names no data of the user's own (issue 54: example
+    figures never answer for the user).
     """
     if "enabled" in config.model_fields_set:
         return config.enabled, "as its table says (or --with)"
-    if settings.tools:
-        return False, "your own tools are served alone; add one with --with NAME"
+    if config.model_fields_set:
+        return True, "its table is configured"
+    own = _own_tools(settings)
+    if own:
+        return (
+            False,
+            f"your own tools are served alone ({', '.join(own)}); add one with --with NAME",
+        )
     if name == "brokerage" and getattr(config, "data_path", None) is None:
-        own = _own_data(settings)
-        if own:
-            return False, f"example data, off beside your {', '.join(own)} (--with brokerage)"
+        data = _own_data(settings)
+        if data:
+            return False, f"example data, off beside your {', '.join(data)} (--with brokerage)"
         return True, "example data (a demo portfolio), on when nothing else is configured"
     return True, "the default when no tools of your own are named"
+
+
+def _own_tools(settings: Settings) -> list[str]:
+    """The kinds of tools of the project's own, in words; empty: none."""
+    kinds = [("tools files", settings.tools), ("MCP servers", settings.all_mcp_servers()),
+             ("OpenAPI imports", settings.openapi)]  # fmt: skip
+    return [word for word, named in kinds if named]
 
 
 def _own_data(settings: Settings) -> list[str]:
@@ -191,11 +206,7 @@ def _own_data(settings: Settings) -> list[str]:
 
     MCP servers, OpenAPI imports and the ``[context]`` sources (``finance``, ``calendar``...).
     """
-    own = []
-    if settings.all_mcp_servers():
-        own.append("MCP servers")
-    if settings.openapi:
-        own.append("OpenAPI tools")
+    own = _own_tools(settings)
     context = settings.pack_table("context")  # {} without the context pack
     categories = ("finance", "calendar", "tasks", "weather", "commute")
     sources = [c for c in categories if getattr(context, c, None) is not None]

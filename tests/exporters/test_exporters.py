@@ -284,15 +284,59 @@ async def test_an_object_declaring_no_properties_is_open() -> None:
     root = JsonSchemaTool(
         name="root_map",
         description="Takes any keys at the top.",
-        input_schema={"type": "object", "properties": {}},
+        input_schema={"type": "object"},
         function=lambda **kw: kw,
     )
     assert (await root.execute({"a": 1})).data == {"a": 1}
     (chat,) = export([root.definition], "openai")
     assert "strict" not in chat["function"]  # strict mode would allow no key at all
-    assert chat["function"]["parameters"] == {"type": "object", "properties": {}}
+    assert chat["function"]["parameters"] == {"type": "object"}
     (responses,) = export([root.definition], "openai-responses")
     assert responses["strict"] is False
+
+
+async def test_properties_declaring_none_at_the_root_mean_no_arguments() -> None:
+    """Issue 55, item 14: ``{"type": "object", "properties": {}}`` at the root is how
+    FastMCP and the MCP SDK write a function without parameters: no argument is taken,
+    and strict mode can say so (it was exported non-strict and took any key)."""
+    ping = JsonSchemaTool(
+        name="ping",
+        description="No arguments.",
+        input_schema={"type": "object", "properties": {}},
+        function=lambda: "pong",
+    )
+    assert (await ping.execute({})).data == "pong"
+    refused = await ping.execute({"host": "example.org"})
+    assert refused.error is not None and refused.error.type == "validation"
+    assert "host" in refused.error.message and "unexpected argument" in refused.error.message
+    (chat,) = export([ping.definition], "openai")
+    assert chat["function"]["strict"] is True
+    assert chat["function"]["parameters"] == {
+        "type": "object", "properties": {}, "required": [], "additionalProperties": False,
+    }  # fmt: skip
+    (listed,) = export([ping.definition], "mcp")
+    assert listed["inputSchema"]["additionalProperties"] is False
+
+
+def test_a_schema_nested_deeper_than_strict_mode_allows_is_exported_non_strict() -> None:
+    """Issue 55, item 14: OpenAI strict mode refuses more than 10 levels of nesting, and
+    with it the whole request; such a tool goes non-strict, the others stay strict."""
+
+    def nested(levels: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"type": "string"}
+        for _ in range(levels):
+            node = {"type": "object", "properties": {"inner": node}, "required": ["inner"]}
+        return node
+
+    deep, shallow = (
+        JsonSchemaTool(name=name, description="Nested.", input_schema=nested(levels),
+                       function=lambda **kw: kw)
+        for name, levels in (("deep", 11), ("shallow", 10))
+    )  # fmt: skip
+    chat = {t["function"]["name"]: t["function"] for t in export(
+        [deep.definition, shallow.definition], "openai")}  # fmt: skip
+    assert "strict" not in chat["deep"] and chat["shallow"]["strict"] is True
+    assert chat["deep"]["parameters"]["required"] == ["inner"]  # as written, not strict form
 
 
 @tool

@@ -83,3 +83,60 @@ async def test_doctor_checks_a_tools_py_with_no_config(tmp_path: Path) -> None:
     async with Client(params) as client:  # what the user pastes works as printed
         result = await client.call_tool("shout", {"text": "hi"})
     assert not result.is_error and "HI" in str(result.content)
+
+
+SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Shop", "version": "1"},
+    "paths": {
+        "/items/{item_id}": {
+            "get": {
+                "operationId": "get_item",
+                "summary": "One item.",
+                "parameters": [
+                    {
+                        "name": "item_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"200": {"description": "The item."}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('[openapi.shop]\nspec = "shop.json"\nbase_url = "http://127.0.0.1:9"\n', {"get_item"}),
+        ('[mcp_servers.time]\ncommand = "mcp-server-time"\n',
+         {"get_current_time", "convert_time"}),
+    ],
+)  # fmt: skip
+async def test_a_project_of_imported_tools_serves_them_alone(
+    tmp_path: Path, table: str, expected: set[str]
+) -> None:
+    """Issue 55, item 4: an OpenAPI import, or MCP servers, are the project's own tools: a
+    desktop client gets them alone (it got 27 and 20 tools, with the example portfolio,
+    ``shell`` and ``python``), and doctor says why; a pack asked for by its table joins."""
+    (tmp_path / "shop.json").write_text(json.dumps(SPEC))
+    (tmp_path / "tooldeck.toml").write_text(table)
+    done = doctor(cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "your own tools are served alone" in done.stdout
+    pasted = json.loads(done.stdout[done.stdout.index("{") :])["mcpServers"]["tooldeck"]
+    params = StdioServerParameters(
+        command=pasted["command"], args=pasted["args"], cwd="/", env={"PATH": "/usr/bin:/bin"}
+    )
+    async with Client(params) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert names == expected
+    (tmp_path / "tooldeck.toml").write_text(table + "[builtin]\nenabled = true\n")
+    async with Client(params) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert expected < names and "python" in names and "get_quotes" not in names

@@ -5,7 +5,9 @@ official SDK's client."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -159,3 +161,24 @@ async def test_the_knowledge_packs_documents_are_resources(tmp_path: Path) -> No
             await client.read_resource("tooldeck://documents/nope")
     async with tooldeck_mcp(config, tmp_path, "--profile", "quotes") as client:
         assert (await client.list_resources()).resources == []  # no document tools here
+
+
+async def test_an_upstream_tool_without_arguments_takes_none(config: Path, tmp_path: Path) -> None:
+    """Issue 55, item 14: server-everything's tools without parameters (``properties: {}``
+    at the root, as the SDKs write them) take no argument, say so to MCP clients and go
+    to OpenAI strict (they were non-strict and took any key)."""
+    async with tooldeck_mcp(config, tmp_path) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        bare = sorted(n for n, t in tools.items() if t.input_schema.get("properties") == {})
+        assert bare, sorted(tools)  # the upstream server has such tools
+        assert all(tools[n].input_schema.get("additionalProperties") is False for n in bare)
+        refused = await client.call_tool(bare[0], {"surprise": 1})
+        assert refused.is_error and "unexpected argument" in str(refused.content[0])
+    listed = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "tools", "--format", "openai", "--config", str(config)],
+        capture_output=True, text=True, timeout=120,
+        env={"TOOLDECK_DATA_DIR": str(tmp_path / "data"), "PATH": os.environ["PATH"]},
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    exported = {t["function"]["name"]: t["function"] for t in json.loads(listed.stdout)}
+    assert all(exported[n].get("strict") is True for n in bare), bare

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.names import closest_names
-from tooldeck.core.schema import is_free_form_map, resolve_ref
+from tooldeck.core.schema import is_free_form_map, resolve_ref, takes_no_arguments
 from tooldeck.core.validation import (
     FieldError,
     from_json_schema,
@@ -322,6 +322,8 @@ class ArgumentShape:
     def of(cls, schema: Mapping[str, Any]) -> ArgumentShape:
         """The shape of an input schema (a JSON Schema object, refs local)."""
         schema = dict(schema)
+        if takes_no_arguments(schema):  # {"properties": {}} at the root: none (issue 55)
+            return cls(_Object(frozenset(), True, frozenset(), {}, None))
         return cls(_Compiler(schema).compile(schema))
 
     def normalize(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:

@@ -37,6 +37,7 @@ __all__ = [
     "required_as_properties",
     "resolve_ref",
     "strip_titles",
+    "takes_no_arguments",
     "to_strict",
 ]
 
@@ -266,6 +267,24 @@ def is_free_form_map(schema: Any) -> bool:
     return kind is None and ("additionalProperties" in schema or "patternProperties" in schema)
 
 
+def takes_no_arguments(schema: Any) -> bool:
+    """Whether a tool's input schema says, at its root, that the tool takes no arguments.
+
+    ``{"type": "object", "properties": {}}``, as FastMCP and the MCP SDK write a function
+    without parameters (6 of 105 real MCP tools; issue 55). JSON Schema reads an object
+    declaring no properties as "any keys", and so does tooldeck below the root
+    (``is_free_form_map``); at the root of a tool's arguments it means none.
+    ``{"type": "object"}`` without ``properties`` stays a free-form map.
+    """
+    return (
+        isinstance(schema, dict)
+        and schema.get("properties") == {}
+        and is_free_form_map(schema)
+        and "additionalProperties" not in schema
+        and "patternProperties" not in schema
+    )
+
+
 def _map_values(schema: Schema) -> Any:
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict) and extra:
@@ -332,13 +351,20 @@ def closed_objects(schema: Any) -> Any:
     Every object that declares properties (at least one) and says nothing of other
     keys gets ``additionalProperties: false`` (``core.arguments`` refuses undeclared
     names), so that clients reading the schema (MCP, Anthropic) know it. An object
-    with ``properties: {}`` declares none and stays open, as JSON Schema reads it.
+    with ``properties: {}`` declares none and stays open, as JSON Schema reads it, except
+    at the root, where it means no arguments (``takes_no_arguments``): closed.
     """
+    if takes_no_arguments(schema):
+        return {**schema, "additionalProperties": False}
+    return _closed(schema)
+
+
+def _closed(schema: Any) -> Any:
     if isinstance(schema, list):
-        return [closed_objects(s) for s in schema]
+        return [_closed(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = _each_child(schema, closed_objects)
+    out = _each_child(schema, _closed)
     if (
         isinstance(out.get("properties"), dict)
         and out["properties"]

@@ -15,7 +15,7 @@ from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.names import safe_tool_name
 from tooldeck.core.result import DEFAULT_MAX_LLM_CHARS, ToolResult
-from tooldeck.core.schema import is_free_form_map, to_strict
+from tooldeck.core.schema import is_free_form_map, takes_no_arguments, to_strict
 from tooldeck.core.tool import ToolExecutor
 from tooldeck.exporters._common import exported, model_facing
 
@@ -28,20 +28,43 @@ __all__ = [
 ]
 
 
+STRICT_DEPTH = 10
+"""The deepest nesting OpenAI's strict mode accepts (its structured outputs' "up to 10
+levels of nesting"); a deeper schema fails the whole request. Counted here as objects and
+arrays along a path, the root included (erring towards non-strict)."""
+
+
 def openai_parameters(definition: ToolDefinition, *, strict: bool = True) -> dict[str, Any]:
-    """The ``parameters`` schema: model-facing, and in strict form when ``strict``.
+    """The ``parameters`` schema: model-facing, and in strict form when it has one.
 
-    A tool whose arguments are a free-form map (``{"type": "object"}``, ``properties:
-    {}``) has no strict form (strict mode would close it to no arguments at all), so
-    it is given as it is; its function is then exported with ``strict: false``.
+    No strict form (the tool is then exported with ``strict: false``): a free-form map
+    at the root (``{"type": "object"}``: strict mode would close it to no arguments at
+    all), or a schema nested deeper than ``STRICT_DEPTH``. A root of ``properties: {}``
+    is a tool with no arguments (``core.schema.takes_no_arguments``): strict, closed.
     """
+    return _parameters(definition, strict)[0]
+
+
+def _parameters(definition: ToolDefinition, strict: bool) -> tuple[dict[str, Any], bool]:
+    """(the parameters, whether they are in strict form); see ``openai_parameters``."""
     schema = model_facing(definition.input_schema)
-    return to_strict(schema) if strict and _strictable(definition) else schema
+    root = definition.input_schema
+    if not strict or (is_free_form_map(root) and not takes_no_arguments(root)):
+        return schema, False
+    converted = to_strict(schema)
+    if _depth(converted) > STRICT_DEPTH:
+        return schema, False
+    return converted, True
 
 
-def _strictable(definition: ToolDefinition) -> bool:
-    """Whether strict mode can state the tool's arguments: not a free-form map at the root."""
-    return not is_free_form_map(definition.input_schema)
+def _depth(node: Any) -> int:
+    """Objects and arrays nested along the deepest path of ``node``."""
+    if isinstance(node, list):
+        return max((_depth(n) for n in node), default=0)
+    if not isinstance(node, dict):
+        return 0
+    inner = max((_depth(v) for v in node.values()), default=0)
+    return inner + (node.get("type") in ("object", "array") or "properties" in node)
 
 
 def to_openai_chat(
@@ -51,16 +74,18 @@ def to_openai_chat(
 
     Names are the format-safe aliases (``core.names.safe_tool_name``); strict mode makes
     every property required, optional ones nullable (``core.schema.to_strict``); a tool
-    whose arguments are a free-form map is exported without ``strict`` (``openai_parameters``).
+    whose arguments have no strict form is exported without ``strict``
+    (``openai_parameters``).
     """
 
     def build(d: ToolDefinition) -> dict[str, Any]:
+        parameters, is_strict = _parameters(d, strict)
         function: dict[str, Any] = {
             "name": safe_tool_name(d.name),
             "description": d.description,
-            "parameters": openai_parameters(d, strict=strict),
+            "parameters": parameters,
         }
-        if strict and _strictable(d):
+        if is_strict:
             function["strict"] = True
         return {"type": "function", "function": function}
 
@@ -73,12 +98,13 @@ def to_openai_responses(
     """Responses-API ``tools``: ``{"type": "function", "name", "description", "parameters", "strict"}``."""
 
     def build(d: ToolDefinition) -> dict[str, Any]:
+        parameters, is_strict = _parameters(d, strict)
         return {
             "type": "function",
             "name": safe_tool_name(d.name),
             "description": d.description,
-            "parameters": openai_parameters(d, strict=strict),
-            "strict": strict and _strictable(d),
+            "parameters": parameters,
+            "strict": is_strict,
         }
 
     return exported(definitions, f"openai-responses:{strict}", build)
