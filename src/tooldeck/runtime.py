@@ -74,6 +74,7 @@ from tooldeck.providers.flow import FlowRules, FlowTracker
 from tooldeck.providers.mcp import MCPToolsProvider
 from tooldeck.providers.mcp_per_user import PerUserMCPToolsProvider
 from tooldeck.providers.policy import PolicyConfig, PolicyProvider
+from tooldeck.providers.profiled import ProfiledProvider
 from tooldeck.providers.receipt_file import ReceiptFile, ReceiptStore
 from tooldeck.providers.receipts import ReceiptsProvider
 from tooldeck.providers.registry import ToolRegistry
@@ -189,7 +190,7 @@ class Runtime:
             flow=self.flow,
             tracker=self.flow_tracker,
         )
-        view = self.observed(self._with_receipts(view))
+        view = ProfiledProvider(self.observed(self._with_receipts(view)), profile)
         self._views[profile] = view
         return view
 

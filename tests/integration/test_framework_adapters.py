@@ -59,6 +59,7 @@ async def runtime(tmp_path: Path) -> Any:
             builtin={"enabled": False},
             brokerage={"enabled": True},
             tools=[str(tmp_path / "shop.py")],
+            profiles={"support": {"tools": ["get_quotes", "refund"]}},
         )
     )
     await built.start()
@@ -191,9 +192,20 @@ async def test_langchain_both_ways(runtime: Runtime) -> None:
     message = await tools["get_quotes"].ainvoke(call)  # as a LangChain agent runs a tool call
     assert isinstance(message, ToolMessage) and message.tool_call_id == "lc1"
     assert "tool:quotes:v1" in message.content
+    assert message.status == "success"
     gated = await tools["refund"].ainvoke({"order": "C-3", "amount": 1})
     assert "confirmation_required" in gated or "approve" in gated.lower()  # no confirm given
     assert any(r.tool_name == "get_quotes" and r.user == "cy" for r in audit_rows(runtime))
+    # issue 55: a failed call is an error to the agent, and a profile's view is named in
+    # the rows although the caller's context names no profile
+    support = await langchain_tools(runtime.view("support"), runtime.context(user="dee"))
+    refund = next(t for t in support if t.name == "refund")
+    call = {"name": "refund", "args": {"order": "C-4", "amount": 2}, "id": "lc2", "type": "tool_call"}
+    failed_message = await refund.ainvoke(call)
+    assert isinstance(failed_message, ToolMessage) and failed_message.status == "error"
+    assert "confirmation" in failed_message.content
+    rows = [r for r in audit_rows(runtime) if r.user == "dee"]
+    assert [(r.tool_name, r.profile, r.status) for r in rows] == [("refund", "support", "error")]
 
     @langchain_tool
     def convert(amount: float, rate: float = 1.1) -> float:

@@ -861,7 +861,7 @@ holds it to the question's numbers).\
                     "properties": {
                         "verdict": {
                             "type": "string",
-                            "enum": ["grounded", "repaired", "ungrounded"],
+                            "enum": ["grounded", "quoted", "repaired", "ungrounded"],
                             "title": "Verdict",
                         },
                         "findings": {

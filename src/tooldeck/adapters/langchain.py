@@ -8,8 +8,9 @@ For example::
     mine = from_langchain(wikipedia_tool)                     # register it with tooldeck
 
 Out, each call runs through the view's stack (policies, confirmation, audit with the
-call's provenance) and answers ``ToolResult.to_llm()``; the tool's JSON Schema is the
-model-facing one. A tool a person must approve answers ``confirmation_required``
+call's provenance and the view's profile) and answers ``ToolResult.to_llm()``, in a
+``ToolMessage`` whose ``status`` is ``"error"`` when the call failed; the tool's JSON
+Schema is the model-facing one. A tool a person must approve answers ``confirmation_required``
 unless your ``ctx`` has a ``confirm`` callback, or the agent has
 ``human_in_the_loop(tools)``: LangChain's own middleware, asking before exactly those
 calls (a composite tool's ``confirm_actions`` only); a call it let through runs with
@@ -86,6 +87,13 @@ async def langchain_tools(
 def _structured(
     kind: type[StructuredTool], view: ToolsProvider, base: ToolContext, definition: ToolDefinition
 ) -> StructuredTool:
+    """One view tool as a ``StructuredTool``.
+
+    A failed call raises ``ToolException``, which the tool handles: the model gets
+    ``to_llm()`` in a ``ToolMessage`` with ``status="error"``.
+    """
+    from langchain_core.tools import ToolException
+
     name = safe_tool_name(definition.name)
 
     async def call(**arguments: Any) -> str:
@@ -93,6 +101,8 @@ def _structured(
         if _LET_THROUGH.get() == name and needs_approval(definition, arguments):
             ctx = approved_by(base, CHANNEL)  # the middleware asked, and a person said yes
         result = await view.execute(definition.name, arguments, ctx)
+        if not result.success:
+            raise ToolException(result.to_llm())
         return result.to_llm()
 
     rule = _approval_rule(definition)
@@ -101,6 +111,7 @@ def _structured(
         description=definition.description,
         args_schema=openai_parameters(definition, strict=False),
         coroutine=call,
+        handle_tool_error=True,
         metadata={"tooldeck_asks": rule} if rule else None,
     )
 
