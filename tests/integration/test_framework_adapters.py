@@ -200,7 +200,12 @@ async def test_langchain_both_ways(runtime: Runtime) -> None:
     # the rows although the caller's context names no profile
     support = await langchain_tools(runtime.view("support"), runtime.context(user="dee"))
     refund = next(t for t in support if t.name == "refund")
-    call = {"name": "refund", "args": {"order": "C-4", "amount": 2}, "id": "lc2", "type": "tool_call"}
+    call = {
+        "name": "refund",
+        "args": {"order": "C-4", "amount": 2},
+        "id": "lc2",
+        "type": "tool_call",
+    }
     failed_message = await refund.ainvoke(call)
     assert isinstance(failed_message, ToolMessage) and failed_message.status == "error"
     assert "confirmation" in failed_message.content
