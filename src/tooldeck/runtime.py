@@ -763,7 +763,7 @@ def _openapi_tools(
     """The tools of each enabled ``[openapi.<name>]``.
 
     One that cannot load is a load error (named; the others load), as a file of your
-    own tools is.
+    own tools is; so is an operation that cannot be a tool (the document's others load).
     """
     if not settings.openapi:
         return []
@@ -773,10 +773,12 @@ def _openapi_tools(
     for name, config in settings.openapi.items():
         if not config.enabled:
             continue
+        refused: list[tuple[str, str]] = []
         try:
-            tools += openapi_tools(name, config, base_dir)
+            tools += openapi_tools(name, config, base_dir, refused=refused)
         except ConfigError as exc:
             errors.append(LoadError(f"[openapi.{name}]", str(exc)))
+        errors += [LoadError(f"[openapi.{name}] operation {op}", why) for op, why in refused]
     return tools
 
 

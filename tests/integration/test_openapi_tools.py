@@ -16,13 +16,13 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import pytest
 import temporalio
 import uvicorn
-from fastapi import FastAPI, Header, HTTPException
+from fastapi import FastAPI, File, Form, Header, HTTPException, UploadFile
 from fastapi.responses import PlainTextResponse
 from processes import free_port
 from pydantic import BaseModel
@@ -233,6 +233,7 @@ def test_a_hostile_document_is_a_load_error_read_in_a_killable_process(
     (tmp_path / name).write_text(text)
     (tmp_path / "tooldeck.toml").write_text(
         f'[openapi.evil]\nspec = "{name}"\nbase_url = "http://127.0.0.1:9"\n'
+        "[builtin]\nenabled = true\n"
     )
     runtime = build_runtime(load_settings(tmp_path / "tooldeck.toml"))
     try:
@@ -352,3 +353,82 @@ def _answers(url: str) -> bool:
         return httpx.get(url, timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def forms() -> FastAPI:
+    """An app whose bodies are forms, as FastAPI writes them (``Form``, ``File``)."""
+    app = FastAPI()
+
+    @app.post("/token", operation_id="login")
+    def login(
+        username: Annotated[str, Form()],
+        password: Annotated[str, Form()],
+        scope: Annotated[list[str], Form()],
+    ) -> dict[str, Any]:
+        return {"user": username, "secret_length": len(password), "scope": scope}
+
+    @app.post("/upload", operation_id="upload")
+    async def upload(
+        title: Annotated[str, Form()], file: Annotated[UploadFile, File()]
+    ) -> dict[str, Any]:
+        data = await file.read()
+        return {"title": title, "filename": file.filename, "size": len(data)}
+
+    return app
+
+
+@pytest.fixture
+def forms_served(tmp_path: Path) -> Iterator[str]:
+    app = forms()
+    document = app.openapi()
+    document["paths"]["/xml"] = {"post": {
+        "operationId": "xml", "requestBody": {"required": True, "content": {
+            "application/xml": {"schema": {"type": "string"}}}},
+        "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}}}}  # fmt: skip
+    document["paths"]["/again"] = {"get": {  # a parameter by reference into #/paths
+        "operationId": "again", "parameters": [{"$ref": "#/paths/~1xml/post/parameters/0"}],
+        "responses": {"200": {"description": "ok"}}}}  # fmt: skip
+    document["paths"]["/login"] = {"$ref": "#/paths/~1token"}  # a path item by reference
+    (tmp_path / "forms.json").write_text(json.dumps(document))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, "the forms app to start")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+async def test_form_bodies_are_sent_with_their_fields(forms_served: str, tmp_path: Path) -> None:
+    """Issue 55, item 13: a URL-encoded and a multipart body are tools' ``body`` with
+    their fields (they were dropped, and the call sent nothing); an operation that
+    cannot be a tool is refused alone, the document's others load."""
+    (tmp_path / "tooldeck.toml").write_text(
+        f'[openapi.forms]\nspec = "forms.json"\nbase_url = "{forms_served}"\n'
+    )
+    runtime = build_runtime(load_settings(tmp_path / "tooldeck.toml"))
+    try:
+        view = runtime.view(None)
+        listed = {d.name: d for d in await view.definitions()}
+        assert set(listed) == {"login", "login_post", "upload"}  # /login is /token's
+        schema = listed["login"].input_schema  # the body's fields, through its $defs
+        assert list(schema["properties"]) == ["body"] and schema["required"] == ["body"]
+        assert {"username", "password", "scope"} <= set(json.dumps(schema).split('"'))
+        done = await view.execute(
+            "login", {"body": {"username": "ana", "password": "pw123", "scope": ["a", "b"]}}
+        )
+        assert done.data == {"user": "ana", "secret_length": 5, "scope": ["a", "b"]}, done.error
+        sent = await view.execute("upload", {"body": {"title": "notes", "file": "hello"}})
+        assert sent.data == {"title": "notes", "filename": "file", "size": 5}, sent.error
+        refused = {e.spec: e.message for e in runtime.load_errors}
+        assert set(refused) == {
+            "[openapi.forms] operation xml", "[openapi.forms] operation again"
+        }, refused  # fmt: skip
+        assert "#/paths/~1xml" in refused["[openapi.forms] operation again"]
+        assert "application/xml" in refused["[openapi.forms] operation xml"]
+    finally:
+        await runtime.aclose()

@@ -60,6 +60,7 @@ from tooldeck.exceptions import (
     ToolUnavailableError,
 )
 from tooldeck.isolation.address_guard import AddressGuard
+from tooldeck.providers.openapi_body import as_text, body_media, file_fields, send_body
 from tooldeck.providers.openapi_config import OpenAPIConfig
 
 __all__ = ["OpenAPIConfig", "load_document", "openapi_tools"]
@@ -175,12 +176,22 @@ def openapi_tools(
     base_dir: Path | None = None,
     *,
     document: Mapping[str, Any] | None = None,
+    refused: list[tuple[str, str]] | None = None,
 ) -> list[JsonSchemaTool]:
     """One tool per operation of ``[openapi.<name>]`` (``operations`` filters them).
 
+    Args:
+        name: The table's name (``[openapi.<name>]``): the tools' tag and source id.
+        config: The table.
+        base_dir: Where a relative ``spec`` path is read from.
+        document: The document, already read (else ``config.spec`` is read).
+        refused: Where an operation that cannot be a tool (a ``$ref`` outside the
+            components, a body tooldeck cannot send) is told, as (operation id, why);
+            the others load (issue 55). Without it, such an operation is an error.
+
     Raises:
-        ConfigError: the document cannot be read, has no base URL, or an operation's
-            schema is unusable (the message names the operation).
+        ConfigError: the document cannot be read or has no base URL; without
+            ``refused``, an operation's schema is unusable (the message names it).
     """
     guard = AddressGuard(config.allow_hosts, setting=f"openapi.{name}.allow_hosts")
     doc = dict(document) if document is not None else load_document(config.spec, base_dir, guard)
@@ -198,6 +209,8 @@ def openapi_tools(
     tools: list[JsonSchemaTool] = []
     seen: set[str] = set()
     for path, item in (doc.get("paths") or {}).items():
+        if isinstance(item, dict) and isinstance(item.get("$ref"), str):
+            item = _pointer(doc, item["$ref"])  # a path item by reference
         if not isinstance(item, dict):
             continue
         shared = item.get("parameters") or []
@@ -218,8 +231,20 @@ def openapi_tools(
             try:
                 tools.append(api.tool(tool_name, method, path, operation, shared, components))
             except RegistrationError as exc:
-                raise ConfigError(f"[openapi.{name}] operation {op_id}: {exc}") from None
+                if refused is None:
+                    raise ConfigError(f"[openapi.{name}] operation {op_id}: {exc}") from None
+                refused.append((op_id, str(exc)))
     return tools
+
+
+def _pointer(doc: Mapping[str, Any], ref: str) -> Any:
+    """What a local ``$ref`` (``#/paths/~1items``) names in ``doc``; None if nothing."""
+    node: Any = doc
+    for part in ref.removeprefix("#/").split("/") if ref.startswith("#/") else [None]:
+        if not isinstance(node, dict) or part is None:
+            return None
+        node = node.get(part.replace("~1", "/").replace("~0", "~"))
+    return node
 
 
 def _tool_name(op_id: str, prefix: str | None) -> str:
@@ -275,13 +300,21 @@ class _Api:
             if param.get("required") or location == "path":
                 required.append(argument)
         body = resolve.object(operation.get("requestBody") or {})
-        json_body = (body.get("content") or {}).get("application/json")
-        if isinstance(json_body, dict):
+        content = body.get("content") or {}
+        media = body_media(content) if isinstance(content, dict) else None
+        files: frozenset[str] = frozenset()
+        if media is not None:
             argument = "body" if "body" not in properties else "request_body"
-            properties[argument] = resolve.schema(json_body.get("schema") or {})
-            where[argument] = ("body", "")
+            properties[argument] = resolve.schema(media[1].get("schema") or {})
+            files = file_fields(properties[argument], resolve.defs)
+            where[argument] = ("body", media[0])
             if body.get("required"):
                 required.append(argument)
+        elif content and body.get("required"):
+            raise RegistrationError(
+                f"its request body is {', '.join(map(str, content))}, which tooldeck cannot "
+                "send (it sends JSON and forms)"
+            )
         input_schema: dict[str, Any] = {
             "type": "object",
             "properties": properties,
@@ -314,7 +347,7 @@ class _Api:
         expects_json = bool(responses)
 
         async def call(arguments: dict[str, Any], ctx: ToolContext) -> Any:
-            return await self.call(upper, path, where, arguments, checks, expects_json, ctx)
+            return await self.call(upper, path, where, arguments, checks, expects_json, ctx, files)
 
         return JsonSchemaTool(
             name=name,
@@ -343,6 +376,7 @@ class _Api:
         checks: Mapping[str, Any],
         expects_json: bool,
         ctx: ToolContext,
+        files: frozenset[str] = frozenset(),
     ) -> Any:
         """Send the request; the JSON (or text) answer, or a ``ToolFailure``.
 
@@ -352,22 +386,22 @@ class _Api:
         filled = path
         query: list[tuple[str, str | int | float | bool | None]] = []
         headers: dict[str, str] = {"Accept": "application/json", "User-Agent": "tooldeck"}
-        content: bytes | None = None
+        sending: dict[str, Any] = {}  # httpx's content, data or files
         for argument, value in arguments.items():
             location, pname = where[argument]
             if location == "path":
-                filled = filled.replace("{" + pname + "}", quote(_text(value), safe=""))
+                filled = filled.replace("{" + pname + "}", quote(as_text(value), safe=""))
             elif location == "query":
                 values = value if isinstance(value, list) else [value]
-                query += [(pname, _text(v)) for v in values]
+                query += [(pname, as_text(v)) for v in values]
             elif location == "header":
-                text = _text(value)
+                text = as_text(value)
                 if "\r" in text or "\n" in text:  # one header, never a second one
                     raise InvalidArgumentsError.for_field(argument, "a line break is not allowed")
                 headers[pname] = text
             else:
-                content = json.dumps(value).encode()
-                headers["Content-Type"] = "application/json"
+                sending, more = send_body(pname, value, files, argument)
+                headers.update(more)
         secret = self._authenticate(headers, query, ctx)
         url = self.base.copy_with(
             path=self.base.path.rstrip("/") + filled, query=None
@@ -380,9 +414,7 @@ class _Api:
             headers["Host"] = url.netloc.decode("ascii")
         try:
             async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
-                request = client.build_request(
-                    method, request_url, headers=headers, content=content
-                )
+                request = client.build_request(method, request_url, headers=headers, **sending)
                 response = await client.send(request, stream=True, follow_redirects=False)
                 try:
                     body = await _capped(response, self.config.max_bytes)
@@ -536,14 +568,6 @@ def _response_schemas(responses: Mapping[str, Any], resolve: _Resolver) -> dict[
         if str(status).startswith("2") and "2xx" not in out:
             out["2xx"] = schema
     return out
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
 
 
 def _problems(check: Any, data: Any) -> list[Any]:
