@@ -204,7 +204,8 @@ def _own_tools(settings: Settings) -> list[str]:
 def _own_data(settings: Settings) -> list[str]:
     """What the configuration names of the user's own, in words; empty: nothing.
 
-    MCP servers, OpenAPI imports and the ``[context]`` sources (``finance``, ``calendar``...).
+    Its own tools (``_own_tools``) and the ``[context]`` sources (``finance``,
+    ``calendar``...).
     """
     own = _own_tools(settings)
     context = settings.pack_table("context")  # {} without the context pack
