@@ -145,7 +145,7 @@ async def test_streamable_http_endpoint_of_tooldeck_serve(config: Path, tmp_path
             assert hidden.is_error and hidden.meta["error_type"] == "not_found"  # type: ignore[index]
         async with Client(f"{server.url}/mcp?profile=nope") as client:
             with pytest.raises(
-                MCPError, match=r"unknown profile 'nope'; profiles: local_only, rag, support"
+                MCPError, match=r"unknown profile 'nope'; profiles: local_only, support"
             ):
                 await client.list_tools()
     finally:
