@@ -63,6 +63,16 @@ def tooldeck(
     )
 
 
+def interruptible() -> None:
+    """A child's SIGINT as a terminal leaves it (``preexec_fn`` of a Ctrl-C test).
+
+    A shell without job control starts a background job with SIGINT ignored, and every
+    child inherits that (Python then installs no ``KeyboardInterrupt`` handler): a suite
+    started with ``nohup ... &`` failed the Ctrl-C tests that pass in a terminal.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import interruptible
 
 from deadlines import scaled, wait_until
 
@@ -38,6 +39,7 @@ def test_ctrl_c_says_cancelled_and_exits_at_once(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        preexec_fn=interruptible,
     )
     wait_until(lambda: (tmp_path / "started").exists(), "the tool to start")
     start = time.perf_counter()

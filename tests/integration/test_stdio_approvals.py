@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-from processes import BIN, confirming_project, tooldeck
+from processes import BIN, confirming_project, interruptible, tooldeck
 
 
 @pytest.mark.integration
@@ -98,6 +98,7 @@ def test_watch_asks_about_each_waiting_call_and_records_the_answer(tmp_path: Pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
     try:
         assert watch.stdin is not None
