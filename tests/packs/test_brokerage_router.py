@@ -87,6 +87,25 @@ def test_out_of_scope_questions_are_said_so_with_low_confidence(router: Question
         assert (route.intent, route.confidence) == ("out_of_scope", 0.3), question
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how do I pass my own value to the --verbose flag?",
+        "what does parse_args() return for a missing option",
+        "my script's total runtime is worth measuring: which function times it?",
+        "show my balance as json from the cli",
+    ],
+)
+def test_a_question_about_code_is_not_about_the_portfolio(
+    router: QuestionRouter, question: str
+) -> None:
+    """Issue 54: beside documentation, "write my own value type ... parses hex" was the
+    account's value at 0.9; a question about code names no symbol and is out of scope."""
+    assert router.route(question).intent == "out_of_scope"
+    assert router.route("breakdown of my portfolio by asset class").intent == "allocation"
+    assert router.route("what is my MSFT position worth in the api?").intent != "out_of_scope"
+
+
 def test_a_missing_timeframe_offers_the_timeframes(router: QuestionRouter) -> None:
     route = router.route("How did my portfolio perform?")
     assert route.clarification is not None

@@ -95,10 +95,10 @@ async def grounded_answer(
     )
 
 
-QUOTED_CONFIDENCE = 0.6
+QUOTED_CONFIDENCE = 0.5
 """The most confidence an answer resting on quotations gets (verdict ``quoted``): how
 often such an answer held the answering phrase on documentation questions written by
-others (``benchmarks/docs_answers.py --corpus outside``: 27 of the 46 answers that quoted
+others (``benchmarks/docs_answers.py --corpus outside``: 32 of the 64 answers that quoted
 passages, the questions the documents do not answer included),
 whatever the route's confidence that the question was about the documents."""
 

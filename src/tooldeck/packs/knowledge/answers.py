@@ -46,8 +46,8 @@ _QUOTE_CHARS = 600
 most ``_QUOTE_CHARS`` around its block. ``benchmarks/docs_answers.py``, through the chat:
 the answer holds the answering phrase for 49 of 72 questions on Flask's and pytest's
 documentation and 27 of 60 written by others on Click's and Requests' (with one
-800-character passage, and before ``MATCHED``: 21 and 13), at 1,100–1,700 characters per
-answer."""
+800-character passage, and before ``MATCHED``: 21 and 13; 32 once the brokerage router
+left questions about code alone), at 1,100–1,700 characters per answer."""
 
 _COLLECTION = (
     r"(?:the |my |our |your )?(?:[\w.+#-]+ ){0,3}?"
