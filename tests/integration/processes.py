@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -90,6 +91,27 @@ def serve_http(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[st
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve_app(app: Any, what: str, **config: Any) -> Iterator[str]:
+    """An ASGI ``app`` served by uvicorn on 127.0.0.1 in a thread, started when this yields
+    ``http://127.0.0.1:<port>``; ``config``: more ``uvicorn.Config`` settings."""
+    import uvicorn
+
+    from deadlines import wait_until
+
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", **config)
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, f"{what} to start")
+    try:
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def env_for(data_dir: Path | None) -> dict[str, str]:

@@ -8,20 +8,16 @@ prompt). Runs uvicorn in a thread; use it as a context manager.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
-from processes import free_port
+from processes import serve_app
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-
-from deadlines import wait_until
 
 
 def tool_calls(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
@@ -86,16 +82,6 @@ class ScriptedModel:
     @contextmanager
     def serve(self) -> Iterator[str]:
         """Serve on 127.0.0.1; yields the base URL (``http://127.0.0.1:<port>/v1``)."""
-        port = free_port()
         app = Starlette(routes=[Route("/v1/chat/completions", self.completions, methods=["POST"])])
-        server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        wait_until(lambda: server.started, "the scripted OpenAI server to start")
-        try:
-            yield f"http://127.0.0.1:{port}/v1"
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
+        with serve_app(app, "the scripted OpenAI server", lifespan="off") as url:
+            yield f"{url}/v1"

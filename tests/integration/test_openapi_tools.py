@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,10 +20,9 @@ from typing import Annotated, Any
 import httpx
 import pytest
 import temporalio
-import uvicorn
 from fastapi import FastAPI, File, Form, Header, HTTPException, UploadFile
 from fastapi.responses import PlainTextResponse
-from processes import free_port
+from processes import free_port, serve_app
 from pydantic import BaseModel
 from temporal import temporal_server
 
@@ -104,16 +102,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
     app, hits = shop()
     spec = tmp_path / "shop.json"
     spec.write_text(json.dumps(app.openapi()))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, "the shop app to start")
-    try:
-        yield f"http://127.0.0.1:{port}", spec, hits
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_app(app, "the shop app") as url:
+        yield url, spec, hits
 
 
 async def test_a_fastapi_apps_operations_are_tools(
@@ -391,16 +381,8 @@ def forms_served(tmp_path: Path) -> Iterator[str]:
         "responses": {"200": {"description": "ok"}}}}  # fmt: skip
     document["paths"]["/login"] = {"$ref": "#/paths/~1token"}  # a path item by reference
     (tmp_path / "forms.json").write_text(json.dumps(document))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, "the forms app to start")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_app(app, "the forms app") as url:
+        yield url
 
 
 async def test_form_bodies_are_sent_with_their_fields(forms_served: str, tmp_path: Path) -> None:
