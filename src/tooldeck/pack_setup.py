@@ -44,6 +44,8 @@ class PackSetup:
         self.reloaders: dict[str, Callable[[], Sequence[Tool]]] = {}
         """The packs whose tools can be loaded anew (``PackParts.reload``)."""
         self.intent_packs: list[IntentPack] = []
+        self.example_packs: list[IntentPack] = []
+        """The answers of packs on with example data nobody asked for (``IntentPacks``)."""
         self.policy_defaults: dict[str, Mapping[str, Any]] = {}
         self.profiles: dict[str, Mapping[str, Any]] = {}
         self.routes: list[Callable[[], PackRoutes]] = []
@@ -90,6 +92,8 @@ class PackSetup:
             self.states[pack.name] = f"{state}; reaches {'; '.join(parts.reaches)}"
         if parts.answers is not None:
             self.intent_packs.append(parts.answers)
+            if self.states.get(pack.name) == f"on ({_EXAMPLE_ON})":
+                self.example_packs.append(parts.answers)
         for name, fields in parts.policy_defaults.items():
             self.policy_defaults.setdefault(name, fields)
         for name, profile in parts.profiles.items():
@@ -122,7 +126,7 @@ class PackSetup:
         if len(self.intent_packs) <= 1:
             return self.intent_packs[0] if self.intent_packs else None
         try:
-            return IntentPacks(self.intent_packs)
+            return IntentPacks(self.intent_packs, self.example_packs)
         except ValueError as exc:  # two packs declare one intent
             raise ConfigError(f"packs {', '.join(self.names)}: {exc}") from None
 
@@ -190,8 +194,13 @@ def _shipped_default(name: str, config: Any, settings: Settings) -> tuple[bool, 
         data = _own_data(settings)
         if data:
             return False, f"example data, off beside your {', '.join(data)} (--with brokerage)"
-        return True, "example data (a demo portfolio), on when nothing else is configured"
+        return True, _EXAMPLE_ON
     return True, "the default when no tools of your own are named"
+
+
+_EXAMPLE_ON = "example data (a demo portfolio), on when nothing else is configured"
+"""Why the brokerage pack is on by default: its answers then never answer for data of the
+user's own (``IntentPacks``: documents added after start are such data)."""
 
 
 def _own_tools(settings: Settings) -> list[str]:

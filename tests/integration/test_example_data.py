@@ -4,11 +4,14 @@ A project whose ``tooldeck.toml`` configures only the user's own statements (rea
 files from beancount_reds_importers' test data) asks about "my" money; no answer may
 state a figure of the brokerage pack's shipped demo portfolio, and its tools are not
 served. Asked for explicitly (``[brokerage] enabled = true``), every answer from it says it is
-example data.
+example data. A project whose own data is documents (a real page of Flask's manual,
+from Debian's ``python-flask-doc``), added before or while a server runs, is asked
+whether to search them or answer from the example instead.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -18,8 +21,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from data.real_files import real_files
 from deadlines import scaled
 from integration.processes import Server, env_for, free_port, tooldeck
+from tooldeck.core.intents import EXAMPLE_CHOICE
 from tooldeck.packs.brokerage import DEFAULT_DATA_PATH
 
 REDS = Path(__file__).parents[1] / "data/real/beancount_reds_importers"
@@ -91,6 +96,78 @@ def test_the_chat_never_states_a_demo_figure_as_the_users(project: Path, tmp_pat
     assert stated(asked.stdout, figures) and "Example data" in asked.stdout, asked.stdout
 
 
+def answered(client: httpx.Client, question: str, params: dict[str, str] | None = None) -> dict:
+    """The answer of a chat run started over REST, waited for."""
+    started = client.post("/api/chat", json={"question": question, "params": params or {}})
+    assert started.status_code in (200, 202), started.text
+    run_id = started.json()["run_id"]
+    deadline = time.monotonic() + scaled(60)
+    run = client.get(f"/api/runs/{run_id}").json()
+    while run["state"] not in ("completed", "failed") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        run = client.get(f"/api/runs/{run_id}").json()
+    assert run["state"] == "completed", run
+    return dict(run["answer"])
+
+
+def flask_page() -> Path:
+    return next(p for p in real_files("html") if p.name == "quickstart.html")
+
+
+def test_documents_of_the_users_own_keep_the_demo_from_answering(tmp_path: Path) -> None:
+    """``tooldeck docs add`` in a project with nothing else configured: the demo's figures
+    are not stated as the user's; the user is asked, and each choice is answered."""
+    figures = example_figures()
+    project = tmp_path / "manuals"
+    project.mkdir()
+    (project / "tooldeck.toml").write_text("")
+    env = env_for(tmp_path / "data")
+    added = tooldeck("docs", "add", str(flask_page()), cwd=project, env=env)
+    assert added.returncode == 0, added.stderr
+    for question in QUESTIONS:
+        done = tooldeck("chat", question, cwd=project, env=env)
+        assert done.returncode == 0, done.stderr
+        assert not stated(done.stdout, figures), (question, done.stdout)
+    asked = tooldeck("chat", QUESTIONS[0], cwd=project, env=env)
+    assert "Only example data here would answer that" in asked.stdout, asked.stdout
+    assert "Options (radio): documents, account_value" in asked.stdout, asked.stdout
+    chosen = tooldeck("chat", QUESTIONS[0], "--param", "intent=account_value", cwd=project, env=env)
+    assert stated(chosen.stdout, figures) and "Example data" in chosen.stdout, chosen.stdout
+    manual = tooldeck("chat", "How do I enable debug mode?", cwd=project, env=env)
+    assert "use the --debug option" in " ".join(manual.stdout.split()), manual.stdout
+
+
+def test_documents_uploaded_while_serving_keep_the_demo_from_answering(tmp_path: Path) -> None:
+    """The same, over REST, with the documents uploaded after the server started."""
+    figures = example_figures()
+    project = tmp_path / "manuals"
+    project.mkdir()
+    (project / "tooldeck.toml").write_text("")
+    server = Server(tmp_path / "data", free_port(), cwd=project)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            before = answered(client, QUESTIONS[0])  # nothing of the user's yet: the demo
+            assert stated(before["answer_markdown"], figures), before
+            assert "Example data" in before["answer_markdown"], before
+            page = flask_page()
+            sent = {
+                "name": page.name,
+                "content_base64": base64.b64encode(page.read_bytes()).decode(),
+            }
+            uploaded = client.post("/api/documents/upload", json=sent)
+            assert uploaded.status_code in (200, 201), uploaded.text
+            for question in QUESTIONS:
+                answer = answered(client, question)
+                assert not stated(answer["answer_markdown"], figures), (question, answer)
+                assert answer["needs_clarification"], answer
+            ask = answered(client, QUESTIONS[0])["clarifying_question"]
+            assert ask["question"] == EXAMPLE_CHOICE and ask["options"][0] == "documents"
+            searched = answered(client, QUESTIONS[0], {"intent": "documents"})
+            assert not stated(searched["answer_markdown"], figures), searched
+    finally:
+        server.stop()
+
+
 def test_rest_runs_never_state_a_demo_figure_as_the_users(project: Path, tmp_path: Path) -> None:
     figures = example_figures()
     server = Server(tmp_path / "data", free_port(), cwd=project)
@@ -98,21 +175,12 @@ def test_rest_runs_never_state_a_demo_figure_as_the_users(project: Path, tmp_pat
         with httpx.Client(base_url=server.url, timeout=60) as client:
             names = [t["name"] for t in client.get("/api/tools").json()]
             assert "get_positions" not in names and "user_context" in names
-            answered = client.post(
+            called = client.post(
                 "/api/tools/execute/get_account_summary", json={}
             )  # the demo's tools are not there to call either
-            assert answered.status_code == 404, answered.text
+            assert called.status_code == 404, called.text
             for question in QUESTIONS:
-                started = client.post("/api/chat", json={"question": question})
-                assert started.status_code in (200, 202), started.text
-                run_id = started.json()["run_id"]
-                deadline = time.monotonic() + scaled(60)
-                run = client.get(f"/api/runs/{run_id}").json()
-                while run["state"] not in ("completed", "failed") and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                    run = client.get(f"/api/runs/{run_id}").json()
-                assert run["state"] == "completed", run
-                answer = run["answer"]
+                answer = answered(client, question)
                 assert not stated(answer["answer_markdown"], figures), (question, answer)
                 sources = {call["source_id"] for call in answer["tool_calls"]}
                 assert not sources & {"tool:account_summary:v1", "tool:positions:v1"}, sources

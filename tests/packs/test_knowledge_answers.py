@@ -13,7 +13,7 @@ from test_knowledge import HTML, MARKDOWN, pdf_bytes
 from tooldeck.agent.answering import QUOTED_CONFIDENCE
 from tooldeck.agent.contracts import ChatRequest
 from tooldeck.config import load_settings
-from tooldeck.core.intents import IntentPacks
+from tooldeck.core.intents import EXAMPLE_CHOICE, IntentPacks
 from tooldeck.core.result import ToolResult
 from tooldeck.packs.brokerage import BrokerageDataSource
 from tooldeck.packs.brokerage.answers import BrokerageAnswers
@@ -106,9 +106,15 @@ async def test_a_chat_answer_quotes_the_document_verbatim_and_says_only_that(
     ]
     assert quote.kind == "quote" and quote.source_id == answer.citations[0]
     assert "0.03 percent" in answer.answer_markdown[quote.span[0] : quote.span[1]]
-    # a brokerage question beside it still answers from the data file
+    # a brokerage question beside the user's documents: the demo data (on by default)
+    # does not answer unasked; chosen, it answers from its file (issue 54)
     run = await runtime.runs.start(ChatRequest(question="What is AAPL trading at?"), user="t")
     done = await runtime.runs.wait(run.run_id)
+    assert done.answer is not None and done.answer.needs_clarification
+    assert done.answer.clarifying_question is not None
+    assert done.answer.clarifying_question.options == ["documents", "quotes"]
+    asked = ChatRequest(question="What is AAPL trading at?", params={"intent": "quotes"})
+    done = await runtime.runs.wait((await runtime.runs.start(asked, user="t")).run_id)
     assert done.answer is not None and "tool:quotes:v1" in done.answer.citations
 
 
@@ -198,3 +204,25 @@ async def test_a_bound_quotation_must_stand_in_the_block_it_names(runtime: Runti
         claims=[moved if c is quote else c for c in composed.claims],
     )  # fmt: skip
     assert [f.kind for f in report.findings] == ["claim_mismatch"]  # another document's block
+
+
+def test_example_data_does_not_answer_beside_the_users_documents(tmp_path: Path) -> None:
+    """The brokerage demo on by default (``examples``) asks before answering once the
+    user has documents; its "out of scope" and an explicit choice still answer."""
+    brokerage = BrokerageAnswers(BrokerageDataSource())
+    empty = KnowledgeAnswers(SqliteStore(tmp_path / "none.db"))
+    assert IntentPacks([brokerage, empty], [brokerage]).route("What is my balance?").intent
+    assert not (tmp_path / "none.db").exists()  # asking made no file
+    knowledge = KnowledgeAnswers(store_with_documents(tmp_path / "k.db"))
+    combined = IntentPacks([brokerage, knowledge], [brokerage])
+    route = combined.route("What is my account balance?")
+    assert route.clarification is not None and route.clarification.question == EXAMPLE_CHOICE
+    assert route.clarification.options == ["documents", "account_value"]
+    assert combined.route("What is my account balance?", {"intent": "account_value"}).intent == (
+        "account_value"
+    )
+    assert combined.route("What is my account balance?", {"intent": "documents"}).intent == (
+        "documents"
+    )
+    assert combined.route("tell me a joke").intent == "out_of_scope"  # reads no data
+    assert combined.route("According to the guide, what drives drift?").intent == "documents"

@@ -396,10 +396,15 @@ def _print_run(run: ChatRun) -> None:
     colour = {"grounded": "green", "quoted": "cyan", "repaired": "yellow"}.get(
         grounding.verdict, "red"
     )
+    verdict = (
+        "none (a question back states nothing to check)"
+        if answer.needs_clarification and not grounding.numbers_checked
+        else f"[{colour}]{grounding.verdict}[/{colour}] "
+        f"({grounding.numbers_checked} numbers checked)"
+    )
     out.print(
         f"\n[bold]Citations:[/bold] {escape(', '.join(answer.citations)) or 'none'}   "
-        f"[bold]Grounding:[/bold] [{colour}]{grounding.verdict}[/{colour}] "
-        f"({grounding.numbers_checked} numbers checked)   "
+        f"[bold]Grounding:[/bold] {verdict}   "
         f"[bold]Confidence:[/bold] {answer.confidence:.2f}"
     )
     for finding in grounding.findings:

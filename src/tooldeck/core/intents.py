@@ -28,6 +28,7 @@ from tooldeck.core.tool import ToolExecutor
 
 __all__ = [
     "CLARIFYING_SCORE",
+    "EXAMPLE_CHOICE",
     "ClarifyingQuestion",
     "ComposedAnswer",
     "Figure",
@@ -290,12 +291,21 @@ class IntentPacks:
         mean?") goes to the pack with that intent. ``compose`` is the routed intent's
         pack's; ``figures`` and ``subjects`` are every pack's together.
 
+        ``examples`` are packs answering from example data nobody asked for (the
+        brokerage demo portfolio on by default). Example figures never answer for the
+        user (issue 54): while another pack holds data of the user's own (its optional
+        ``holds_own_data()`` is true, e.g. documents in the knowledge store), an example
+        pack's clarifying question loses to the other packs, and an answer that reads its
+        data is not given unasked: the route asks instead whether to search the user's data or to answer
+        from the example (``EXAMPLE_CHOICE``), unless ``given`` names its intent.
+
     Raises:
         ValueError: two packs declare an intent of the same name.
     """
 
-    def __init__(self, packs: Sequence[IntentPack]) -> None:
+    def __init__(self, packs: Sequence[IntentPack], examples: Sequence[IntentPack] = ()) -> None:
         self.packs = list(packs)
+        self.examples = list(examples)
         self._owner: dict[str, IntentPack] = {}
         for pack in self.packs:
             for intent in pack.intents:
@@ -306,17 +316,33 @@ class IntentPacks:
 
     def route(self, question: str, given: Mapping[str, Any] | None = None) -> Route:
         """The best of the packs' routes (see the class docstring)."""
-        best: Route | None = None
-        best_score = -1.0
+        scored: list[tuple[float, Route, IntentPack]] = []
         for pack in self.packs:
             route = pack.route(question, given)
             score = CLARIFYING_SCORE if route.intent is None else route.confidence
             if given and route.intent is not None and given.get("intent") == route.intent:
                 score = 2.0  # the answer to this pack's own question
-            if score > best_score:
-                best, best_score = route, score
-        assert best is not None, "IntentPacks needs at least one pack"
-        return best
+            scored.append((score, route, pack))
+        assert scored, "IntentPacks needs at least one pack"
+        best_score, best, owner = max(scored, key=lambda s: s[0])  # the first on a tie
+        examples = self.examples
+        if best_score >= 2.0 or owner not in examples or self._reads_nothing(best):
+            return best
+        if not any(_holds_own_data(p) for p in self.packs if p not in examples):
+            return best
+        mine = max(((s, r) for s, r, p in scored if p not in examples), key=lambda s: s[0])[1]
+        if best.intent is None or mine.intent is None:
+            return mine
+        return Route(None, clarification=ClarifyingQuestion(
+            question=EXAMPLE_CHOICE, type="radio",
+            options=[mine.intent, best.intent], parameter="intent",
+        ))  # fmt: skip
+
+    def _reads_nothing(self, route: Route) -> bool:
+        """True for an intent that calls no tool (a polite "out of scope")."""
+        return route.intent is not None and not any(
+            i.steps for i in self._owner[route.intent].intents if i.name == route.intent
+        )
 
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
         """The answer, written by the pack whose intent ``route`` names."""
@@ -333,3 +359,21 @@ class IntentPacks:
         for pack in reversed(self.packs):
             merged.update(pack.subjects())
         return merged
+
+
+EXAMPLE_CHOICE = (
+    "Only example data here would answer that (a demo shipped with tooldeck, not your "
+    "data). Search your own data instead, or answer from the example?"
+)
+"""The question ``IntentPacks`` asks when only an example pack would answer for the user."""
+
+
+def _holds_own_data(pack: IntentPack) -> bool:
+    """``pack.holds_own_data()``, False when the pack has no such method or it fails."""
+    holds = getattr(pack, "holds_own_data", None)
+    if holds is None:
+        return False
+    try:
+        return bool(holds())
+    except Exception:  # an unreachable store holds nothing it can answer from
+        return False

@@ -136,6 +136,17 @@ class KnowledgeAnswers:
             confidence = 0.0 if not found else MATCHED if _matched(query, found[0].block) else WEAK
         return Route("documents", {"query": query}, confidence)
 
+    def holds_own_data(self) -> bool:
+        """True when the store holds anyone's document: data of the user's own.
+
+        ``IntentPacks`` then keeps example data from answering for the user. Before the
+        store's file exists: False, and no file is made.
+
+        Raises:
+            Exception: what the store raises when it cannot be reached.
+        """
+        return bool(self.store.documents(limit=1))
+
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
         """The best passages quoted, best first, each with its document and page.
 
