@@ -32,16 +32,17 @@ from tooldeck.cli.shared import (
     ToolsOption,
     WithOption,
     err,
+    in_terminal,
     out,
     parse_pairs,
     progress_bar,
     row,
     runtime_for,
     session,
+    terminal_confirm,
     with_packs_of,
 )
 from tooldeck.cli.worker import worker
-from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.names import closest_names
 from tooldeck.core.result import ToolResult
 from tooldeck.core.tool_search import ToolIndex
@@ -248,28 +249,12 @@ def call(
     arguments: Any = args if args is not None else parse_pairs(pairs or [])
     runtime = runtime_for(config, own_tools, **with_packs_of(with_packs))
 
-    def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
-        if yes:
-            return ConfirmationDecision(approved=True, approver="cli --yes")
-        why = f" {request.reason}" if request.reason else ""
-        approved = typer.confirm(
-            f"{request.tool} needs confirmation.{why} Run it with "
-            f"{json.dumps(dict(request.arguments))}?",
-            err=True,
-        )
-        return ConfirmationDecision(
-            approved=approved,
-            approver="cli prompt",
-            message=None if approved else "declined at the prompt",
-        )
-
-    interactive = yes or sys.stdin.isatty()
     ctx = runtime.context(
         profile=profile,
         channel="cli",
         idempotency_key=idempotency_key,
-        confirm=confirm if interactive else None,
-        approve_at=_in_terminal(runtime.approve_command()),
+        confirm=terminal_confirm(yes),
+        approve_at=in_terminal(runtime.approve_command(), "tooldeck call"),
     )
 
     async def body() -> ToolResult:
@@ -368,12 +353,6 @@ def chat(
         _print_run(run)
     if run.state != "completed":
         raise typer.Exit(1)
-
-
-def _in_terminal(command: str | None) -> str:
-    """Where a person approves a ``tooldeck call`` that could not ask them."""
-    again = "repeat this tooldeck call with --yes"
-    return f"run {command}, or {again}" if command else again
 
 
 def _print_run(run: ChatRun) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # imported when a command runs: the settings bring every pack
     from rich.progress import TaskID
 
     from tooldeck.config import Settings
+    from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
     from tooldeck.core.context import ToolEvent
     from tooldeck.core.pack import PackEnvironment
     from tooldeck.core.progress import EventRelay
@@ -37,6 +38,7 @@ __all__ = [
     "WithOption",
     "clip",
     "err",
+    "in_terminal",
     "out",
     "pack_settings",
     "parse_pairs",
@@ -44,6 +46,7 @@ __all__ = [
     "row",
     "runtime_for",
     "session",
+    "terminal_confirm",
     "with_packs_of",
 ]
 
@@ -144,6 +147,39 @@ def pack_settings(config: Path | None, pack: str) -> tuple[Any, PackEnvironment]
     table = settings.pack_table(pack)
     folder = settings.config_file.parent if settings.config_file else None
     return table, PackEnvironment(settings.data_dir, folder, settings.store.url)
+
+
+def terminal_confirm(yes: bool) -> Callable[[ConfirmationRequest], ConfirmationDecision] | None:
+    """How a command has a person approve a tool call that needs confirmation.
+
+    ``yes`` (``--yes``) approves; on a terminal, a prompt on stderr asks with the call's
+    arguments; otherwise None: the call answers ``confirmation_required`` (approved
+    elsewhere, ``in_terminal``).
+    """
+    from tooldeck.core.confirmation import ConfirmationDecision
+
+    def confirm(request: ConfirmationRequest) -> ConfirmationDecision:
+        if yes:
+            return ConfirmationDecision(approved=True, approver="cli --yes")
+        why = f" {request.reason}" if request.reason else ""
+        approved = typer.confirm(
+            f"{request.tool} needs confirmation.{why} Run it with "
+            f"{json.dumps(dict(request.arguments))}?",
+            err=True,
+        )
+        return ConfirmationDecision(
+            approved=approved,
+            approver="cli prompt",
+            message=None if approved else "declined at the prompt",
+        )
+
+    return confirm if yes or sys.stdin.isatty() else None
+
+
+def in_terminal(command: str | None, what: str) -> str:
+    """Where a person approves a call of ``what`` (``tooldeck call``) that could not ask."""
+    again = f"repeat this {what} with --yes"
+    return f"run {command}, or {again}" if command else again
 
 
 def session(runtime: Runtime, body: Callable[[], Awaitable[T]]) -> T:

@@ -86,6 +86,7 @@ gets a field for each, so they are read, checked and overridden like any table."
 
 SHIPPED_COMMANDS = {
     "docs": "tooldeck.packs.knowledge.cli:docs_app",
+    "modules": "tooldeck.packs.modules.cli:modules_app",
     "schedule": "tooldeck.packs.schedules.cli:schedule_app",
 }
 """The shipped packs' CLI commands: name → ``module:typer_app`` (a light module: the

@@ -8,6 +8,12 @@ version), and every call runs the version's files in a fresh sandboxed process
 and left out; the others are served. A call that started on a version finishes on it
 after a switch (it carries that version's files).
 
+Every tooldeck process of a project sees an install, rollback, disable or uninstall made
+by another (``tooldeck modules`` in a terminal while ``tooldeck serve`` or a desktop
+client's ``tooldeck mcp`` runs; issue 55): while it serves, it looks at each module's
+``active`` file every ``WATCH_S`` seconds (one ``stat`` each) and reloads the modules
+when one changed.
+
 Configuration: ``[packs.modules] enabled = false`` serves none; ``admin = true`` adds
 the ``module_admin`` tool (``admin.py``: drafts, validation, installs, rollbacks) and
 ``module_pipeline`` (``pipeline.py``: build, write code, repair, validate, install), off
@@ -17,7 +23,9 @@ on first use.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -41,9 +49,12 @@ from tooldeck.packs.modules.runner import (
 from tooldeck.packs.modules.served import ModuleAdapter, ModuleTool, served_definition
 from tooldeck.packs.modules.versions import ModuleVersions
 
-__all__ = ["ModulesConfig", "ModulesPack", "pack"]
+__all__ = ["WATCH_S", "ModulesConfig", "ModulesPack", "pack"]
 
 log = logging.getLogger("tooldeck.modules")
+
+WATCH_S = 1.0
+"""Seconds between two looks at the modules' ``active`` files while a process serves."""
 
 
 class ModulesConfig(BaseModel):
@@ -140,17 +151,33 @@ class ModulesPack:
         if extensions is not None:
             extensions.provide(CONTEXT_ADAPTERS, lambda: adapters)
 
+        seen = [_served_versions(root)]  # what the tools now registered were loaded from
+
         def everything() -> list[Tool]:
+            seen[0] = _served_versions(root)
             fresh = installed()
             adapters[:] = fresh.adapters
             return [*own, *fresh.tools]
 
+        async def watch() -> None:
+            """Reload when another process changed which versions are active."""
+            while True:
+                await asyncio.sleep(WATCH_S)
+                if _served_versions(root) != seen[0]:
+                    problems = services.get(PackReloader).reload_pack(self.name)  # type: ignore[type-abstract]
+                    for problem in problems:
+                        log.warning("modules not reloaded: %s", problem)
+
+        background = watch if config.enabled else None
         if not config.admin:
-            return PackParts(tools=active.tools, reaches=active.reaches, reload=everything)
+            return PackParts(
+                tools=active.tools, reaches=active.reaches, reload=everything, background=background
+            )
         return PackParts(
             tools=[*own, *active.tools],
             reaches=[*reaches, *active.reaches],
             reload=everything,
+            background=background,
             routes=lambda: _routes(root, config.admins),
             console=[
                 ConsolePage(
@@ -226,6 +253,28 @@ def _installed(
         reach = ", ".join(hosts) if hosts else "no network"
         found.reaches.append(f"module {version.module_id} {version.version_id}: {reach}, sandboxed")
     return found
+
+
+def _served_versions(root: Path) -> frozenset[tuple[str, int, int]]:
+    """Each module's ``active`` file as (module, inode, mtime in ns).
+
+    That file says which version serves: an install, a rollback or a disable replaces it
+    (a new inode, ``versions._activate``), an uninstall removes it. One ``stat`` per
+    module; no file is read.
+    """
+    found = set()
+    try:
+        modules = os.scandir(root)
+    except OSError:  # no modules yet
+        return frozenset()
+    with modules:
+        for entry in modules:
+            try:
+                stat = os.stat(os.path.join(entry.path, "active"))
+            except OSError:
+                continue
+            found.add((entry.name, stat.st_ino, stat.st_mtime_ns))
+    return frozenset(found)
 
 
 def _limits_of(timeout_s: float | None, limits: SandboxLimits) -> SandboxLimits:
