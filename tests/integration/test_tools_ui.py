@@ -594,6 +594,25 @@ def test_the_modules_page_shows_versions_drafts_and_each_validation_check(
         expect(page.locator('#checks tr[data-check="behaviour"]')).to_contain_text("passed")
         expect(page.locator("#draft-diff")).to_contain_text('+    return f"Hello, {name}"')
         shot(page, "modules")
+        # install from the page: it waits for a person, then runs when pressed again
+        page.locator("#install-draft").click()
+        expect(page.locator("#modules-note")).to_contain_text("promote_draft waits for a person")
+        [pending] = httpx.get(f"{server.url}/api/approvals", timeout=10).json()
+        decided = httpx.post(
+            f"{server.url}/api/approvals/{pending['approval_id']}/approve", json={}, timeout=10
+        )
+        assert decided.status_code == 200, decided.text
+        page.locator("#install-draft").click()
+        expect(page.locator("#modules-note")).to_contain_text("is active")
+        expect(row.locator("td[data-tools]")).to_have_text("greet")
+        expect(row).to_contain_text("Greets")
+        assert (
+            httpx.post(f"{server.url}/api/tools/execute/greet", json={"name": "Bo"}).json()["data"]
+            == "Hello, Bo"
+        )
+        row.locator("button", has_text="Disable").click()
+        expect(page.locator("#modules-note")).to_contain_text("greet disabled")
+        expect(row).to_contain_text("disabled")
     finally:
         server.stop()
 

@@ -10,7 +10,6 @@ within ``WATCH_S`` seconds (``pack.py``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -106,25 +105,15 @@ def _admin(config: Path | None, action: str, yes: bool = False, **arguments: Any
 @modules_app.command("list")
 def list_modules(config: ConfigOption = None) -> None:
     """Each module: its active version, its tools and what it says it does."""
-    from tooldeck.packs.modules.manifest import read_manifest
-    from tooldeck.packs.modules.runner import InstalledVersion, description_file
+    from tooldeck.packs.modules.runner import served_summary
 
     versions = _versions(config)
     table = Table("module", "active", "tools", "description", "drafts")
     for module_id in versions.modules():
-        folder = versions.active_path(module_id)
-        tools, about = "", ""
-        if folder is not None:
-            try:
-                manifest = read_manifest(folder)
-                about = manifest.description
-                version = InstalledVersion.read(module_id, folder, manifest)
-                kept = description_file(versions.root, module_id, version.content_hash)
-                tools = ", ".join(t["name"] for t in json.loads(kept.read_text())["tools"])
-            except (OSError, ValueError, KeyError) as exc:
-                tools = f"(not read: {exc})"
+        about, tools = served_summary(versions.root, module_id)
         active = versions.active(module_id) or "none (disabled or not installed)"
-        row(table, module_id, active, tools, about, ", ".join(versions.drafts(module_id)))
+        drafts = ", ".join(versions.drafts(module_id))
+        row(table, module_id, active, ", ".join(tools), about, drafts)
     if not table.rows:
         out.print("no modules yet: `tooldeck modules new NAME` starts one")
         return

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from tooldeck.core.context import principal_of
 from tooldeck.exceptions import InvalidArgumentsError
+from tooldeck.packs.modules.runner import served_summary
 from tooldeck.packs.modules.versions import ModuleVersions
 from tooldeck.server.http import call_context, problems
 
@@ -39,6 +40,10 @@ class Module(BaseModel):
 
     module_id: str
     active_version: str | None
+    description: str = ""
+    """The active version's ``module.toml`` description ("" when none is active)."""
+    tools: list[str] = []
+    """The active version's tools."""
     versions: list[dict[str, Any]]
     """``{version_id, content_hash, installed_at, installed_by, active}``, oldest first."""
     drafts: list[Draft]
@@ -78,9 +83,12 @@ def modules_router(versions: ModuleVersions, admins: Collection[str]) -> APIRout
                     checks=report,
                 )
             )
+        description, tools = served_summary(versions.root, module_id)
         return Module(
             module_id=module_id,
             active_version=versions.active(module_id),
+            description=description,
+            tools=tools,
             versions=[asdict(v) for v in versions.versions(module_id)],
             drafts=drafts,
             history=versions.history(module_id),

@@ -36,9 +36,9 @@ from typing import Any
 
 from tooldeck.core.credentials import CredentialStore
 from tooldeck.isolation.sandbox import Sandbox, SandboxError, SandboxLimits, SandboxOutcome
-from tooldeck.packs.modules.manifest import ModuleManifest
+from tooldeck.packs.modules.manifest import ModuleManifest, read_manifest
 from tooldeck.packs.modules.relay import HttpRelay, relay_error
-from tooldeck.packs.modules.versions import content_hash, texts
+from tooldeck.packs.modules.versions import ModuleVersions, content_hash, texts
 
 __all__ = [
     "Description",
@@ -47,6 +47,7 @@ __all__ = [
     "describe_installed",
     "description_file",
     "keep_description",
+    "served_summary",
 ]
 
 log = logging.getLogger("tooldeck.modules")
@@ -377,6 +378,25 @@ class ModuleSandbox:
 def description_file(versions_root: Path, module_id: str, content: str) -> Path:
     """Where the description of a module's content (by ``content_hash``) is kept."""
     return versions_root / module_id / "described" / f"{content}.json"
+
+
+def served_summary(root: Path, module_id: str) -> tuple[str, list[str]]:
+    """What a person sees of a module: its active version's description and tool names.
+
+    The description is ``module.toml``'s; the tools are as kept when the version was
+    described (``keep_description``), before its first load: none. ``("", [])`` when no
+    version is active; ``("(not read: <why>)", [])`` when its files cannot be read.
+    """
+    folder = ModuleVersions(root).active_path(module_id)
+    if folder is None:
+        return "", []
+    try:
+        manifest = read_manifest(folder)
+        kept = description_file(root, module_id, content_hash(folder))
+        tools = json.loads(kept.read_text(encoding="utf-8"))["tools"] if kept.is_file() else []
+        return manifest.description, [str(t["name"]) for t in tools]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"(not read: {exc})", []
 
 
 def keep_description(
