@@ -76,8 +76,8 @@ async def one_round(data_dir: Path, n: int) -> None:
     with TestClient(create_app(after), base_url="http://127.0.0.1") as rest:  # closes it
         waiting = {a["approval_id"] for a in rest.get("/api/approvals").json()}
         assert set(ids[:2]) <= waiting  # the REST caller's two outlived the restart
-        for approval_id in ids[:2]:
-            decided = rest.post(f"/api/approvals/{approval_id}/approve", json={})
+        for approval_id, body in zip(ids[:2], [{}, None], strict=True):  # no body: curl -X POST
+            decided = rest.post(f"/api/approvals/{approval_id}/approve", json=body)
             assert decided.status_code == 200, decided.text
         for args, key in calls * 3:  # each client repeats its call, some more than once
             ran = rest.post(

@@ -7,7 +7,7 @@ import contextlib
 import functools
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Request
+from fastapi import APIRouter, Body, Header, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 
 from tooldeck.agent.calls import run_of_channel
@@ -103,13 +103,19 @@ def one(
         **problems(400, 404, 409),
     },
 )
-async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict[str, Any]:
+async def approve(
+    approval_id: str, request: Request, body: Annotated[ApproveBody | None, Body()] = None
+) -> dict[str, Any]:
     """Approve; the caller then repeats the same call (same tool, arguments, user) to run it.
+
+    The body is optional (``curl -X POST .../approve``): a browser on another origin is
+    refused by its ``Origin`` before it gets here (``server.guard``).
 
     Only the principal whose REST call asked for it, or an approver in
     ``[approvals] approvers``, may decide it (403 otherwise). A chat run's call is
     decided through its run (as ``POST /api/runs/{id}/confirm``), which then goes on.
     """
+    body = body or ApproveBody()
     confirm = ConfirmRequest(approve=True, arguments=body.arguments)
     return await _decide(request, approval_id, body, confirm)
 
@@ -122,8 +128,11 @@ async def approve(approval_id: str, body: ApproveBody, request: Request) -> dict
         **problems(400, 404, 409),
     },
 )
-async def deny(approval_id: str, body: DenyBody, request: Request) -> dict[str, Any]:
-    """Deny; the caller's repeated call answers ``denied`` with the message."""
+async def deny(
+    approval_id: str, request: Request, body: Annotated[DenyBody | None, Body()] = None
+) -> dict[str, Any]:
+    """Deny; the caller's repeated call answers ``denied`` with the message (body optional)."""
+    body = body or DenyBody()
     confirm = ConfirmRequest(approve=False, message=body.message)
     return await _decide(request, approval_id, body, confirm)
 
