@@ -154,3 +154,19 @@ async def test_a_statement_slower_than_its_deadline_is_stopped_there(tmp_path: P
     assert time.perf_counter() - start < scaled(3)
     assert not got.success
     assert got.error == "reading statement.ofx did not finish within timeout_s=1 s"
+
+
+async def test_a_slow_statement_among_others_costs_only_its_own_deadline(tmp_path: Path) -> None:
+    """Statements are parsed together in one process; when that process passes its
+    deadline, each is parsed alone: the slow one is named, the others are read."""
+    from data.real_files import real_files
+
+    slow = tmp_path / "slow.ofx"
+    head = LAUGHS.split("<!DOCTYPE", 1)[0]
+    slow.write_text(head + "<OFX>" + "<MEMO>x" * 1_000_000 + "</OFX>")  # ~5 s to parse
+    real = real_files("ofx")[:3]
+    start = time.perf_counter()
+    got = await OfxAdapter([*real, slow], {}, timeout_s=1).fetch()
+    assert time.perf_counter() - start < scaled(4)  # the batch's second, then slow's own
+    assert got.success and got.transformed_count > 0
+    assert got.metadata["skipped"] == ["reading slow.ofx did not finish within timeout_s=1 s"]

@@ -9,6 +9,7 @@ a server time of ``20230310048208``, no ``TRNUID``, or elements out of order.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 import warnings
@@ -16,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tooldeck.packs.context.finance import OfxAdapter, read_ofx
+from tooldeck.packs.context.finance import OfxAdapter
 from tooldeck.packs.context.ofx import read_statements
+from tooldeck.packs.context.statements import parse_statements
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "data"))
 from real_files import real_files
@@ -107,7 +109,8 @@ def test_what_ofxtools_reads_is_read_the_same(files: list[Path]) -> None:
 
 def test_an_etrade_statement_names_its_trades() -> None:
     path = next(p for p in real_files("ofx") if p.name == "etrade_09092023.QFX")
-    read = read_ofx(path, {})
+    [read] = parse_statements([(path.name, path.read_bytes())])
+    assert isinstance(read, dict)
     buy = read["investments"][0]
     assert buy == {
         "id": "230714_B_0", "date": "2023-07-14", "account": "555555555", "action": "buy",
@@ -284,3 +287,30 @@ async def test_investment_transactions_are_queried_beside_the_bank_ones() -> Non
         assert "TSM" not in spent and "1,344.27" not in spent, spent
     finally:
         await rt.aclose()
+
+
+async def test_parses_are_kept_for_every_process_by_content(tmp_path: Path) -> None:
+    """One process parses (all its files in one child); another reads the kept parses
+    without parsing, even under another name; categories apply to kept parses anew."""
+    from tooldeck.core.isolated import IsolatedProcesses
+
+    paths = real_files("ofx")
+    kept = tmp_path / "cache"
+    first = await OfxAdapter(paths, {"amazon": "shopping"}, cache_dir=kept).fetch()
+    assert first.success and first.transformed_count == 103 + 11
+    closed = IsolatedProcesses(1)
+    closed.close()  # any parse now fails: "the server is stopping"
+    renamed = tmp_path / "renamed.qfx"
+    renamed.write_bytes(paths[0].read_bytes())
+    again = OfxAdapter([*paths, renamed], {"amazon": "books"}, processes=closed, cache_dir=kept)
+    second = await again.fetch()
+    assert second.success and second.metadata["skipped"] == [], second.metadata["skipped"]
+    assert len(second.data) == len(first.data) + len(
+        (await OfxAdapter([paths[0]], {}, cache_dir=kept).fetch()).data
+    )
+    categories = {r["category"] for r in second.data}
+    assert "books" in categories and "shopping" not in categories
+    contents = {hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+    assert {k.stem for k in kept.rglob("*.json")} == contents  # one parse per content
+    nowhere = await OfxAdapter(paths[:1], {}, processes=closed).fetch()  # nothing kept
+    assert not nowhere.success and "stopping" in str(nowhere.error)

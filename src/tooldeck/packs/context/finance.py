@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
+from tooldeck.core.isolated import IsolatedProcesses, ProcessLimits
 from tooldeck.packs.context.adapter import ContextAdapter, SourceError
-from tooldeck.packs.context.ofx import read_statements
+from tooldeck.packs.context.statements import StatementParses
 
 __all__ = [
     "OFX_PARSERS",
@@ -36,14 +36,14 @@ __all__ = [
     "CsvStatement",
     "FinanceQuery",
     "OfxAdapter",
+    "categorized",
     "normalize_finance",
     "query_transactions",
-    "read_ofx",
     "trade_record",
 ]
 
 
-OFX_PARSERS = ("tooldeck.packs.context.ofx",)
+OFX_PARSERS = ("tooldeck.packs.context.ofx", "tooldeck.packs.context.statements")
 """Modules a statement's parsing process imports (preloaded by the fork server)."""
 
 
@@ -121,15 +121,18 @@ class _FinanceAdapter(ContextAdapter):
 class OfxAdapter(_FinanceAdapter):
     """Transactions of OFX or QFX statement files (every statement in each file).
 
-    A statement is parsed in a killable process (``core.isolated``): a file built to
-    exhaust the parser (billion laughs in its DTD) costs at most ``timeout_s``.
+    Statements are parsed in a killable process (``core.isolated``): a file built to
+    exhaust the parser (billion laughs in its DTD) costs at most ``timeout_s``. Parses
+    are kept by content for every process of the project, and the files not yet parsed
+    are parsed in one process (``statements.StatementParses``).
 
     Args:
         paths: The statement files.
         categories: Payee word → category.
         alert_over: An expense of this much or more is an alert.
-        timeout_s: Seconds one file may take to parse.
+        timeout_s: Seconds one file (or one batch of files) may take to parse.
         processes: Where parsing runs; None: a pool of the adapter's own.
+        cache_dir: Where parses are kept for other processes; None: this one only.
     """
 
     platform = "ofx"
@@ -141,12 +144,18 @@ class OfxAdapter(_FinanceAdapter):
         alert_over: float = 500.0,
         timeout_s: float = 60.0,
         processes: IsolatedProcesses | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         super().__init__(categories, alert_over)
         self.paths = list(paths)
-        self.limits = ProcessLimits(timeout_s=timeout_s, memory_mb=1024)
         self.processes = processes
-        self._parsed: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+        limits = ProcessLimits(timeout_s=timeout_s, memory_mb=1024)
+        self.parses = StatementParses(cache_dir, self._pool, limits)
+
+    def _pool(self) -> IsolatedProcesses:
+        if self.processes is None:
+            self.processes = IsolatedProcesses(1, OFX_PARSERS)
+        return self.processes
 
     async def read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every statement's transactions.
@@ -163,6 +172,9 @@ class OfxAdapter(_FinanceAdapter):
     def _read(self) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
         """Every readable file's statements; an unreadable file is named in ``skipped``.
 
+        A parse that outlives the bridge's timeout is still kept, so the next fetch of
+        a large statement is immediate.
+
         Raises:
             SourceError: no file could be read (each file's reason, in the message).
         """
@@ -171,71 +183,30 @@ class OfxAdapter(_FinanceAdapter):
             "accounts": [], "positions": [], "balances": [], "skipped": []
         }  # fmt: skip
         failed: list[str] = []
-        for path in self.paths:
-            try:
-                read = self._file(path)
-            except SourceError as exc:
-                failed.append(str(exc))
+        for parse in self.parses.read(self.paths):
+            if isinstance(parse, SourceError):
+                failed.append(str(parse))
                 continue
-            records += read["transactions"]
+            records += categorized(parse, self.categories)
             for key in metadata:
-                metadata[key] += read[key]
+                metadata[key] += parse[key]
         if failed and len(failed) == len(self.paths):
             raise SourceError("; ".join(failed))
         metadata["skipped"] = failed + metadata["skipped"]
         return records, len(records), metadata
 
-    def _file(self, path: Path) -> dict[str, Any]:
-        """One file's statements (``read_ofx``), parsed again only when it changed.
 
-        A parse that outlives the bridge's timeout still lands here, so the next fetch
-        of a large statement is immediate.
-        """
-        if not path.is_file():
-            raise SourceError(f"statement not found: {path}")
-        stat = path.stat()
-        key = (stat.st_mtime_ns, stat.st_size)
-        cached = self._parsed.get(path)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        if self.processes is None:
-            self.processes = IsolatedProcesses(1, OFX_PARSERS)
-        try:
-            read = self.processes.call(read_ofx, path, dict(self.categories), limits=self.limits)
-        except IsolationError as exc:
-            raise SourceError(f"reading {path.name} {exc}") from None
-        self._parsed[path] = (key, read)
-        return read
+def categorized(parse: Mapping[str, Any], categories: Mapping[str, str]) -> list[dict[str, Any]]:
+    """A file's transactions (``statements.parse_statements``) as the finance query reads them.
 
-
-def read_ofx(path: Path, categories: Mapping[str, str]) -> dict[str, Any]:
-    """One OFX/QFX file's statements (``ofx.read_statements``), run in a killable process.
-
-    Returns:
-        ``{"transactions": [...], "investments": [...], "positions": [...],
-        "accounts": [...], "balances": [...], "skipped": [...]}``; ``transactions`` are
-        the bank ones (``kind: bank``, with their ``category``) then the investment ones
-        (``trade_record``); ``investments`` the investment ones as the statement states
-        them.
-
-    Raises:
-        SourceError: the file cannot be read or holds no ``<OFX>`` element.
+    The bank ones (``kind: bank``, with their ``category`` from ``categories``), then
+    the investment ones (``trade_record``). The parse itself is not changed.
     """
-    try:
-        read = read_statements(path.read_bytes(), path.name)
-    except (OSError, ValueError) as exc:
-        raise SourceError(f"{path.name} is not a readable OFX statement: {exc}") from None
-    for tx in read.transactions:
-        tx["category"] = _categorize(tx["payee"], categories)
-        tx["kind"] = "bank"
-    return {
-        "transactions": read.transactions + [trade_record(t) for t in read.investments],
-        "investments": read.investments,
-        "positions": read.positions,
-        "accounts": read.accounts,
-        "balances": read.balances,
-        "skipped": read.skipped,
-    }
+    bank = [
+        {**tx, "category": _categorize(tx["payee"], categories), "kind": "bank"}
+        for tx in parse["transactions"]
+    ]
+    return bank + [trade_record(t) for t in parse["investments"]]
 
 
 class CsvColumns(BaseModel):

@@ -20,7 +20,7 @@ transaction, so this reader takes what a statement holds and leaves validation o
 
 Entities are replaced as HTML's are; a ``DOCTYPE`` is never read (no entity of a
 file's own is expanded: a "billion laughs" file is text). The parse runs in a
-killable process (``finance.read_ofx``).
+killable process (``statements.parse_statements``).
 """
 
 from __future__ import annotations

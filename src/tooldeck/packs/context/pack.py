@@ -38,12 +38,13 @@ ADAPTER_GROUP = "tooldeck.context_adapters"
 
 
 def adapters_of(
-    config: ContextConfig, parsers: IsolatedProcesses | None = None
+    config: ContextConfig, parsers: IsolatedProcesses | None = None, cache_dir: Path | None = None
 ) -> list[ContextAdapter]:
     """The adapters ``config`` describes, then those of installed packages.
 
     Statements and calendars are parsed in ``parsers``' killable processes (default:
-    two at a time, made here).
+    two at a time, made here). Statements' parses are kept in ``cache_dir`` for every
+    process of the project (``statements.py``); None: in this process only.
 
     A category listed in ``dashboard_categories`` is read from the dashboard, shaped by
     its local adapter when there is one (or by a bare one of its kind).
@@ -60,9 +61,9 @@ def adapters_of(
     parsers = parsers or IsolatedProcesses(2, (*OFX_PARSERS, *CALENDAR_PARSERS))
     if (finance := config.finance) is not None:
         if finance.ofx:
-            local.append(
-                OfxAdapter(finance.ofx, finance.categories, finance.alert_over, processes=parsers)
-            )
+            ofx = OfxAdapter(finance.ofx, finance.categories, finance.alert_over,
+                             processes=parsers, cache_dir=cache_dir)  # fmt: skip
+            local.append(ofx)
         if finance.csv:
             local.append(CsvAdapter(finance.csv, finance.categories, finance.alert_over))
     if (calendar := config.calendar) is not None:
@@ -139,12 +140,15 @@ class ContextPack:
         if not config.enabled:
             return PackParts()
         parsers = IsolatedProcesses(2, (*OFX_PARSERS, *CALENDAR_PARSERS))
+        data_dir = services.get(PackEnvironment).data_dir
         bridge = ContextBridge(
-            adapters_of(config, parsers), ttl_s=config.ttl_s, timeout_s=config.timeout_s
+            adapters_of(config, parsers, data_dir / "cache" / "statements"),
+            ttl_s=config.ttl_s,
+            timeout_s=config.timeout_s,
         )
         uploads = None
-        if config.uploads:
-            root = services.get(PackEnvironment).data_dir / "sources"
+        if config.uploads:  # their parses stay in memory: a deleted upload leaves nothing
+            root = data_dir / "sources"
             uploads = UserSources(
                 root, max_bytes=config.max_upload_mb * 1024 * 1024, max_files=config.max_uploads
             )
