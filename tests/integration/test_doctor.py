@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-from processes import confirming_project, tooldeck
+from processes import Server, confirming_project, free_port, tooldeck
 
 
 def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -47,6 +47,24 @@ async def test_doctor_reports_what_a_desktop_client_gets(tmp_path: Path) -> None
     async with Client(params) as client:  # what the user pastes works as printed
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert {"delete_note", "get_current_time", "git_status", "files"} <= names
+
+
+@pytest.mark.integration
+def test_doctor_says_whether_the_approval_page_is_up(tmp_path: Path) -> None:
+    """Issue 55, item 6: URL-mode approval silently needed ``tooldeck serve``."""
+    port = free_port()
+    config = confirming_project(tmp_path, f"[server]\nport = {port}\n")
+    done = doctor(cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert f"sent to http://127.0.0.1:{port}, which is not running now" in said, said
+    assert f"start `tooldeck serve --config {config.resolve()}`" in said
+    server = Server(None, port, extra_args=["--config", str(config)], cwd=tmp_path)
+    try:
+        done = doctor(cwd=tmp_path)
+    finally:
+        server.stop()
+    assert f"clients that open a page are sent to http://127.0.0.1:{port} (up)" in done.stdout
 
 
 @pytest.mark.integration

@@ -88,6 +88,8 @@ def doctor(
             err.print(f"  {escape(line)}")
         raise typer.Exit(1) from None
     problems = _report(listed, log)
+    if any(_needs_confirmation(t) for t in listed.get("tools") or []):
+        _console_report(found)
     out.print("\npaste into the client's MCP settings (e.g. claude_desktop_config.json):")
     entry = {"mcpServers": {"tooldeck": {"command": command, "args": args}}}
     out.print(json.dumps(entry, indent=2), markup=False, highlight=False)
@@ -156,6 +158,39 @@ def _report(listed: dict[str, Any], log: list[str]) -> int:
             "when it supports elicitation, else `tooldeck approvals` in a terminal"
         )
     return problems
+
+
+def _console_report(config_file: Path | None) -> None:
+    """Say whether the page URL-mode approval sends a person to is up, and if not how.
+
+    A client that opens pages (MCP URL-mode elicitation) is sent to the project's
+    console, ``tooldeck serve``; while it is not running, those calls answer
+    ``confirmation_required`` with the terminal command instead (issue 55).
+    """
+    import httpx
+
+    from tooldeck.config import load_settings
+    from tooldeck.server.console_proof import console_of, proves
+
+    try:
+        settings = load_settings(config_file)
+    except Exception:  # the launch above already said what is wrong with it
+        return
+    console, port = console_of(settings)
+
+    async def up() -> bool:
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            return await proves(client, console, port, settings.data_dir)
+
+    serve = "tooldeck serve" + (f" --config {config_file.resolve()}" if config_file else "")
+    if asyncio.run(up()):
+        out.print(f"approve: clients that open a page are sent to {escape(console)} (up)")
+    else:
+        out.print(
+            f"approve: clients that open a page (URL-mode elicitation) are sent to "
+            f"{escape(console)}, which is not running now: start `{escape(serve)}` for them; "
+            "until then they get the `tooldeck approvals approve` command"
+        )
 
 
 def _needs_confirmation(tool: dict[str, Any]) -> bool:

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["KEY_FILE", "console_key", "proof", "proves"]
+    from tooldeck.config import Settings
+
+__all__ = ["KEY_FILE", "console_key", "console_of", "proof", "proves"]
 
 KEY_FILE = "console.key"
 """The key's file name in the data folder."""
@@ -50,6 +52,19 @@ def console_key(data_dir: Path) -> bytes:
     with os.fdopen(fd, "wb") as file:
         file.write(key)
     return key
+
+
+def console_of(settings: Settings) -> tuple[str, int]:
+    """The project's console: its base URL and the port it names.
+
+    ``[approvals] console_url``, else ``http://127.0.0.1:<server.port>`` (where ``tooldeck
+    serve`` of the project listens).
+    """
+    import httpx
+
+    console = settings.approvals.console_url or f"http://127.0.0.1:{settings.server.port}"
+    console = console.rstrip("/")
+    return console, httpx.URL(console).port or (443 if console.startswith("https:") else 80)
 
 
 def proof(key: bytes, nonce: str, port: int) -> str:

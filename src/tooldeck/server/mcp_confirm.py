@@ -30,7 +30,7 @@ from tooldeck.core.confirmation import (
 from tooldeck.core.context import ANONYMOUS
 from tooldeck.providers.approvals import Decider
 from tooldeck.runtime import Runtime
-from tooldeck.server.console_proof import proves
+from tooldeck.server.console_proof import console_of, proves
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -210,9 +210,7 @@ async def console_link(runtime: Runtime, approval_id: str) -> str | None:
     import httpx
 
     settings = runtime.settings
-    console = settings.approvals.console_url or f"http://127.0.0.1:{settings.server.port}"
-    console = console.rstrip("/")
-    port = httpx.URL(console).port or (443 if console.startswith("https:") else 80)
+    console, port = console_of(settings)
     try:
         async with httpx.AsyncClient(timeout=2.0) as client:
             if not await proves(client, console, port, settings.data_dir):
