@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from processes import BIN, confirming_project, interruptible, tooldeck
 
 
@@ -30,7 +31,8 @@ async def test_a_terminal_approves_what_a_stdio_session_asked(tmp_path: Path) ->
     params = StdioServerParameters(
         command=str(BIN / "tooldeck"), args=["mcp", "--config", str(config)], cwd="/", env=env
     )
-    async with Client(params) as client:
+    errors = (tmp_path / "server.err").open("w+")
+    async with Client(stdio_client(params, errlog=errors)) as client:
         asked = await client.call_tool("delete_note", {"name": "groceries"})
         assert asked.is_error
         message = asked.content[0].text  # type: ignore[union-attr]
@@ -55,6 +57,13 @@ async def test_a_terminal_approves_what_a_stdio_session_asked(tmp_path: Path) ->
         assert ran.structured_content == {"deleted": "groceries"}
         other = await client.call_tool("delete_note", {"name": "taxes"})
         assert other.is_error  # the approval covered that one call
+    # the session closed: what it asked and nobody decided leaves the list (issue 55)
+    listed = tooldeck("approvals", "--json", "--config", str(config), cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and listed.stdout == "", listed.stdout + listed.stderr
+    errors.seek(0)
+    said = errors.read()
+    errors.close()
+    assert "Traceback" not in said and "BrokenPipe" not in said, said
     with sqlite3.connect(project / ".tooldeck" / "audit.db") as db:
         decisions = db.execute("SELECT tool_name, decision, approver FROM approval_decisions")
         assert [(t, d, a.split(":")[0]) for t, d, a in decisions] == [
@@ -116,3 +125,55 @@ def test_watch_asks_about_each_waiting_call_and_records_the_answer(tmp_path: Pat
         watch.send_signal(signal.SIGINT)
         out, err = watch.communicate(timeout=30)
     assert "delete_note" in out and "approved delete_note" in err, out + err
+
+
+SLOW_TOOL = """import time
+
+from tooldeck import tool
+
+
+@tool
+def slow(seconds: float = 1.0) -> dict:
+    \"\"\"Wait, then answer at length.\"\"\"
+    time.sleep(seconds)
+    return {"slept": seconds, "text": "x" * 200_000}
+"""
+
+
+@pytest.mark.integration
+def test_a_client_that_stops_reading_leaves_no_traceback(tmp_path: Path) -> None:
+    """The client closes its end while a result is on its way (issue 55, item 6): the
+    server ends quietly, exit 0, no BrokenPipeError traceback on stderr."""
+    (tmp_path / "tools.py").write_text(SLOW_TOOL)
+    (tmp_path / "tooldeck.toml").write_text('tools = ["./tools.py"]\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    server = subprocess.Popen(
+        [str(BIN / "tooldeck"), "mcp"], cwd=tmp_path, env=env, preexec_fn=interruptible,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(message: dict) -> None:
+        assert server.stdin is not None
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        server.stdin.flush()
+
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+             "clientInfo": {"name": "leaves", "version": "1"}}  # fmt: skip
+    send({"id": 1, "method": "initialize", "params": hello})
+    assert b'"id":1' in server.stdout.readline()
+    send({"method": "notifications/initialized"})
+    send({"id": 2, "method": "tools/call", "params": {"name": "slow", "arguments": {}}})
+    server.stdout.close()  # gone before the answer
+    try:
+        server.wait(timeout=3)  # the answer met a closed pipe; stdin is still open
+    except subprocess.TimeoutExpired:
+        server.stdin.close()  # or it noticed nothing yet: the client's end closes too
+        server.wait(timeout=30)
+    assert server.stderr is not None
+    said = server.stderr.read().decode()
+    server.stderr.close()
+    if not server.stdin.closed:
+        server.stdin.close()
+    assert server.returncode == 0, said
+    assert "Traceback" not in said and "BrokenPipe" not in said, said

@@ -387,6 +387,24 @@ class ApprovalStore:
                     return item
         return None
 
+    def expire_pending(self, channel: str) -> int:
+        """Expire the approvals still pending that were asked on ``channel``; how many.
+
+        For a channel that ended (a stdio MCP session that closed): no call can come
+        back on it, so its requests leave the pending list (``tooldeck approvals``,
+        ``watch``) instead of waiting there for their ``ttl_s``. Decided approvals stay
+        for ``take``.
+        """
+        with self._open(("pending", None)) as items:
+            stale = [
+                i
+                for i, a in items.items()
+                if a.status == "pending" and a.request.channel == channel
+            ]
+            for approval_id in stale:
+                items[approval_id] = replace(items[approval_id], status="expired")
+        return len(stale)
+
     def record(self, approval: Approval) -> None:
         """Pass a decision to the listeners (a failing listener never breaks a call)."""
         for listener in self._listeners:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
+import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -88,12 +90,13 @@ def create_mcp_server(
     *,
     stdio: bool = False,
     search_tools: bool | None = None,
+    channel: str | None = None,
 ) -> Server[Any]:
     """An MCP ``Server`` serving ``runtime.view(profile)``.
 
     With ``stdio``, the server has one client, its parent process: every request is on
-    one channel (``mcp:stdio-<random>``), so a run's data flow and its approvals are
-    those of that client, whatever the protocol version.
+    one channel (``channel``, default ``mcp:stdio-<random>``), so a run's data flow and
+    its approvals are those of that client, whatever the protocol version.
 
     With ``search_tools`` (None: ``[server] mcp_search_tools``), a view of more than
     ``[agent] defer_tools_over`` tools is listed as ``search_tools`` plus the
@@ -147,7 +150,7 @@ def create_mcp_server(
 
     command = runtime.approve_command()
     approve_at = f"in a terminal on the server's machine, run: {command}" if command else None
-    only_client = f"mcp:stdio-{secrets.token_hex(8)}" if stdio else None
+    only_client = (channel or f"mcp:stdio-{secrets.token_hex(8)}") if stdio else None
     listing: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that listed the tools
     long_results = LongResults()  # the whole text of results cut for the client's model
     bus = InMemorySubscriptionBus()  # 2026-07-28 clients: subscriptions/listen streams
@@ -444,15 +447,26 @@ async def serve_stdio(
 
     With ``on_reload``, the user's tools reload when their files change
     (``Runtime.watch_tools``), and the client gets ``notifications/tools/list_changed``.
-    ``search_tools``: see ``create_mcp_server``.
+    ``search_tools``: see ``create_mcp_server``. When the client goes, the approvals it
+    asked for that nobody decided expire (``ApprovalStore.expire_pending``): they leave
+    ``tooldeck approvals``' list instead of waiting there.
     """
     from mcp.server.stdio import stdio_server
 
-    server = create_mcp_server(runtime, profile, stdio=True, search_tools=search_tools)
+    channel = f"mcp:stdio-{secrets.token_hex(8)}"
+    server = create_mcp_server(
+        runtime, profile, stdio=True, search_tools=search_tools, channel=channel
+    )
     watcher = asyncio.create_task(runtime.watch_tools(on_reload)) if on_reload else None
     try:
         async with stdio_server() as (read_stream, write_stream), runtime.serving():
             await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):  # the client left while we wrote
+        # nobody reads stdout any more: point it at /dev/null so that the interpreter's
+        # last flush does not print the same error (Python's docs, "Note on SIGPIPE")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         if watcher is not None:
             watcher.cancel()
+        with contextlib.suppress(Exception):  # the client is gone: its requests with it
+            runtime.approvals.expire_pending(channel)
