@@ -9,10 +9,13 @@ engine is Temporal and which runs no worker itself, so nothing of a run lives in
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +27,7 @@ from processes import BIN
 from scripted_openai import ScriptedModel, text, tool_calls
 
 from deadlines import wait_until
+from tooldeck.agent.contracts import ChatRequest
 from tooldeck.config import load_settings
 from tooldeck.runtime import build_runtime
 from tooldeck.server.app import create_app
@@ -82,10 +86,20 @@ def pay(to: str, cents: int) -> dict:
 '''
 
 
+THINKING = threading.Event()
+"""Set when the scripted model starts its first slow reply (``think slowly``)."""
+
+
 def reply(body: dict[str, Any]) -> dict[str, Any]:
     """The scripted model: a question ``send K`` sends note K (pausing 3 s after the
-    effect); ``pay ...`` makes three payments at once; after tool results, it is done."""
+    effect); ``pay ...`` makes three payments at once; ``think slowly`` answers after
+    20 s the first time, at once after; after tool results, it is done."""
     messages = body["messages"]
+    if messages[-1]["content"] == "think slowly":
+        if not THINKING.is_set():
+            THINKING.set()
+            time.sleep(20)
+        return text("Thought it over.")
     answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
     if messages[1]["content"] == "search" and answered == {"s1"}:
         return tool_calls(("n1", "send_note", {"key": "found"}))
@@ -213,6 +227,33 @@ def test_a_worker_killed_mid_call_leaves_the_run_to_another_and_the_effect_once(
             assert call["name"] == "send_note"
             assert call["status"] == "success" or "may or may not" in call["error_message"], call
     assert deployment.effects == [f"kill-{n}" for n in range(rounds)]
+
+
+@pytest.mark.integration
+def test_a_worker_killed_while_the_model_thinks_leaves_the_turn_to_another(
+    deployment: Deployment,
+) -> None:
+    """The turn activity heartbeats (issue 55): another worker takes the turn within
+    the heartbeat timeout (2 s here), not at the turn's 10-minute limit."""
+    THINKING.clear()
+    first = deployment.start_worker()
+
+    async def start() -> str:  # started, not waited for (the REST route waits)
+        runtime = build_runtime(load_settings(deployment.config))
+        try:
+            return (await runtime.runs.start(ChatRequest(question="think slowly"))).run_id
+        finally:
+            await runtime.aclose()
+
+    run_id = asyncio.run(start())
+    with deployment.client() as client:
+        wait_until(THINKING.is_set, "the model to be asked", 60)
+        deployment.kill(first)
+        deployment.start_worker()
+        begun = time.monotonic()
+        run = finished(client, run_id)
+        assert run["state"] == "completed", run
+        assert time.monotonic() - begun < 60
 
 
 @pytest.mark.integration

@@ -80,8 +80,13 @@ class RunActivities:
             params["account"] = start["account"]
         subjects = answers.subjects() if answers is not None else None
         try:
-            draft = await agent.answer(start["question"], params, tools)
-            answer = await grounded_answer(agent, draft, tools, view, start["question"], subjects)
+            # a worker that dies while the model thinks is noticed in heartbeat_s, not
+            # at the turn's 10-minute limit (issue 55): the next worker takes the turn
+            async with periodically(start["heartbeat_s"] / 3, activity.heartbeat):
+                draft = await agent.answer(start["question"], params, tools)
+                answer = await grounded_answer(
+                    agent, draft, tools, view, start["question"], subjects
+                )
         except NeedsCalls:
             await asyncio.sleep(0)  # calls started beside it in a gather register theirs
             asked = {call["name"] for call in journal.asked}

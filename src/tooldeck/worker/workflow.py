@@ -108,6 +108,7 @@ class RunWorkflow:
                 TURN,
                 {"start": start, "journal": journal},
                 start_to_close_timeout=TURN_TIMEOUT,
+                heartbeat_timeout=timedelta(seconds=start["heartbeat_s"]),
                 retry_policy=RETRIES,
             )
             journal.extend(turn.get("model", ()))
