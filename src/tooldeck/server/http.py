@@ -46,6 +46,7 @@ __all__ = [
     "result_response",
     "run_errors",
     "runtime_of",
+    "tool_response",
     "unless_client_leaves",
     "view_of",
 ]
@@ -221,6 +222,17 @@ async def unless_client_leaves(request: Request, call: Awaitable[ToolResult]) ->
         starting.cancel()
         if watcher is not None:
             watcher.cancel()
+
+
+async def tool_response(request: Request, call: Awaitable[ToolResult]) -> Response:
+    """``call``'s ToolResult as the response (``result_response``), cancelled if the client leaves.
+
+    Every REST route that runs a tool answers through it, so a client that goes away
+    cancels its call wherever it called (``unless_client_leaves``: audited
+    ``cancelled``, issue 55). Then 499 (nginx's "client closed request"): nobody reads it.
+    """
+    result = await unless_client_leaves(request, call)
+    return Response(status_code=499) if result is None else result_response(result)
 
 
 def runtime_of(request: Request) -> Runtime:

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from tooldeck.core.definition import ToolDefinition
-from tooldeck.server.http import TOOL_RESPONSES, call_context, result_response, runtime_of
+from tooldeck.server.http import TOOL_RESPONSES, call_context, runtime_of, tool_response
 
 __all__ = ["document_parameters", "router"]
 
@@ -35,10 +35,8 @@ def _endpoint(tool_name: str):  # type: ignore[no-untyped-def]
             for key in query
             if key != "profile"
         }
-        result = await runtime_of(request).provider.execute(
-            tool_name, arguments, call_context(request)
-        )
-        return result_response(result)
+        call = runtime_of(request).provider.execute(tool_name, arguments, call_context(request))
+        return await tool_response(request, call)
 
     endpoint.__name__ = f"api_{tool_name}"
     endpoint.__doc__ = (

@@ -25,8 +25,8 @@ from tooldeck.server.http import (
     USER,
     call_context,
     problems,
-    result_response,
     runtime_of,
+    tool_response,
     view_of,
 )
 
@@ -82,8 +82,9 @@ async def list_documents(request: Request) -> Response:
         for key in query
         if key != "profile"
     }
-    result = await view_of(request).execute("list_documents", arguments, call_context(request))
-    return result_response(result)
+    return await tool_response(
+        request, view_of(request).execute("list_documents", arguments, call_context(request))
+    )
 
 
 class Uploaded(BaseModel):
@@ -141,8 +142,9 @@ async def upload(request: Request) -> Uploaded:
 async def get_document(request: Request, document_id: str) -> Response:
     """``get_document`` with its first 1,000 blocks; its ToolResult."""
     arguments = {"document_id": document_id, "blocks": 1000}
-    result = await view_of(request).execute("get_document", arguments, call_context(request))
-    return result_response(result)
+    return await tool_response(
+        request, view_of(request).execute("get_document", arguments, call_context(request))
+    )
 
 
 @router.get(

@@ -25,8 +25,8 @@ from tooldeck.server.http import (
     is_approver,
     problems,
     redact,
-    result_response,
     runtime_of,
+    tool_response,
     view_of,
 )
 
@@ -70,10 +70,8 @@ async def create_schedule(request: Request) -> Response:
     The body is the tool's arguments, checked by the tool (a ``validation`` result).
     """
     body = await request.body()
-    result = await view_of(request).execute(
-        "schedule_tool_call", body or b"{}", call_context(request)
-    )
-    return result_response(result)
+    call = view_of(request).execute("schedule_tool_call", body or b"{}", call_context(request))
+    return await tool_response(request, call)
 
 
 @router.delete(
@@ -84,10 +82,8 @@ async def create_schedule(request: Request) -> Response:
 )
 async def cancel_schedule(name: str, request: Request) -> Response:
     """Run ``cancel_schedule`` for the caller's schedule ``name``."""
-    result = await view_of(request).execute(
-        "cancel_schedule", {"name": name}, call_context(request)
-    )
-    return result_response(result)
+    call = view_of(request).execute("cancel_schedule", {"name": name}, call_context(request))
+    return await tool_response(request, call)
 
 
 def _pause(request: Request, name: str, paused: bool) -> dict[str, Any]:

@@ -15,8 +15,7 @@ from tooldeck.server.http import (
     USER,
     call_context,
     problems,
-    result_response,
-    unless_client_leaves,
+    tool_response,
     view_of,
 )
 
@@ -86,11 +85,9 @@ async def execute_tool(name: str, request: Request) -> Response:
     A client that disconnects before the answer cancels the call (``unless_client_leaves``).
     """
     body = await request.body()
-    call = view_of(request).execute(name, body or b"{}", call_context(request))
-    result = await unless_client_leaves(request, call)
-    if result is None:  # nobody reads this: 499, nginx's "client closed request"
-        return Response(status_code=499)
-    return result_response(result)
+    return await tool_response(
+        request, view_of(request).execute(name, body or b"{}", call_context(request))
+    )
 
 
 async def execute_endpoint(request: Request) -> Response:
