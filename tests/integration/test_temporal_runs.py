@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -312,6 +313,19 @@ def test_a_tools_progress_reaches_the_runs_events_from_the_worker(
     assert all(p["call_id"] == "call_p" and p["total"] == 3 for p in progress)
     order = [e.get("type") for e in lines if e.get("type", "").startswith("tool_call")]
     assert order == ["tool_call.started", *["tool_call.progress"] * 3, "tool_call.completed"]
+    # and the finished run is in the audit's run tables, as the embedded engine's are
+    audit = load_settings(deployment.config).data_dir / "audit.db"
+
+    def archived() -> list[tuple[str, int]]:
+        with sqlite3.connect(audit) as db:
+            return db.execute(
+                "SELECT state, (SELECT count(*) FROM run_events e WHERE e.run_id = runs.id) "
+                "FROM runs WHERE id = ?",
+                (run["run_id"],),
+            ).fetchall()
+
+    wait_until(lambda: bool(archived()), "the run in the audit's runs table", 60)
+    assert archived() == [("completed", len(lines))]
 
 
 @pytest.mark.integration

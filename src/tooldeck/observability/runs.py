@@ -16,11 +16,11 @@ and the id for a cancel request), so followers need not wait for their next poll
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, text, update
+from sqlalchemy import Connection, func, insert, select, text, update
 from sqlalchemy.engine import Engine
 
 from tooldeck.observability.redact import redact, redact_text
@@ -82,6 +82,39 @@ class RunStore:
                 conn.execute(_event_insert(event))
             _notify(conn, record["run_id"])
         return True
+
+    def archive(self, record: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> None:
+        """Store a finished run kept elsewhere (a Temporal workflow): its record and events.
+
+        One transaction; the events already stored (by ``seq``) are not stored again,
+        so a retry is harmless.
+        """
+        now = datetime.now(UTC)
+        row = {
+            "updated_at": now,
+            "state": record["state"],
+            "record": json.dumps(redact(dict(record)), default=str),
+        }
+        with self.engine.begin() as conn:
+            done = conn.execute(update(runs).where(runs.c.id == record["run_id"]).values(**row))
+            if done.rowcount == 0:
+                conn.execute(
+                    insert(runs).values(
+                        id=record["run_id"],
+                        created_at=_when(record.get("created_at")) or now,
+                        question=redact_text(record["question"]),
+                        profile=record.get("profile"),
+                        user=record.get("user"),
+                        **row,
+                    )
+                )
+            stored = conn.execute(
+                select(func.max(run_events.c.seq)).where(run_events.c.run_id == record["run_id"])
+            ).scalar()
+            for event in events:
+                if stored is None or event["seq"] > stored:
+                    conn.execute(_event_insert(event))
+            _notify(conn, record["run_id"])
 
     def touch(self, run_ids: list[str]) -> None:
         """Renew the lease of runs this process runs (their ``updated_at`` is now)."""
@@ -170,3 +203,11 @@ def _event_insert(event: Mapping[str, Any]) -> Any:
         type=event["type"],
         event=json.dumps(redact(dict(event)), default=str),
     )
+
+
+def _when(value: Any) -> datetime | None:
+    """An ISO 8601 time (a run record's ``created_at``) as a datetime; None if it is not one."""
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None

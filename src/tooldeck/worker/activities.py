@@ -34,9 +34,10 @@ from tooldeck.core.confirmation import ConfirmationDecision
 from tooldeck.core.context import ToolContext
 from tooldeck.core.definition import ToolDefinition
 from tooldeck.core.periodic import periodically
+from tooldeck.observability.runs import RunStore
 from tooldeck.providers.approvals import Decider
 from tooldeck.worker.journal import Journal, JournalTools, NeedsCalls, ReplayingClient
-from tooldeck.worker.workflow import PROGRESS, TOOL_CALL, TURN
+from tooldeck.worker.workflow import PROGRESS, RECORD_RUN, TOOL_CALL, TURN
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -124,6 +125,19 @@ class RunActivities:
                 budget = (longest or _DEFAULT_BUDGET_S) + _MARGIN_S
                 budgets.update(dict.fromkeys(called, budget))
         return budgets
+
+    @activity.defn(name=RECORD_RUN)
+    async def record_run(self, request: dict[str, Any]) -> None:
+        """Copy a finished run's record and events into the audit's run tables.
+
+        Where the embedded engine keeps its runs, so the audit, ``tooldeck audit`` and
+        SQL over ``[store] url`` see every run whichever engine ran it. Idempotent: a
+        retry stores the events it had not stored. Nothing when auditing is off.
+        """
+        audit = self.runtime.audit
+        if audit is not None:
+            store = RunStore(audit.engine)
+            await asyncio.to_thread(store.archive, request["record"], request["events"])
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,12 @@ async def run_worker(runtime: Runtime, *, ready: Callable[[], None] | None = Non
         client,
         task_queue=config.task_queue,
         workflows=[RunWorkflow, *runtime.workflows],  # and the packs' (PackParts)
-        activities=[activities.run_turn, activities.tool_call, *runtime.activities],
+        activities=[
+            activities.run_turn,
+            activities.tool_call,
+            activities.record_run,
+            *runtime.activities,
+        ],
         workflow_runner=runner,
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         graceful_shutdown_timeout=_GRACE,

@@ -9,8 +9,10 @@ A call that needs confirmation moves the run to ``waiting_input`` until the upda
 survives restarts of every process. The update ``cancel`` (or cancelling the
 workflow) ends the run ``cancelled``. Events and the record are read with the queries
 ``snapshot`` (record and events), and the record from the workflow's memo, which a
-server reads with no worker running; the workflow's result is both, once finished. A
-tool's progress reports reach the run's events through the signal ``progress``, which
+server reads with no worker running; the workflow's result is both, once finished, and
+the activity ``tooldeck.record_run`` then copies both into the audit's ``runs`` and
+``run_events`` tables, where the embedded engine keeps its runs (the tables
+``docs/deploy.md`` describes; issue 55). A tool's progress reports reach the run's events through the signal ``progress``, which
 the ``tool_call`` activity sends (at most two a second per call).
 
 Everything crossing the workflow boundary is JSON (dicts), so this module imports
@@ -21,6 +23,7 @@ nothing of tooldeck and stays replay-safe; the shapes are the run contract's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +31,15 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-__all__ = ["PROGRESS", "RUN_WORKFLOW", "TOOL_CALL", "TURN", "RunWorkflow", "record_of"]
+__all__ = [
+    "PROGRESS",
+    "RECORD_RUN",
+    "RUN_WORKFLOW",
+    "TOOL_CALL",
+    "TURN",
+    "RunWorkflow",
+    "record_of",
+]
 
 RUN_WORKFLOW = "tooldeck.run"
 """The workflow type of a run."""
@@ -36,6 +47,8 @@ TURN = "tooldeck.run_turn"
 """Activity: one turn of the agent (``RunActivities.run_turn``)."""
 TOOL_CALL = "tooldeck.tool_call"
 """Activity: one tool call through the profile's stack (``RunActivities.tool_call``)."""
+RECORD_RUN = "tooldeck.record_run"
+"""Activity: the finished run's record and events into the audit (``RunActivities.record_run``)."""
 PROGRESS = "progress"
 """Signal: a running call's progress (``tool_call.progress``'s data)."""
 
@@ -97,6 +110,14 @@ class RunWorkflow:
             self._finish("cancelled", {"reason": reason}, error=reason)
         except ActivityError as exc:  # a worker failed every attempt of an activity
             self._finish("failed", {"error": _why(exc)}, error=_why(exc))
+        if workflow.patched("record-run"):  # runs begun before this step skip it on replay
+            with contextlib.suppress(ActivityError):  # the audit is down: the result keeps it
+                await workflow.execute_activity(
+                    RECORD_RUN,
+                    {"record": self.record, "events": self.events},
+                    start_to_close_timeout=timedelta(minutes=1),
+                    retry_policy=RETRIES,
+                )
         await workflow.wait_condition(workflow.all_handlers_finished)  # followers answered
         return {"record": self.record, "events": self.events}
 
