@@ -55,6 +55,7 @@ def test_the_server_runs_a_schedule_the_cli_added_and_makes_up_a_missed_fire(
         )  # fmt: skip
         assert added.returncode == 0, added.stderr
         assert "scheduled beat: every 2s" in added.stderr
+        assert "no scheduler of this project runs" not in added.stderr  # the server does
         wait_until(lambda: len(ticks(tmp_path)) >= 2, "two fires in the server", 30)
         listed = httpx.get(f"{server.url}/api/schedules", timeout=10).json()
         assert listed[0]["name"] == "beat" and listed[0]["runs"] >= 2
@@ -64,10 +65,21 @@ def test_the_server_runs_a_schedule_the_cli_added_and_makes_up_a_missed_fire(
     stopped = len(ticks(tmp_path))
     time.sleep(5)  # two or three fires missed while nothing runs
     assert len(ticks(tmp_path)) == stopped
+    alone = tooldeck(
+        "schedule", "add", "later", "--tool", "tick", "--args", '{"label": "later"}',
+        "--every", "1h", "--yes", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    said = " ".join(alone.stderr.split())
+    assert "no scheduler of this project runs now: later fires once `tooldeck serve`" in said
     again = Server(None, free_port(), cwd=tmp_path)
     try:
         wait_until(lambda: len(ticks(tmp_path)) > stopped, "the missed fire made up", 30)
-        info = httpx.get(f"{again.url}/api/schedules", timeout=10).json()[0]
+        info = next(
+            s
+            for s in httpx.get(f"{again.url}/api/schedules", timeout=10).json()
+            if s["name"] == "beat"
+        )
         assert info["missed"] >= 1  # "once": the missed fires ran as one
     finally:
         assert again.stop() == 0

@@ -105,6 +105,13 @@ def add(
         raise typer.Exit(1)
     data: dict[str, Any] = result.data
     err.print(f"scheduled {escape(name)}: {data['trigger']}, next {data['next_run_at']} (UTC)")
+    from tooldeck.packs.schedules.runner import Scheduler
+
+    if runtime.services.get(Scheduler).running() is False:
+        err.print(
+            f"[yellow]note:[/yellow] no scheduler of this project runs now: {escape(name)} "
+            "fires once `tooldeck serve` or `tooldeck schedule run` runs"
+        )
 
 
 @schedule_app.command("list")

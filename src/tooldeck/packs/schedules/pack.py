@@ -36,7 +36,11 @@ class SchedulesPack:
             return PackParts()
         environment = services.get(PackEnvironment)
         store = ScheduleStore(environment.data_dir / "schedules.db", environment.store_url)
-        scheduler = Scheduler(store, services, poll_s=config.poll_s, grace_s=config.grace_s)
+        local = environment.store_url is None and environment.temporal is None
+        beat = environment.data_dir / "schedules.runner" if local else None
+        scheduler = Scheduler(
+            store, services, poll_s=config.poll_s, grace_s=config.grace_s, beat=beat
+        )
         services.register(ScheduleStore, store)
         services.register(Scheduler, scheduler)
         parts = PackParts(

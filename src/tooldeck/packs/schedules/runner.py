@@ -14,6 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from tooldeck.core.confirmation import ConfirmationDecision, ConfirmationRequest
 from tooldeck.core.context import ServiceContainer, ToolContext, new_request_id
@@ -47,6 +48,10 @@ class Scheduler:
         poll_s: Longest sleep between two looks at the store, in seconds.
         grace_s: A fire later than this is missed (``Schedule.misfire`` applies).
         stale_s: A claimed fire unfinished after this is claimed again.
+        beat: A file ``serve`` touches at each look, so that another process of the
+            project knows a scheduler runs (``running``; ``tooldeck schedule add`` says
+            when none does: issue 55); None: no such file (a shared PostgreSQL store,
+            whose schedulers may run on other machines).
     """
 
     def __init__(
@@ -58,8 +63,10 @@ class Scheduler:
         poll_s: float = 5.0,
         grace_s: float = 60.0,
         stale_s: float = 900.0,
+        beat: Path | None = None,
     ) -> None:
         self.store = store
+        self.beat = beat
         self.services = services
         self.clock = clock
         self.poll_s = poll_s
@@ -80,9 +87,25 @@ class Scheduler:
         results = await asyncio.gather(*(self._start(fire) for fire in fires))
         return list(zip(fires, results, strict=True))
 
+    def running(self) -> bool | None:
+        """Whether a scheduler of this project looked at the store lately.
+
+        True when its ``beat`` is younger than ``2 * poll_s + 5`` seconds; None when
+        this cannot be told (no ``beat``).
+        """
+        if self.beat is None:
+            return None
+        try:
+            return time.time() - self.beat.stat().st_mtime < 2 * self.poll_s + 5
+        except OSError:  # never touched: none ever ran
+            return False
+
     async def serve(self) -> None:
         """Run due fires until cancelled; a failing store is logged and tried again."""
         while True:
+            if self.beat is not None:
+                with contextlib.suppress(OSError):  # a read-only data dir: no beat
+                    self.beat.touch()
             try:
                 fires = await asyncio.to_thread(
                     self.store.claim_due, self.clock(), grace_s=self.grace_s, stale_s=self.stale_s
