@@ -295,9 +295,10 @@ class IntentPacks:
         brokerage demo portfolio on by default). Example figures never answer for the
         user (issue 54): while another pack holds data of the user's own (its optional
         ``holds_own_data()`` is true, e.g. documents in the knowledge store), an example
-        pack's clarifying question loses to the other packs, and an answer that reads its
-        data is not given unasked: the route asks instead whether to search the user's data or to answer
-        from the example (``EXAMPLE_CHOICE``), unless ``given`` names its intent.
+        pack's clarifying question loses to the other packs, and an answer that reads
+        its data is not given unasked: the route asks instead whether to search the
+        user's data or to answer from the example (``EXAMPLE_CHOICE``), unless ``given``
+        names its intent. Its "out of scope" (an intent that calls no tool) still answers.
 
     Raises:
         ValueError: two packs declare an intent of the same name.
