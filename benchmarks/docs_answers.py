@@ -21,7 +21,9 @@ Beside it, BM25 (bm25s) over 1000-character chunks of the same pages (LangChain'
 
 Corpora (``tests/data/real_files.py`` fetches the pinned Debian packages):
 ``dev``: Flask's and pytest's documentation with ``data/docs_questions.jsonl``, written
-by the team with the answer located first, used to tune the answers; ``outside``:
+by the team with the answer located first, and ``data/docs_unanswerable_dev.jsonl``, 24
+questions the pages do not answer (a helper's, each checked by searching the pages),
+both for tuning; ``outside``:
 Click's and Requests' documentation with ``data/docs_questions_click.jsonl`` and
 ``data/docs_questions_requests.jsonl``, written by helpers who saw only the pages (30
 located questions, each with a ``near_miss`` passage, and 8 unanswerable ones, per
@@ -50,7 +52,10 @@ from docs_retrieval import bm25, page_text, words  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 CORPORA = {
-    "dev": (("python-flask-doc", "python-pytest-doc"), ("docs_questions.jsonl",)),
+    "dev": (
+        ("python-flask-doc", "python-pytest-doc"),
+        ("docs_questions.jsonl", "docs_unanswerable_dev.jsonl"),
+    ),
     "outside": (
         ("python-click-doc", "python-requests-doc"),
         ("docs_questions_click.jsonl", "docs_questions_requests.jsonl"),

@@ -1,6 +1,6 @@
 """Reading many small statements cold, as each CLI call and each ``tooldeck chat`` does.
 
-    .venv/bin/python benchmarks/statements.py [--files 25] [--rounds 7]
+    .venv/bin/python benchmarks/statements.py [--files 25] [--rounds 7] [--quick]
 
 Issue 55: 25 small statements (116 KB) failed the default 10 s ``timeout_s`` in 6 of 7
 CLI calls at load 10, because each file was parsed in a killable process of its own,
@@ -55,7 +55,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=25)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="5 files, 1 round")
     args = parser.parse_args()
+    if args.quick:
+        args.files, args.rounds = 5, 1
     pool = IsolatedProcesses(1, OFX_PARSERS)
     times: dict[str, list[float]] = {"one process per file": [], "one batch": [], "kept": []}
     with tempfile.TemporaryDirectory() as tmp:

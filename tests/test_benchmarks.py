@@ -23,6 +23,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("approvals.py", ""),
         ("peers.py", "tooldeck stack, defaults (audit ack)"),
         ("modules.py", "reload_pack after one install"),
+        ("statements.py", "one process per file"),
         ("receipts.py", "keyed, repeat"),
         ("temporal_runs.py", "ms added per call"),
         ("replicas.py", "| run event | NOTIFY |"),
