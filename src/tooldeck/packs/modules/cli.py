@@ -162,6 +162,8 @@ def edit(
     versions = _versions(config)
     draft_id = _draft(versions, module_id, draft)
     if source is not None:
+        if not source.is_file():
+            raise typer.BadParameter(f"{source} is not a file", param_hint="--from")
         content = source.read_text(encoding="utf-8")
     else:
         current = versions.draft_path(module_id, draft_id) / file
