@@ -140,7 +140,7 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
     "(same caller, tool and arguments) answers the stored result, marked by the response "
     "header Idempotent-Replayed (docs/exactly-once.md). 1 to 255 printable ASCII "
     "characters, e.g. a UUID.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
 }
 """OpenAPI parameters of the profile (``?profile=``), the caller (``X-User``) and the
 idempotency key."""

@@ -25,10 +25,11 @@ from tooldeck.cli.shared import (
     out,
     pack_settings,
     row,
+    runtime_for,
     session,
     terminal_confirm,
 )
-from tooldeck.exceptions import ToolDeckError, ToolFailure
+from tooldeck.exceptions import ToolFailure
 
 if TYPE_CHECKING:
     from tooldeck.core.result import ToolResult
@@ -73,18 +74,12 @@ def _versions(config: Path | None) -> ModuleVersions:
 
 
 def _admin(config: Path | None, action: str, yes: bool = False, **arguments: Any) -> dict[str, Any]:
-    """Run ``module_admin``'s ``action``; its data, or exit 1 with the error said."""
-    from tooldeck.config import load_settings
-    from tooldeck.runtime import build_runtime
+    """Run ``module_admin``'s ``action``; its data, or exit 1 with the error said.
 
-    try:
-        settings = load_settings(config)
-        table = {**settings.packs.get("modules", {}), "admin": True}
-        settings = settings.model_copy(update={"packs": {**settings.packs, "modules": table}})
-        runtime = build_runtime(settings)
-    except ToolDeckError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+    The runtime is the project's with ``[packs.modules] admin = true`` merged in (the
+    rest of the table as written); a configuration error exits 2.
+    """
+    runtime = runtime_for(config, packs={"modules": {"admin": True}})
     ctx = runtime.context(
         channel="cli",
         confirm=terminal_confirm(yes),
