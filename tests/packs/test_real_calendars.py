@@ -213,33 +213,3 @@ def test_an_event_of_an_impossible_shape_is_named_and_the_others_kept() -> None:
     assert len(report["skipped"]) == 1 and report["skipped"][0].startswith(
         "odd.ics: event 'odd end'"
     )
-
-
-def test_a_repeated_uid_and_a_date_with_a_time_are_read_and_named() -> None:
-    """Two events with one UID and no RECURRENCE-ID were one (the second dropped, said
-    nowhere); a VALUE=DATE start written with a time is read as the date it declares."""
-    text = (
-        "BEGIN:VCALENDAR\r\n"
-        "BEGIN:VEVENT\r\nUID:same\r\nSUMMARY:first\r\nDTSTART:20240101T100000Z\r\nEND:VEVENT\r\n"
-        "BEGIN:VEVENT\r\nUID:same\r\nSUMMARY:second\r\nDTSTART:20240102T100000Z\r\nEND:VEVENT\r\n"
-        "BEGIN:VEVENT\r\nUID:moved\r\nSUMMARY:weekly\r\nDTSTART:20240101T090000Z\r\n"
-        "RRULE:FREQ=WEEKLY;COUNT=2\r\nEND:VEVENT\r\n"
-        "BEGIN:VEVENT\r\nUID:moved\r\nSUMMARY:weekly, moved\r\nRECURRENCE-ID:20240108T090000Z\r\n"
-        "DTSTART:20240108T150000Z\r\nEND:VEVENT\r\n"
-        "BEGIN:VEVENT\r\nUID:dated\r\nSUMMARY:dated\r\nDTSTART;VALUE=DATE:20240103T090000\r\n"
-        "END:VEVENT\r\n"
-        "END:VCALENDAR\r\n"
-    )
-    events, _, report = expand_calendars([("dup.ics", text.encode())], *EVER, 50)
-    assert [(e["title"], e["start"][:16]) for e in events] == [
-        ("weekly", "2024-01-01T09:00"),
-        ("first", "2024-01-01T10:00"),
-        ("second", "2024-01-02T10:00"),
-        ("dated", "2024-01-03"),
-        ("weekly, moved", "2024-01-08T15:00"),  # an override stays an override
-    ]
-    assert report["relaxed"] == [
-        "dup.ics: event 'second': its UID same repeats that of event 'first', read as its own",
-        "dup.ics: event 'dated': DTSTART is a date (VALUE=DATE) written with a time, "
-        "read as 2024-01-03",
-    ]

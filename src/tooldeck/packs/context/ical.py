@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -192,15 +191,8 @@ def _parse_one(block: str) -> list[Any]:
 
 
 def _clean(name: str, calendar: Any, read: ReadCalendars) -> None:
-    """Drop what the expansion cannot read: an event without a start, broken optionals.
-
-    And repair, each said in ``relaxed``: a ``VALUE=DATE`` holding a time is read as its
-    date (the type the file declares); an event whose ``UID`` repeats an earlier one's
-    without a ``RECURRENCE-ID`` (not an override: RFC 5545 §3.8.4.7 wants UIDs unique)
-    is read as an event of its own, not dropped by the expansion.
-    """
+    """Drop what the expansion cannot read: an event without a start, broken optionals."""
     keep = []
-    owners: dict[str, str] = {}
     for component in calendar.subcomponents:
         kind = component.name
         if kind not in ("VEVENT", "VTODO"):
@@ -219,25 +211,6 @@ def _clean(name: str, calendar: Any, read: ReadCalendars) -> None:
         if kind == "VEVENT" and ("DTSTART" in broken or component.get("DTSTART") is None):
             read.skipped.append(f"{label}: no readable start (DTSTART)")
             continue
-        for prop in ("DTSTART", "DTEND", "DUE"):
-            value = component.get(prop)
-            moment = getattr(value, "dt", None)
-            if isinstance(moment, datetime) and value.params.get("VALUE") == "DATE":
-                component.pop(prop)
-                component.add(prop, moment.date())
-                read.relaxed.append(
-                    f"{label}: {prop} is a date (VALUE=DATE) written with a time, "
-                    f"read as {moment.date().isoformat()}"
-                )
-        uid = str(component.get("UID") or "")
-        if uid and component.get("RECURRENCE-ID") is None:
-            if uid in owners:
-                component["UID"] = f"{uid}#{len(keep)}"
-                read.relaxed.append(
-                    f"{label}: its UID {uid} repeats that of {owners[uid]}, read as its own"
-                )
-            else:
-                owners[uid] = label.removeprefix(f"{name}: ")
         unreadable = [p for p in broken if p not in _OPTIONAL and p != "DTSTART"]
         for prop in [p for p in broken if p in _OPTIONAL]:
             component.pop(prop, None)
