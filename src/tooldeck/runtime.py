@@ -18,6 +18,7 @@ import logging
 import shlex
 import shutil
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import partial
@@ -152,6 +153,9 @@ class Runtime:
     _pack_tools: dict[str, list[str]] = field(default_factory=dict)
     """Registry names of each reloadable pack's tools."""
     _pack_reloaders: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    _reloading: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """One pack reload at a time: a module install's (in a tool's thread) and another
+    process's (``tooldeck modules``, seen by the modules pack's watch on the loop)."""
     answers: IntentPack | None = None
     """The packs' intent pack: the chat agent's router and the grounding's subjects."""
     _model_client: Any = None
@@ -327,12 +331,13 @@ class Runtime:
         if reload is None:
             known = ", ".join(sorted(self._pack_reloaders)) or "none"
             return ToolsReload(errors=[f"pack {name!r} cannot reload; packs that can: {known}"])
-        try:
-            tools = list(reload())
-        except Exception as exc:  # a pack's loading can fail like any import
-            return ToolsReload(errors=[f"pack {name}: {type(exc).__name__}: {exc}"])
-        report, self._pack_tools[name] = self._swap(self._pack_tools.get(name, []), tools, [])
-        return report
+        with self._reloading:
+            try:
+                tools = list(reload())
+            except Exception as exc:  # a pack's loading can fail like any import
+                return ToolsReload(errors=[f"pack {name}: {type(exc).__name__}: {exc}"])
+            report, self._pack_tools[name] = self._swap(self._pack_tools.get(name, []), tools, [])
+            return report
 
     def _swap(
         self, old: list[str], tools: list[Tool], errors: list[str]

@@ -9,7 +9,6 @@ a server time of ``20230310048208``, no ``TRNUID``, or elements out of order.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 import warnings
@@ -109,7 +108,7 @@ def test_what_ofxtools_reads_is_read_the_same(files: list[Path]) -> None:
 
 def test_an_etrade_statement_names_its_trades() -> None:
     path = next(p for p in real_files("ofx") if p.name == "etrade_09092023.QFX")
-    [read] = parse_statements([(path.name, path.read_bytes())])
+    [read] = parse_statements([path])
     assert isinstance(read, dict)
     buy = read["investments"][0]
     assert buy == {
@@ -291,7 +290,8 @@ async def test_investment_transactions_are_queried_beside_the_bank_ones() -> Non
 
 async def test_parses_are_kept_for_every_process_by_content(tmp_path: Path) -> None:
     """One process parses (all its files in one child); another reads the kept parses
-    without parsing, even under another name; categories apply to kept parses anew."""
+    without parsing; categories apply to kept parses anew. The name is part of the key
+    (a parse names its file), so a copy under another name is parsed for itself."""
     from tooldeck.core.isolated import IsolatedProcesses
 
     paths = real_files("ofx")
@@ -300,17 +300,28 @@ async def test_parses_are_kept_for_every_process_by_content(tmp_path: Path) -> N
     assert first.success and first.transformed_count == 103 + 11
     closed = IsolatedProcesses(1)
     closed.close()  # any parse now fails: "the server is stopping"
-    renamed = tmp_path / "renamed.qfx"
-    renamed.write_bytes(paths[0].read_bytes())
-    again = OfxAdapter([*paths, renamed], {"amazon": "books"}, processes=closed, cache_dir=kept)
+    again = OfxAdapter(paths, {"amazon": "books"}, processes=closed, cache_dir=kept)
     second = await again.fetch()
     assert second.success and second.metadata["skipped"] == [], second.metadata["skipped"]
-    assert len(second.data) == len(first.data) + len(
-        (await OfxAdapter([paths[0]], {}, cache_dir=kept).fetch()).data
-    )
+    assert len(second.data) == len(first.data)
     categories = {r["category"] for r in second.data}
     assert "books" in categories and "shopping" not in categories
-    contents = {hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
-    assert {k.stem for k in kept.rglob("*.json")} == contents  # one parse per content
-    nowhere = await OfxAdapter(paths[:1], {}, processes=closed).fetch()  # nothing kept
-    assert not nowhere.success and "stopping" in str(nowhere.error)
+    assert len(list(kept.rglob("*.json"))) == len({(p.name, p.read_bytes()) for p in paths})
+    renamed = tmp_path / "renamed.qfx"
+    renamed.write_bytes(paths[0].read_bytes())
+    copy = await OfxAdapter([renamed], {}, processes=closed, cache_dir=kept).fetch()
+    assert not copy.success and "stopping" in str(copy.error)  # not another file's parse
+    (next(kept.rglob("*.json"))).write_text('{"transactions": []}')  # not a parse's shape
+    reparsed = await OfxAdapter(paths, {}, cache_dir=kept).fetch()
+    assert reparsed.success and reparsed.transformed_count == 103 + 11
+
+
+async def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    """A FIFO named as a statement would block a read for ever: it is refused, named."""
+    import os
+
+    fifo = tmp_path / "statement.ofx"
+    os.mkfifo(fifo)
+    got = await OfxAdapter([fifo, real_files("ofx")[0]], {}).fetch()
+    assert got.success
+    assert got.metadata["skipped"] == [f"statement {fifo} is not a regular file"]

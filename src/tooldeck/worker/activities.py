@@ -67,7 +67,16 @@ class RunActivities:
 
     @activity.defn(name=TURN)
     async def run_turn(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One turn of the agent (see the module docstring)."""
+        """One turn of the agent (see the module docstring), heartbeating throughout.
+
+        A worker that dies while the model thinks (or while the view's definitions are
+        read for the calls' budgets) is noticed in ``heartbeat_s``, not at the turn's
+        10-minute limit (issue 55): the next worker takes the turn.
+        """
+        async with periodically(request["start"]["heartbeat_s"] / 3, activity.heartbeat):
+            return await self._turn(request)
+
+    async def _turn(self, request: dict[str, Any]) -> dict[str, Any]:
         start = request["start"]
         view = self.runtime.view(start.get("profile"))
         journal = Journal(request["journal"])
@@ -81,13 +90,8 @@ class RunActivities:
             params["account"] = start["account"]
         subjects = answers.subjects() if answers is not None else None
         try:
-            # a worker that dies while the model thinks is noticed in heartbeat_s, not
-            # at the turn's 10-minute limit (issue 55): the next worker takes the turn
-            async with periodically(start["heartbeat_s"] / 3, activity.heartbeat):
-                draft = await agent.answer(start["question"], params, tools)
-                answer = await grounded_answer(
-                    agent, draft, tools, view, start["question"], subjects
-                )
+            draft = await agent.answer(start["question"], params, tools)
+            answer = await grounded_answer(agent, draft, tools, view, start["question"], subjects)
         except NeedsCalls:
             await asyncio.sleep(0)  # calls started beside it in a gather register theirs
             asked = {call["name"] for call in journal.asked}

@@ -5,14 +5,16 @@ last (issue 55: 25 small statements, one killable process each, missed the 10 s
 deadline in 6 of 7 cold CLI calls on a loaded machine). So:
 
 - **Kept on disk, by content.** A parse is kept as JSON under the project's data dir
-  (``cache/statements/<parser>/<sha256 of the file>.json``): any process reads it back
-  in microseconds instead of parsing. ``<parser>`` is a hash of the parser's own source
-  (``ofx.py``), so a changed parser never serves an old parse. Only the parse is kept,
-  before the user's categories apply, so editing ``categories`` needs no new parse.
-- **Parsed in one process.** The files that are not kept are parsed together in one
-  killable process (``core.isolated``) with one file's limits; if that process passes
-  a limit or dies (a file built to exhaust the parser), each of them is parsed alone,
-  so the bad file costs only its own limits and is named alone.
+  (``cache/statements/<parser>/<sha256 of the file and its name>.json``): any process
+  reads it back instead of parsing. ``<parser>`` is a hash of the parser's own source
+  (``ofx.py`` and this file), so a changed parser never serves an old parse; a kept
+  file of another shape is parsed again. Only the parse is kept, before the user's
+  categories apply, so editing ``categories`` needs no new parse.
+- **Parsed in one process.** The files that are not kept are read and parsed together
+  in one killable process (``core.isolated``) with one file's limits, never read whole
+  in the server; if that process passes a limit or dies (a file built to exhaust the
+  parser), each of them is parsed alone, so the bad file costs only its own limits and
+  is named alone. Only regular files are read.
 
 A kept parse is written by this process from the isolated parser's answer (with
 ``os.replace``, never half-written); the data dir is the user's own.
@@ -27,6 +29,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from tooldeck.core.isolated import IsolatedProcesses, IsolationError, ProcessLimits
@@ -39,19 +42,23 @@ Parse = dict[str, Any]
 """One file's ``OfxStatements`` as a dict (``transactions`` without categories)."""
 
 
-def parse_statements(files: Sequence[tuple[str, bytes]]) -> list[Parse | str]:
-    """Each ``(name, content)``'s statements, or why it is not a statement (a killable process).
+def parse_statements(paths: Sequence[Path]) -> list[Parse | str]:
+    """Each file's statements, or why it is not a statement (run in a killable process).
+
+    The file is read here, in the process whose memory and time are bounded, never in
+    the server.
 
     Returns:
         One per file, in order: ``{"transactions", "investments", "positions",
         "accounts", "balances", "skipped"}`` (``ofx.read_statements``), or the message
-        of a file that holds no ``<OFX>`` element or cannot be decoded.
+        of a file that cannot be read, holds no ``<OFX>`` element or cannot be decoded.
     """
     found: list[Parse | str] = []
-    for name, raw in files:
+    for path in paths:
+        name = path.name
         try:
-            read = ofx.read_statements(raw, name)
-        except ValueError as exc:
+            read = ofx.read_statements(path.read_bytes(), name)
+        except (OSError, ValueError) as exc:
             found.append(f"{name} is not a readable OFX statement: {exc}")
             continue
         found.append(
@@ -69,8 +76,13 @@ def parse_statements(files: Sequence[tuple[str, bytes]]) -> list[Parse | str]:
 
 @cache
 def _parser_id() -> str:
-    """The parser's identity: a hash of ``ofx.py``'s source (a new parser, new parses)."""
-    return hashlib.sha256(Path(ofx.__file__).read_bytes()).hexdigest()[:16]
+    """The parser's identity: a hash of its source, ``ofx.py`` and this file's."""
+    digest = hashlib.sha256(Path(ofx.__file__).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_KEYS = ("transactions", "investments", "positions", "accounts", "balances", "skipped")
 
 
 class StatementParses:
@@ -95,53 +107,62 @@ class StatementParses:
         self._memory: dict[Path, tuple[tuple[int, int], Parse]] = {}
 
     def read(self, paths: Sequence[Path]) -> list[Parse | SourceError]:
-        """Each file's parse, or the ``SourceError`` saying why it cannot be read; blocking."""
+        """Each file's parse, or the ``SourceError`` saying why it cannot be read; blocking.
+
+        Only regular files are read (a FIFO or a device named by mistake would block or
+        never end). A file is hashed here in chunks (bounded memory, whatever its size)
+        and read whole only by the parsing process, under its limits. The key is the
+        file's name with its content: the name is part of a parse (ids of entries
+        without one, the messages of ``skipped``).
+        """
         found: dict[int, Parse | SourceError] = {}
-        wanted: list[tuple[int, Path, tuple[int, int], bytes, str]] = []
+        wanted: list[tuple[int, Path, tuple[int, int], str]] = []
         for index, path in enumerate(paths):
             try:
                 stat = path.stat()
+                if not S_ISREG(stat.st_mode):
+                    found[index] = SourceError(f"statement {path} is not a regular file")
+                    continue
                 stamp = (stat.st_mtime_ns, stat.st_size)
                 kept = self._memory.get(path)
                 if kept is not None and kept[0] == stamp:
                     found[index] = kept[1]
                     continue
-                raw = path.read_bytes()
+                with path.open("rb") as file:
+                    digest = hashlib.file_digest(file, "sha256")
+                digest.update(b"\0" + path.name.encode("utf-8", "surrogateescape"))
             except FileNotFoundError:
                 found[index] = SourceError(f"statement not found: {path}")
                 continue
             except OSError as exc:
                 found[index] = SourceError(f"statement {path} could not be read: {exc}")
                 continue
-            digest = hashlib.sha256(raw).hexdigest()
-            on_disk = self._load(digest)
+            key = digest.hexdigest()
+            on_disk = self._load(key)
             if on_disk is not None:
                 self._memory[path] = (stamp, on_disk)
                 found[index] = on_disk
             else:
-                wanted.append((index, path, stamp, raw, digest))
-        for (index, path, stamp, _, digest), parse in zip(
-            wanted, self._parse([(p.name, raw) for _, p, _, raw, _ in wanted]), strict=True
-        ):
+                wanted.append((index, path, stamp, key))
+        parses = self._parse([path for _, path, _, _ in wanted])
+        for (index, path, stamp, key), parse in zip(wanted, parses, strict=True):
             if isinstance(parse, dict):
                 self._memory[path] = (stamp, parse)
-                self._keep(digest, parse)
+                self._keep(key, parse)
             found[index] = parse
         return [found[i] for i in range(len(paths))]
 
-    def _parse(self, files: list[tuple[str, bytes]]) -> list[Parse | SourceError]:
-        """``files`` parsed in one process; alone each when that process failed."""
-        if not files:
+    def _parse(self, paths: list[Path]) -> list[Parse | SourceError]:
+        """``paths`` parsed in one process; alone each when that process failed."""
+        if not paths:
             return []
         try:
-            return [
-                _outcome(p)
-                for p in self.processes().call(parse_statements, files, limits=self.limits)
-            ]
+            parsed = self.processes().call(parse_statements, paths, limits=self.limits)
         except IsolationError as exc:
-            if len(files) == 1:
-                return [SourceError(f"reading {files[0][0]} {exc}")]
-        return [one for file in files for one in self._parse([file])]
+            if len(paths) == 1:
+                return [SourceError(f"reading {paths[0].name} {exc}")]
+            return [one for path in paths for one in self._parse([path])]
+        return [_outcome(p) for p in parsed]
 
     def _load(self, digest: str) -> Parse | None:
         if self.folder is None:
@@ -150,7 +171,8 @@ class StatementParses:
             kept = json.loads((self.folder / f"{digest}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return kept if isinstance(kept, dict) else None
+        shaped = isinstance(kept, dict) and all(isinstance(kept.get(k), list) for k in _KEYS)
+        return kept if shaped else None  # anything else is parsed again
 
     def _keep(self, digest: str, parse: Parse) -> None:
         """Write the parse for other processes; a failure only costs them a parse."""

@@ -137,15 +137,17 @@ class KnowledgeAnswers:
         return Route("documents", {"query": query}, confidence)
 
     def holds_own_data(self) -> bool:
-        """True when the store holds anyone's document: data of the user's own.
+        """True when the store holds a shared document: data of the user's own.
 
-        ``IntentPacks`` then keeps example data from answering for the user. Before the
-        store's file exists: False, and no file is made.
+        ``IntentPacks`` then keeps example data from answering for the user. Shared only,
+        as ``route`` searches (``viewer=None``): one user's private notes neither change
+        another's answers nor tell them that such notes exist. Before the store's file
+        exists: False, and no file is made.
 
         Raises:
             Exception: what the store raises when it cannot be reached.
         """
-        return bool(self.store.documents(limit=1))
+        return bool(self.store.documents(limit=1, viewer=None))
 
     def compose(self, route: Route, outcome: IntentOutcome) -> ComposedAnswer:
         """The best passages quoted, best first, each with its document and page.
