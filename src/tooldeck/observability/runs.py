@@ -54,30 +54,9 @@ class RunStore:
         update a stored run last touched before then (its process died; a live one
         touched it since): False when nothing was written.
         """
-        now = datetime.now(UTC)
-        values = {
-            "updated_at": now,
-            "state": record["state"],
-            "record": json.dumps(redact(dict(record)), default=str),
-        }
-        where = [runs.c.id == record["run_id"]]
-        if stale_before is not None:
-            where += [runs.c.updated_at < stale_before, runs.c.state.in_(_UNFINISHED)]
         with self.engine.begin() as conn:
-            done = conn.execute(update(runs).where(*where).values(**values))
-            if done.rowcount == 0 and stale_before is not None:
+            if not _write_run(conn, record, stale_before=stale_before):
                 return False
-            if done.rowcount == 0:
-                conn.execute(
-                    insert(runs).values(
-                        id=record["run_id"],
-                        created_at=now,
-                        question=redact_text(record["question"]),
-                        profile=record.get("profile"),
-                        user=record.get("user"),
-                        **values,
-                    )
-                )
             if event is not None:
                 conn.execute(_event_insert(event))
             _notify(conn, record["run_id"])
@@ -89,25 +68,8 @@ class RunStore:
         One transaction; the events already stored (by ``seq``) are not stored again,
         so a retry is harmless.
         """
-        now = datetime.now(UTC)
-        row = {
-            "updated_at": now,
-            "state": record["state"],
-            "record": json.dumps(redact(dict(record)), default=str),
-        }
         with self.engine.begin() as conn:
-            done = conn.execute(update(runs).where(runs.c.id == record["run_id"]).values(**row))
-            if done.rowcount == 0:
-                conn.execute(
-                    insert(runs).values(
-                        id=record["run_id"],
-                        created_at=_when(record.get("created_at")) or now,
-                        question=redact_text(record["question"]),
-                        profile=record.get("profile"),
-                        user=record.get("user"),
-                        **row,
-                    )
-                )
+            _write_run(conn, record, created_at=_when(record.get("created_at")))
             stored = conn.execute(
                 select(func.max(run_events.c.seq)).where(run_events.c.run_id == record["run_id"])
             ).scalar()
@@ -203,6 +165,44 @@ def _event_insert(event: Mapping[str, Any]) -> Any:
         type=event["type"],
         event=json.dumps(redact(dict(event)), default=str),
     )
+
+
+def _write_run(
+    conn: Connection,
+    record: Mapping[str, Any],
+    *,
+    created_at: datetime | None = None,
+    stale_before: datetime | None = None,
+) -> bool:
+    """Update the run's row to ``record``, else insert it (``created_at``, default now).
+
+    With ``stale_before``, only a stored, unfinished run last touched before then is
+    updated, and nothing is inserted: False when nothing was written.
+    """
+    now = datetime.now(UTC)
+    values = {
+        "updated_at": now,
+        "state": record["state"],
+        "record": json.dumps(redact(dict(record)), default=str),
+    }
+    where = [runs.c.id == record["run_id"]]
+    if stale_before is not None:
+        where += [runs.c.updated_at < stale_before, runs.c.state.in_(_UNFINISHED)]
+    if conn.execute(update(runs).where(*where).values(**values)).rowcount:
+        return True
+    if stale_before is not None:
+        return False
+    conn.execute(
+        insert(runs).values(
+            id=record["run_id"],
+            created_at=created_at or now,
+            question=redact_text(record["question"]),
+            profile=record.get("profile"),
+            user=record.get("user"),
+            **values,
+        )
+    )
+    return True
 
 
 def _when(value: Any) -> datetime | None:

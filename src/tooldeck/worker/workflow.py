@@ -12,8 +12,9 @@ workflow) ends the run ``cancelled``. Events and the record are read with the qu
 server reads with no worker running; the workflow's result is both, once finished, and
 the activity ``tooldeck.record_run`` then copies both into the audit's ``runs`` and
 ``run_events`` tables, where the embedded engine keeps its runs (the tables
-``docs/deploy.md`` describes; issue 55). A tool's progress reports reach the run's events through the signal ``progress``, which
-the ``tool_call`` activity sends (at most two a second per call).
+``docs/deploy.md`` describes; issue 55). A tool's progress reports reach the run's
+events through the signal ``progress``, which the ``tool_call`` activity sends (at most
+two a second per call).
 
 Everything crossing the workflow boundary is JSON (dicts), so this module imports
 nothing of tooldeck and stays replay-safe; the shapes are the run contract's

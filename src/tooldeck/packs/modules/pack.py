@@ -106,6 +106,12 @@ class ModulesPack:
             ),
         )
         sandbox = partial(services.get, ModuleSandbox)
+
+        def changed() -> None:  # an install here (module_admin), or another process's
+            problems = services.get(PackReloader).reload_pack(self.name)  # type: ignore[type-abstract]
+            for problem in problems:
+                log.warning("modules not reloaded: %s", problem)
+
         own: list[Tool] = []
         reaches: list[str] = []
         if config.admin:
@@ -120,11 +126,6 @@ class ModulesPack:
                     limits=SandboxLimits(timeout_s=timeout, cpu_s=timeout), sandbox=sandbox()
                 ),
             )
-
-            def changed() -> None:
-                problems = services.get(PackReloader).reload_pack(self.name)  # type: ignore[type-abstract]
-                for problem in problems:
-                    log.warning("modules not reloaded: %s", problem)
 
             versions = ModuleVersions(root)
             validator = partial(services.get, ModuleValidator)
@@ -164,9 +165,7 @@ class ModulesPack:
             while True:
                 await asyncio.sleep(WATCH_S)
                 if _served_versions(root) != seen[0]:
-                    problems = services.get(PackReloader).reload_pack(self.name)  # type: ignore[type-abstract]
-                    for problem in problems:
-                        log.warning("modules not reloaded: %s", problem)
+                    changed()
 
         background = watch if config.enabled else None
         if not config.admin:
